@@ -1,0 +1,1 @@
+//! GIOP protocol engine.
