@@ -1,1 +1,9 @@
 //! GIOP protocol engine.
+
+pub mod component;
+pub mod iiop;
+pub mod ior;
+
+pub use component::{CodeSetComponent, CodeSetComponentInfo, TaggedComponent};
+pub use iiop::{Endpoint, IiopProfile, IiopVersion};
+pub use ior::{Ior, IorBuilder, IorError, TaggedProfile};
