@@ -117,6 +117,12 @@ impl Writer {
         self.origin = 0;
     }
 
+    /// Shortens the buffer to `len` bytes (no-op if already shorter), e.g.
+    /// to drop alignment padding that turned out to precede no data.
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
+    }
+
     /// Reserves room for `additional` more bytes.
     pub fn reserve(&mut self, additional: usize) {
         self.buf.reserve(additional);
@@ -302,7 +308,11 @@ impl Writer {
         self.wide_codeset()?;
         let unit = u16::try_from(u32::from(c)).map_err(|_| CdrError::Unrepresentable(c))?;
         if self.version >= GiopVersion::V1_2 {
-            self.buf.push(2);
+            if looks_like_bom(unit) {
+                self.buf.extend_from_slice(&[4, 0xFE, 0xFF]);
+            } else {
+                self.buf.push(2);
+            }
             self.buf.extend_from_slice(&unit.to_be_bytes());
         } else {
             self.write_u16(unit);
@@ -324,8 +334,12 @@ impl Writer {
             }
         }
         if self.version >= GiopVersion::V1_2 {
-            self.write_len(units * 2)?;
-            self.buf.reserve(units * 2);
+            let bom = s.encode_utf16().next().is_some_and(looks_like_bom);
+            self.write_len(units * 2 + if bom { 2 } else { 0 })?;
+            self.buf.reserve(units * 2 + 2);
+            if bom {
+                self.buf.extend_from_slice(&[0xFE, 0xFF]);
+            }
             for u in s.encode_utf16() {
                 self.buf.extend_from_slice(&u.to_be_bytes());
             }
@@ -386,6 +400,13 @@ impl Writer {
         };
         self.buf[at..at + 4].copy_from_slice(&bytes);
     }
+}
+
+/// A first code unit that a reader would take for a byte-order mark must
+/// be preceded by a real one, or U+FEFF/U+FFFE would be lost or garble
+/// the string.
+fn looks_like_bom(unit: u16) -> bool {
+    unit == 0xFEFF || unit == 0xFFFE
 }
 
 #[cfg(test)]

@@ -1,0 +1,2 @@
+#![allow(dead_code, missing_docs)]
+pub mod binstruct;
