@@ -29,6 +29,8 @@ pub const TAG_CSI_SEC_MECH_LIST: u32 = 33;
 pub const TAG_RMI_CUSTOM_MAX_STREAM_FORMAT: u32 = 38;
 /// `IOP::TAG_JAVA_CODEBASE` (kept opaque).
 pub const TAG_JAVA_CODEBASE: u32 = 25;
+/// omniORB's `TAG_OMNIORB_BIDIR` (bidirectional GIOP send-from address, opaque).
+pub const TAG_OMNIORB_BIDIR: u32 = 0x4154_5401;
 /// omniORB's `TAG_OMNIORB_UNIX_TRANS` (Unix-domain socket address, opaque).
 pub const TAG_OMNIORB_UNIX_TRANS: u32 = 0x4154_5402;
 /// omniORB's `TAG_OMNIORB_PERSISTENT_ID` (opaque).
@@ -49,6 +51,7 @@ pub fn component_tag_name(tag: u32) -> Option<&'static str> {
         TAG_JAVA_CODEBASE => "TAG_JAVA_CODEBASE",
         TAG_CSI_SEC_MECH_LIST => "TAG_CSI_SEC_MECH_LIST",
         TAG_RMI_CUSTOM_MAX_STREAM_FORMAT => "TAG_RMI_CUSTOM_MAX_STREAM_FORMAT",
+        TAG_OMNIORB_BIDIR => "TAG_OMNIORB_BIDIR",
         TAG_OMNIORB_UNIX_TRANS => "TAG_OMNIORB_UNIX_TRANS",
         TAG_OMNIORB_PERSISTENT_ID => "TAG_OMNIORB_PERSISTENT_ID",
         TAG_OMNIORB_RESTRICTED_CONNECTION => "TAG_OMNIORB_RESTRICTED_CONNECTION",
@@ -230,9 +233,11 @@ impl<'de> Decode<'de> for TaggedComponent {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let tag = r.read_u32()?;
         let data = r.read_octet_seq()?;
-        // A known component whose body is malformed is a MARSHAL error, as
-        // in omniORB; the caller sees where from the error.
-        if let Some(typed) = Self::decode_data(tag, data)? {
+        // A known component with a malformed body stays raw rather than
+        // failing the whole reference: the profile's address is still
+        // usable (omniORB's catior reports such a component as broken and
+        // carries on), and `to_typed` reports the error to whoever asks.
+        if let Ok(Some(typed)) = Self::decode_data(tag, data) {
             if typed.data(r.order())? == data {
                 return Ok(typed);
             }
@@ -267,3 +272,96 @@ pub(crate) fn decode_components(r: &mut Reader<'_>) -> Result<Vec<TaggedComponen
     Ok(v)
 }
 
+
+/// The vendor of a `TAG_ORB_TYPE` value, from the OMG vendor tag
+/// allocations (each vendor owns a block sharing the top 24 bits; the
+/// names are those omniORB's `catior` prints).
+pub fn orb_type_name(orb_type: u32) -> Option<&'static str> {
+    Some(match orb_type & 0xffff_ff00 {
+        0x4154_5400 => "omniORB",
+        0x4850_0000 | 0x4e53_4400 => "HP",
+        0x4942_4d00 => "IBM",
+        0x5355_4e00 => "Sun",
+        0x4f42_4200 | 0x4245_4100 | 0x574c_5300 => "BEA",
+        0x494c_5500 => "Xerox",
+        0x5850_5300 | 0x5054_4300 => "PrismTech",
+        0x4953_4900 => "AdNovum Informatik",
+        0x5649_5300 => "Borland",
+        0x4f49_5300 => "Object Interface Systems",
+        0x4642_0000 => "FloorBoard Software",
+        0x4e4e_4e00 => "Rogue Wave",
+        0x4e55_0000 => "Nihon Unisys",
+        0x4a42_4b00 => "SilverStream Software",
+        0x5441_4f00 => "TAO",
+        0x4c43_4200 => "2AB",
+        0x4150_5800 => "Univ. of Erlangen-Nuernberg",
+        0x4f42_5400 => "ORBit",
+        0x4753_4900 => "GemStone Systems",
+        0x464a_0000 => "Fujitsu",
+        0x4f42_5f00 => "TIBCO",
+        0x4f41_4b00 => "Camros Corporation",
+        0x4f4f_4300 => "IONA (Orbacus)",
+        0x4954_5f00 => "IONA (Orbix)",
+        0x4e45_4300 => "NEC",
+        0x424c_5500 => "Berry Software",
+        0x5649_5400 => "Vitria",
+        0x444f_4700 => "Exoffice Technologies",
+        0xcb0e_0000 => "Chicago Board of Exchange",
+        0x4a41_4300 => "JacORB",
+        0x5854_5200 => "Xtradyne Technologies",
+        0x5447_5800 => "Top Graph'X",
+        0x4164_6100 => "AdaOS Project",
+        0x4e4f_4b00 => "Nokia",
+        0x4552_4900 => "Ericsson",
+        0x5241_5900 => "RayORB",
+        0x5341_4e00 => "Sankhya Technologies",
+        0x414e_4400 => "Androsoft",
+        0x4242_4300 => "Bionic Buffalo",
+        0x522e_4300 => "Remoting.Corba",
+        0x504f_0000 => "PolyORB",
+        0x5449_4400 => "Telefonica",
+        _ => return None,
+    })
+}
+
+/// The name of a code set id, as omniORB's `catior` prints it.
+pub fn code_set_name(id: u32) -> Option<&'static str> {
+    Some(match id {
+        0x0001_0001 => "ISO-8859-1",
+        0x0001_0002 => "ISO-8859-2",
+        0x0001_0003 => "ISO-8859-3",
+        0x0001_0004 => "ISO-8859-4",
+        0x0001_0005 => "ISO-8859-5",
+        0x0001_0006 => "ISO-8859-6",
+        0x0001_0007 => "ISO-8859-7",
+        0x0001_0008 => "ISO-8859-8",
+        0x0001_0009 => "ISO-8859-9",
+        0x0001_000a => "ISO-8859-10",
+        0x0001_000b => "ISO-8859-11",
+        0x0001_000d => "ISO-8859-13",
+        0x0001_000e => "ISO-8859-14",
+        0x0001_000f => "ISO-8859-15",
+        0x0001_0010 => "ISO-8859-16",
+        0x0001_0020 => "ISO-646",
+        0x0001_0100 => "UCS-2-level-1",
+        0x0001_0101 => "UCS-2-level-2",
+        0x0001_0102 => "UCS-2-level-3",
+        0x0001_0106 => "UCS-4",
+        0x0501_0001 => "UTF-8",
+        0x0001_0109 => "UTF-16",
+        0x1002_04e2 => "windows-1250",
+        0x1002_04e3 => "windows-1251",
+        0x1002_04e4 => "windows-1252",
+        0x1002_04e5 => "windows-1253",
+        0x1002_04e6 => "windows-1254",
+        0x1002_04e7 => "windows-1255",
+        0x1002_04e8 => "windows-1256",
+        0x1002_04e9 => "windows-1257",
+        0x1002_04ea => "windows-1258",
+        0x1002_0025 => "IBM-037",
+        0x1002_01f8 => "IBM-500",
+        0x1004_0366 => "SNI-EDF-4",
+        0x1002_0567 => "GBK",
+        _ => return None,
+    })
+}
