@@ -189,25 +189,21 @@ fn check_fits(v: ConstValue, ty: &ConstType, span: Span) -> R<ConstValue> {
                 );
             }
         }
-        (ConstType::Float, ConstValue::Float(f)) => {
-            if !f.is_finite() || f.abs() > f32::MAX as f64 {
-                return err(
-                    ConstErrorKind::Overflow {
-                        target: "float".into(),
-                    },
-                    span,
-                );
-            }
+        (ConstType::Float, ConstValue::Float(f)) if !f.is_finite() || f.abs() > f32::MAX as f64 => {
+            return err(
+                ConstErrorKind::Overflow {
+                    target: "float".into(),
+                },
+                span,
+            );
         }
-        (ConstType::Double | ConstType::LongDouble, ConstValue::Float(f)) => {
-            if !f.is_finite() {
-                return err(
-                    ConstErrorKind::Overflow {
-                        target: "double".into(),
-                    },
-                    span,
-                );
-            }
+        (ConstType::Double | ConstType::LongDouble, ConstValue::Float(f)) if !f.is_finite() => {
+            return err(
+                ConstErrorKind::Overflow {
+                    target: "double".into(),
+                },
+                span,
+            );
         }
         (ConstType::Str(Some(b)), ConstValue::Str(s)) if s.len() > *b as usize => {
             return err(ConstErrorKind::StringTooLong, span)
@@ -316,7 +312,10 @@ impl Eval<'_> {
             Expr::Unary(op, inner, _) => {
                 let v = self.expr(inner, ty)?;
                 match (op, v) {
-                    (UnOp::Plus, v @ (ConstValue::Int(_) | ConstValue::Float(_) | ConstValue::Fixed(_))) => Ok(v),
+                    (
+                        UnOp::Plus,
+                        v @ (ConstValue::Int(_) | ConstValue::Float(_) | ConstValue::Fixed(_)),
+                    ) => Ok(v),
                     (UnOp::Neg, ConstValue::Int(i)) => self.int(-i, span),
                     (UnOp::Neg, ConstValue::Float(f)) => Ok(ConstValue::Float(-f)),
                     (UnOp::Neg, ConstValue::Fixed(f)) => Ok(ConstValue::Fixed(FixedValue {
@@ -521,8 +520,12 @@ impl FixedValue {
 
     fn align(a: FixedValue, b: FixedValue) -> Option<(i128, i128, u16)> {
         let s = a.scale.max(b.scale);
-        let av = a.value.checked_mul(10i128.checked_pow((s - a.scale) as u32)?)?;
-        let bv = b.value.checked_mul(10i128.checked_pow((s - b.scale) as u32)?)?;
+        let av = a
+            .value
+            .checked_mul(10i128.checked_pow((s - a.scale) as u32)?)?;
+        let bv = b
+            .value
+            .checked_mul(10i128.checked_pow((s - b.scale) as u32)?)?;
         Some((av, bv, s))
     }
 
@@ -586,7 +589,10 @@ mod tests {
     #[test]
     fn integer_ops_and_ranges() {
         let e = bin(BinOp::Shl, int(1), int(15));
-        assert_eq!(ev(&e, ConstType::Int(IntKind::UShort)), Ok(ConstValue::Int(32768)));
+        assert_eq!(
+            ev(&e, ConstType::Int(IntKind::UShort)),
+            Ok(ConstValue::Int(32768))
+        );
         assert!(matches!(
             ev(&e, ConstType::Int(IntKind::Short)).unwrap_err().kind,
             ConstErrorKind::Overflow { .. }
@@ -597,8 +603,14 @@ mod tests {
             ConstErrorKind::DivideByZero
         );
         let e = Expr::Unary(UnOp::Not, Box::new(int(0)), sp());
-        assert_eq!(ev(&e, ConstType::Int(IntKind::ULong)), Ok(ConstValue::Int(u32::MAX as i128)));
-        assert_eq!(ev(&e, ConstType::Int(IntKind::Long)), Ok(ConstValue::Int(-1)));
+        assert_eq!(
+            ev(&e, ConstType::Int(IntKind::ULong)),
+            Ok(ConstValue::Int(u32::MAX as i128))
+        );
+        assert_eq!(
+            ev(&e, ConstType::Int(IntKind::Long)),
+            Ok(ConstValue::Int(-1))
+        );
         let e = Expr::Unary(UnOp::Neg, Box::new(int(1)), sp());
         assert!(ev(&e, ConstType::Int(IntKind::ULong)).is_err());
     }
@@ -606,7 +618,13 @@ mod tests {
     #[test]
     fn fixed_ops() {
         let a = FixedValue::parse("1.50").unwrap();
-        assert_eq!(a, FixedValue { value: 15, scale: 1 });
+        assert_eq!(
+            a,
+            FixedValue {
+                value: 15,
+                scale: 1
+            }
+        );
         let e = bin(
             BinOp::Mul,
             Expr::Fixed("1.5".into(), sp()),
@@ -623,7 +641,10 @@ mod tests {
         );
         assert_eq!(
             ev(&e, ConstType::Fixed(None)),
-            Ok(ConstValue::Fixed(FixedValue { value: 25, scale: 2 }))
+            Ok(ConstValue::Fixed(FixedValue {
+                value: 25,
+                scale: 2
+            }))
         );
     }
 

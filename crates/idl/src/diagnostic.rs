@@ -190,9 +190,18 @@ mod tests {
     #[test]
     fn renders_rustc_style() {
         let mut m = SourceMap::new();
-        let f = m.add("t.idl", "t.idl".into(), "module M {\n  foo bar;\n};\n".into(), None);
-        let d = Diagnostic::error(DiagKind::Undefined, Span::new(f, 13, 16), "undefined name `foo`")
-            .with_label("not found");
+        let f = m.add(
+            "t.idl",
+            "t.idl".into(),
+            "module M {\n  foo bar;\n};\n".into(),
+            None,
+        );
+        let d = Diagnostic::error(
+            DiagKind::Undefined,
+            Span::new(f, 13, 16),
+            "undefined name `foo`",
+        )
+        .with_label("not found");
         let r = d.render(&m);
         assert_eq!(
             r,

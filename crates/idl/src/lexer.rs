@@ -715,7 +715,11 @@ impl<'a> Lexer<'a> {
             } else {
                 self.pos = save;
                 self.pos += 1;
-                self.err(start, self.pos, "malformed exponent in floating-point literal");
+                self.err(
+                    start,
+                    self.pos,
+                    "malformed exponent in floating-point literal",
+                );
                 return Some(Tok::Float(0.0));
             }
         }
@@ -880,7 +884,11 @@ impl<'a> Lexer<'a> {
             }
             if self.peek() == b'\'' {
                 self.pos += 1;
-                self.err(start, self.pos, "character literal contains more than one character");
+                self.err(
+                    start,
+                    self.pos,
+                    "character literal contains more than one character",
+                );
             } else {
                 self.err(start, self.pos, "unterminated character literal");
             }
@@ -941,7 +949,9 @@ pub fn comment_text(raw: &str) -> String {
         .lines()
         .map(|l| {
             let t = l.trim_start();
-            let t = t.strip_prefix('*').map(|x| x.strip_prefix(' ').unwrap_or(x));
+            let t = t
+                .strip_prefix('*')
+                .map(|x| x.strip_prefix(' ').unwrap_or(x));
             t.unwrap_or(l.trim_start()).trim_end().to_string()
         })
         .collect();
@@ -1040,7 +1050,9 @@ mod tests {
 
     #[test]
     fn errors_do_not_panic() {
-        for s in ["'", "\"abc", "'ab'", "0x", "09", "/* x", "@", "'\\", "1e+", "_", "L'"] {
+        for s in [
+            "'", "\"abc", "'ab'", "0x", "09", "/* x", "@", "'\\", "1e+", "_", "L'",
+        ] {
             let mut lx = Lexer::new(s, FileId(0));
             let mut n = 0;
             while !matches!(lx.next_item(), Lexed::Eof(_)) {

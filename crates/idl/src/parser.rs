@@ -278,8 +278,12 @@ impl Parser {
         let found = Self::describe(self.peek());
         let sp = self.span();
         self.diags.push(
-            Diagnostic::error(DiagKind::Syntax, sp, format!("expected {what}, found {found}"))
-                .with_label(format!("expected {what}")),
+            Diagnostic::error(
+                DiagKind::Syntax,
+                sp,
+                format!("expected {what}, found {found}"),
+            )
+            .with_label(format!("expected {what}")),
         );
         Err(())
     }
@@ -694,7 +698,10 @@ impl Parser {
             }
             let name = self.ident()?;
             if self.is(Punct::Semi) {
-                return Ok(DefKind::InterfaceFwd { name, flags: iflags });
+                return Ok(DefKind::InterfaceFwd {
+                    name,
+                    flags: iflags,
+                });
             }
             let bases = if self.eat(Punct::Colon) {
                 self.scoped_names()?
@@ -718,14 +725,21 @@ impl Parser {
             if self.is(Punct::Semi) {
                 if vflags.is_custom {
                     let sp = name.span;
-                    self.error_at(sp, DiagKind::Syntax, "forward declaration cannot be `custom`");
+                    self.error_at(
+                        sp,
+                        DiagKind::Syntax,
+                        "forward declaration cannot be `custom`",
+                    );
                 }
                 return Ok(DefKind::ValueFwd {
                     name,
                     is_abstract: vflags.is_abstract,
                 });
             }
-            if !any_flag && !self.is(Punct::Colon) && !self.is(Punct::LBrace) && !self.is_kw("supports")
+            if !any_flag
+                && !self.is(Punct::Colon)
+                && !self.is(Punct::LBrace)
+                && !self.is_kw("supports")
             {
                 let ty = self.type_spec(false)?;
                 return Ok(DefKind::ValueBox { name, ty });
@@ -780,7 +794,11 @@ impl Parser {
         }
         if readonly && self.is_kw("setraises") {
             let sp = self.span();
-            self.error_at(sp, DiagKind::Operation, "readonly attribute cannot have `setraises`");
+            self.error_at(
+                sp,
+                DiagKind::Operation,
+                "readonly attribute cannot have `setraises`",
+            );
             return Err(());
         }
         Ok(DefKind::Attribute {
@@ -1148,7 +1166,11 @@ impl Parser {
                 Ok(TypeSpec::Constructed(Box::new(self.constr_type()?)))
             }
             "void" => {
-                self.error_at(start, DiagKind::Type, "`void` is only allowed as an operation result");
+                self.error_at(
+                    start,
+                    DiagKind::Type,
+                    "`void` is only allowed as an operation result",
+                );
                 Err(())
             }
             k if KEYWORDS.contains(&k) => {
@@ -1308,16 +1330,20 @@ mod tests {
     #[test]
     fn keyword_case_collision() {
         let (_, d) = parse_str("struct S { long Interface; };");
-        assert!(d[0].message.contains("collides with keyword `interface`"), "{d:?}");
+        assert!(
+            d[0].message.contains("collides with keyword `interface`"),
+            "{d:?}"
+        );
         let (_, d) = parse_str("struct S { long _interface; };");
         assert!(d.is_empty());
     }
 
     #[test]
     fn errors_recover() {
-        let (defs, d) = parse_str("struct S { long }; struct T { long x; }; interface I { void f(in long); };");
+        let (defs, d) =
+            parse_str("struct S { long }; struct T { long x; }; interface I { void f(in long); };");
         assert_eq!(d.len(), 2, "{d:?}");
-        assert!(defs.len() >= 1);
+        assert!(!defs.is_empty());
     }
 
     #[test]

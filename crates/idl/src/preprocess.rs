@@ -113,20 +113,17 @@ impl<'l> Preprocessor<'l> {
         match self.loader.read(&path) {
             Ok(text) => {
                 let text: Rc<str> = text.into();
-                let id = self.sources.add(
-                    path.display().to_string(),
-                    path.clone(),
-                    text.clone(),
-                    None,
-                );
+                let id =
+                    self.sources
+                        .add(path.display().to_string(), path.clone(), text.clone(), None);
                 self.open.push(path.clone());
                 self.process_text(id, &text);
                 self.open.pop();
             }
             Err(e) => {
-                let id = self
-                    .sources
-                    .add(path.display().to_string(), path.clone(), "".into(), None);
+                let id =
+                    self.sources
+                        .add(path.display().to_string(), path.clone(), "".into(), None);
                 self.diags.push(Diagnostic::error(
                     DiagKind::Include,
                     Span::new(id, 0, 0),
@@ -226,7 +223,11 @@ impl<'l> Preprocessor<'l> {
                 });
             }
             "if" => {
-                let v = if active { self.eval_if(file, &d) } else { false };
+                let v = if active {
+                    self.eval_if(file, &d)
+                } else {
+                    false
+                };
                 conds.push(Cond {
                     active: active && v,
                     taken: v,
@@ -609,7 +610,10 @@ impl<'l> Preprocessor<'l> {
         };
         let v = ev.cond();
         if ev.err.is_none() && ev.pos < exp.len() {
-            ev.err = Some((exp[ev.pos].span, "unexpected token in `#if` expression".into()));
+            ev.err = Some((
+                exp[ev.pos].span,
+                "unexpected token in `#if` expression".into(),
+            ));
         }
         if let Some((sp, msg)) = ev.err {
             let sp = if sp == Span::default() { d.span } else { sp };
@@ -781,7 +785,13 @@ impl<'l> Preprocessor<'l> {
                 self.diags.extend(diags);
                 let (name, n) = scoped_text(&toks);
                 match (name, toks.get(n), toks.len() == n + 1) {
-                    (Some(name), Some(Token { tok: Tok::Str(s), .. }), true) => Pragma::Id {
+                    (
+                        Some(name),
+                        Some(Token {
+                            tok: Tok::Str(s), ..
+                        }),
+                        true,
+                    ) => Pragma::Id {
                         name,
                         id: s.clone(),
                     },
@@ -810,7 +820,9 @@ impl<'l> Preprocessor<'l> {
                         Some((a.parse::<u16>().ok()?, b.parse::<u16>().ok()?))
                     });
                 match (name, ver, toks.len() == n + 1) {
-                    (Some(name), Some((major, minor)), true) => Pragma::Version { name, major, minor },
+                    (Some(name), Some((major, minor)), true) => {
+                        Pragma::Version { name, major, minor }
+                    }
                     _ => {
                         self.error(
                             DiagKind::Preprocess,
@@ -1156,7 +1168,10 @@ mod tests {
     fn includes_and_once() {
         let o = pp(
             &[
-                ("dir/m.idl", "#include \"a.idl\"\n#include <b.idl>\n#include \"a.idl\"\nz"),
+                (
+                    "dir/m.idl",
+                    "#include \"a.idl\"\n#include <b.idl>\n#include \"a.idl\"\nz",
+                ),
                 ("dir/a.idl", "#pragma prefix \"x\"\na"),
                 ("inc/b.idl", "#ifndef B\n#define B\nb\n#endif\n"),
             ],
@@ -1178,7 +1193,9 @@ mod tests {
         assert_eq!(o.diags.len(), 2, "{:?}", o.diags);
         assert!(o.diags[0].message.contains("cyclic include"));
         assert_eq!(o.sources.location(o.diags[0].span.unwrap()).1, 2);
-        assert!(o.diags[1].message.contains("cannot find include file `nope.idl`"));
+        assert!(o.diags[1]
+            .message
+            .contains("cannot find include file `nope.idl`"));
         let r = o.diags[1].render(&o.sources);
         assert!(r.contains("included from a.idl:1:1"), "{r}");
     }
@@ -1186,20 +1203,31 @@ mod tests {
     #[test]
     fn error_directive_and_bad_if() {
         let o = pp(
-            &[("e.idl", "#error stop here\n#if 1 / 0\n#endif\n#if\n#endif\n#foo\n#if 1\n")],
+            &[(
+                "e.idl",
+                "#error stop here\n#if 1 / 0\n#endif\n#if\n#endif\n#foo\n#if 1\n",
+            )],
             "e.idl",
         );
         let msgs: Vec<&str> = o.diags.iter().map(|d| d.message.as_str()).collect();
         assert!(msgs[0].contains("#error stop here"));
         assert!(msgs.iter().any(|m| m.contains("division by zero")));
         assert!(msgs.iter().any(|m| m.contains("missing expression")));
-        assert!(msgs.iter().any(|m| m.contains("unknown preprocessor directive")));
+        assert!(msgs
+            .iter()
+            .any(|m| m.contains("unknown preprocessor directive")));
         assert!(msgs.iter().any(|m| m.contains("unterminated conditional")));
     }
 
     #[test]
     fn recursive_macro_terminates() {
-        let o = pp(&[("r.idl", "#define A B\n#define B A\nA\n#define S(x) x S(x)\nS(1)")], "r.idl");
+        let o = pp(
+            &[(
+                "r.idl",
+                "#define A B\n#define B A\nA\n#define S(x) x S(x)\nS(1)",
+            )],
+            "r.idl",
+        );
         assert!(o.diags.is_empty(), "{:?}", o.diags);
         assert_eq!(idents(&o), "A 1 S ( 1 )");
     }

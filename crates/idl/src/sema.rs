@@ -1,7 +1,9 @@
 //! Semantic analysis: scopes, name lookup, type checks, constant
 //! evaluation and repository ids. Turns the AST into a [`Spec`].
 
-use crate::ast::{self, BasicType, CaseLabel, Declarator, Expr, Ident, ParamDir, ScopedName, TypeSpec};
+use crate::ast::{
+    self, BasicType, CaseLabel, Declarator, Expr, Ident, ParamDir, ScopedName, TypeSpec,
+};
 use crate::consteval::{self, ConstErrorKind, ConstType, IntKind};
 use crate::diagnostic::{DiagKind, Diagnostic};
 use crate::lexer::Pragma;
@@ -68,7 +70,9 @@ pub fn check(defs: &[ast::Def], sources: SourceMap, main_file: FileId) -> (Spec,
     s.finish_checks();
     let mut by_name = HashMap::new();
     for (i, d) in s.defs.iter().enumerate() {
-        by_name.entry(d.scoped_name.clone()).or_insert(DefId(i as u32));
+        by_name
+            .entry(d.scoped_name.clone())
+            .or_insert(DefId(i as u32));
     }
     let (errors, warnings): (Vec<_>, Vec<_>) = s.diags.into_iter().partition(|d| d.is_error());
     let mut all = errors;
@@ -342,7 +346,10 @@ impl Sema {
 
     fn lookup_quiet(&self, scope: Option<DefId>, name: &ScopedName) -> Result<DefId, LookupError> {
         let first = &name.parts[0];
-        let conv = |f: Find, within: Option<String>, ident: &Ident| -> Result<Option<DefId>, LookupError> {
+        let conv = |f: Find,
+                    within: Option<String>,
+                    ident: &Ident|
+         -> Result<Option<DefId>, LookupError> {
             match f {
                 Find::Found(id) => Ok(Some(id)),
                 Find::NotFound => match within {
@@ -452,7 +459,11 @@ impl Sema {
         match v {
             ConstValue::Int(i) if i > 0 => Some(i as u32),
             _ => {
-                self.err(DiagKind::Const, e.span(), format!("{what} must be a positive integer"));
+                self.err(
+                    DiagKind::Const,
+                    e.span(),
+                    format!("{what} must be a positive integer"),
+                );
                 None
             }
         }
@@ -612,7 +623,11 @@ impl Sema {
         })
     }
 
-    fn const_lookup(&mut self, scope: Option<DefId>, n: &ScopedName) -> Result<ConstValue, consteval::ConstError> {
+    fn const_lookup(
+        &mut self,
+        scope: Option<DefId>,
+        n: &ScopedName,
+    ) -> Result<ConstValue, consteval::ConstError> {
         let Some(id) = self.lookup(scope, n) else {
             return Err(consteval::ConstError {
                 kind: ConstErrorKind::Unresolved,
@@ -773,12 +788,20 @@ impl Sema {
                         }
                         k => {
                             let kn = kind_name(k);
-                            self.err(DiagKind::Type, b.span, format!("`{b}` is a {kn}, not an interface"));
+                            self.err(
+                                DiagKind::Type,
+                                b.span,
+                                format!("`{b}` is a {kn}, not an interface"),
+                            );
                             continue;
                         }
                     }
                     if resolved.contains(&bid) {
-                        self.err(DiagKind::Type, b.span, format!("interface `{b}` is inherited twice"));
+                        self.err(
+                            DiagKind::Type,
+                            b.span,
+                            format!("interface `{b}` is inherited twice"),
+                        );
                         continue;
                     }
                     resolved.push(bid);
@@ -872,7 +895,11 @@ impl Sema {
                         }
                         k => {
                             let kn = kind_name(k);
-                            self.err(DiagKind::Type, b.span, format!("`{b}` is a {kn}, not a value type"));
+                            self.err(
+                                DiagKind::Type,
+                                b.span,
+                                format!("`{b}` is a {kn}, not a value type"),
+                            );
                             continue;
                         }
                     }
@@ -934,8 +961,15 @@ impl Sema {
             A::ValueBox { name, ty } => {
                 let t = self.resolve_type(scope, ty)?;
                 if let Some(v) = self.resolve_alias(&t) {
-                    if matches!(self.d(v).kind, DefKind::Value { .. } | DefKind::ValueBox { .. }) {
-                        self.err(DiagKind::Type, ty.span(), "a value box cannot box a value type");
+                    if matches!(
+                        self.d(v).kind,
+                        DefKind::Value { .. } | DefKind::ValueBox { .. }
+                    ) {
+                        self.err(
+                            DiagKind::Type,
+                            ty.span(),
+                            "a value box cannot box a value type",
+                        );
                     }
                 }
                 self.check_complete(&t, ty.span(), 0);
@@ -1083,23 +1117,40 @@ impl Sema {
                 raises,
                 context,
             } => {
-                let result = self.resolve_type(scope, ret).unwrap_or(Type::Basic(BasicType::Void));
+                let result = self
+                    .resolve_type(scope, ret)
+                    .unwrap_or(Type::Basic(BasicType::Void));
                 let ps = self.params(scope, params);
                 let rs = self.raises(scope, raises);
                 if *oneway {
                     if !matches!(ret, TypeSpec::Basic(BasicType::Void, _)) {
-                        self.err(DiagKind::Operation, ret.span(), "oneway operation must return `void`");
+                        self.err(
+                            DiagKind::Operation,
+                            ret.span(),
+                            "oneway operation must return `void`",
+                        );
                     }
                     for p in params.iter().filter(|p| p.dir != ParamDir::In) {
-                        let dir = if p.dir == ParamDir::Out { "out" } else { "inout" };
+                        let dir = if p.dir == ParamDir::Out {
+                            "out"
+                        } else {
+                            "inout"
+                        };
                         self.err(
                             DiagKind::Operation,
                             p.span,
-                            format!("oneway operation cannot have `{dir}` parameter `{}`", p.name.name),
+                            format!(
+                                "oneway operation cannot have `{dir}` parameter `{}`",
+                                p.name.name
+                            ),
                         );
                     }
                     if let Some(r) = raises.first() {
-                        self.err(DiagKind::Operation, r.span, "oneway operation cannot raise exceptions");
+                        self.err(
+                            DiagKind::Operation,
+                            r.span,
+                            "oneway operation cannot raise exceptions",
+                        );
                     }
                 }
                 self.check_not_inherited(scope, name);
@@ -1201,7 +1252,11 @@ impl Sema {
                 if scope == Some(target) {
                     if let Some(top) = self.ids.last_mut() {
                         top.prefix = prefix.clone();
-                        top.path = vec![name.parts.last().map(|p| p.name.clone()).unwrap_or_default()];
+                        top.path = vec![name
+                            .parts
+                            .last()
+                            .map(|p| p.name.clone())
+                            .unwrap_or_default()];
                     }
                 }
                 if !self.fixed_id.contains_key(&target) {
@@ -1290,7 +1345,11 @@ impl Sema {
             return;
         }
         if !id.contains(':') {
-            self.err(DiagKind::Other, span, format!("malformed repository id `{id}`"));
+            self.err(
+                DiagKind::Other,
+                span,
+                format!("malformed repository id `{id}`"),
+            );
         }
         self.fixed_id.insert(target, span);
         self.dm(target).repo_id = id;
@@ -1341,7 +1400,11 @@ impl Sema {
             })
             .collect();
         if parts.iter().any(|p| p.name.is_empty()) {
-            self.err(DiagKind::Preprocess, span, format!("malformed name `{name}` in pragma"));
+            self.err(
+                DiagKind::Preprocess,
+                span,
+                format!("malformed name `{name}` in pragma"),
+            );
             return None;
         }
         let sn = ScopedName {
@@ -1418,11 +1481,19 @@ impl Sema {
             };
             if !matches!(self.d(id).kind, DefKind::Exception { .. }) {
                 let kn = kind_name(&self.d(id).kind);
-                self.err(DiagKind::Type, n.span, format!("`{n}` is a {kn}, not an exception"));
+                self.err(
+                    DiagKind::Type,
+                    n.span,
+                    format!("`{n}` is a {kn}, not an exception"),
+                );
                 continue;
             }
             if out.contains(&id) {
-                self.err(DiagKind::Type, n.span, format!("exception `{n}` listed twice"));
+                self.err(
+                    DiagKind::Type,
+                    n.span,
+                    format!("exception `{n}` listed twice"),
+                );
                 continue;
             }
             out.push(id);
@@ -1464,7 +1535,8 @@ impl Sema {
             let Some(t) = self.tables.get(&Some(b)) else {
                 continue;
             };
-            let mut entries: Vec<(String, DefId)> = t.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            let mut entries: Vec<(String, DefId)> =
+                t.iter().map(|(k, v)| (k.clone(), *v)).collect();
             entries.sort();
             for (k, m) in entries {
                 if !matches!(
@@ -1518,9 +1590,11 @@ impl Sema {
         let ct = dt.as_ref().and_then(|t| {
             let ct = self.const_type(t)?;
             match ct {
-                ConstType::Int(_) | ConstType::Char | ConstType::WChar | ConstType::Boolean | ConstType::Enum(_) => {
-                    Some(ct)
-                }
+                ConstType::Int(_)
+                | ConstType::Char
+                | ConstType::WChar
+                | ConstType::Boolean
+                | ConstType::Enum(_) => Some(ct),
                 _ => None,
             }
         });
@@ -1542,8 +1616,12 @@ impl Sema {
                     CaseLabel::Default(sp) => {
                         if let Some(prev) = default_seen {
                             self.diags.push(
-                                Diagnostic::error(DiagKind::Union, *sp, "duplicate `default` label")
-                                    .with_note(Some(prev), "first `default` here"),
+                                Diagnostic::error(
+                                    DiagKind::Union,
+                                    *sp,
+                                    "duplicate `default` label",
+                                )
+                                .with_note(Some(prev), "first `default` here"),
                             );
                         } else {
                             default_seen = Some(*sp);
@@ -1562,7 +1640,10 @@ impl Sema {
                                 Diagnostic::error(
                                     DiagKind::Union,
                                     e.span(),
-                                    format!("duplicate union case label `{}`", label_text(&v, self)),
+                                    format!(
+                                        "duplicate union case label `{}`",
+                                        label_text(&v, self)
+                                    ),
                                 )
                                 .with_note(Some(*prev), "first use of this label"),
                             );
@@ -1592,7 +1673,11 @@ impl Sema {
         // a default label when every value is covered
         if let (Some(sp), Some(ConstType::Boolean)) = (default_seen, &ct) {
             if labels_seen.len() == 2 {
-                self.err(DiagKind::Union, sp, "`default` label is unreachable: all discriminator values are covered");
+                self.err(
+                    DiagKind::Union,
+                    sp,
+                    "`default` label is unreachable: all discriminator values are covered",
+                );
             }
         }
         if let (Some(sp), Some(ConstType::Enum(e))) = (default_seen, &ct) {
@@ -1601,7 +1686,11 @@ impl Sema {
                 _ => 0,
             };
             if n > 0 && labels_seen.len() == n {
-                self.err(DiagKind::Union, sp, "`default` label is unreachable: all enumerators are covered");
+                self.err(
+                    DiagKind::Union,
+                    sp,
+                    "`default` label is unreachable: all enumerators are covered",
+                );
             }
         }
         self.pop_scope_ctx();
@@ -1627,7 +1716,10 @@ impl Sema {
                 DefKind::Union { defined: false, .. } => "union",
                 _ => continue,
             };
-            let msg = format!("{what} `{}` is forward-declared but never defined", d.scoped_name);
+            let msg = format!(
+                "{what} `{}` is forward-declared but never defined",
+                d.scoped_name
+            );
             let sp = d.span;
             self.err(DiagKind::Type, sp, msg);
         }

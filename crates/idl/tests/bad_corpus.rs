@@ -75,7 +75,11 @@ fn check_file(path: &Path) -> Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!("{}\n--- got:\n{}", problems.join("\n"), failure.render()))
+        Err(format!(
+            "{}\n--- got:\n{}",
+            problems.join("\n"),
+            failure.render()
+        ))
     }
 }
 

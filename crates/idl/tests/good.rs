@@ -5,8 +5,12 @@ use peregrine_idl::*;
 use std::path::Path;
 
 fn good(name: &str) -> Spec {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/good").join(name);
-    Frontend::new().parse_file(&p).unwrap_or_else(|e| panic!("{e}"))
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/good")
+        .join(name);
+    Frontend::new()
+        .parse_file(&p)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn src(text: &str) -> Spec {
@@ -27,32 +31,70 @@ fn ttcp_model() {
     let d = s.def(bs);
     assert_eq!(d.repo_id, "IDL:BinStruct:1.0");
     assert!(d.in_main_file);
-    assert!(d.doc.as_deref().unwrap().starts_with("32 bytes in native C layout"));
-    let DefKind::Struct { members, defined: true, .. } = &d.kind else { panic!() };
+    assert!(d
+        .doc
+        .as_deref()
+        .unwrap()
+        .starts_with("32 bytes in native C layout"));
+    let DefKind::Struct {
+        members,
+        defined: true,
+        ..
+    } = &d.kind
+    else {
+        panic!()
+    };
     let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["s", "c", "l", "o", "d", "pad"]);
     assert_eq!(members[0].ty, Type::Basic(BasicType::Short));
     assert_eq!(members[1].ty, Type::Basic(BasicType::Char));
-    assert_eq!(members[5].ty, Type::Array(Box::new(Type::Basic(BasicType::Octet)), vec![8]));
+    assert_eq!(
+        members[5].ty,
+        Type::Array(Box::new(Type::Basic(BasicType::Octet)), vec![8])
+    );
 
     let ss = id(&s, "StructSeq");
     assert_eq!(
         s.def(ss).kind,
-        DefKind::Typedef { ty: Type::Sequence(Box::new(Type::Named(bs)), None) }
+        DefKind::Typedef {
+            ty: Type::Sequence(Box::new(Type::Named(bs)), None)
+        }
     );
     let i = id(&s, "ttcp_sequence");
     assert_eq!(s.def(i).repo_id, "IDL:ttcp_sequence:1.0");
-    let ops: Vec<&str> = s.contents(i).iter().map(|o| s.def(*o).name.as_str()).collect();
+    let ops: Vec<&str> = s
+        .contents(i)
+        .iter()
+        .map(|o| s.def(*o).name.as_str())
+        .collect();
     assert_eq!(
         ops,
         [
-            "sendShortSeq", "sendLongSeq", "sendDoubleSeq", "sendCharSeq", "sendOctetSeq",
-            "sendStructSeq", "sync", "sendNoParams_2way", "sendNoParams_1way",
-            "sendOctetSeq_2way", "sendStructSeq_2way", "sendDoubleSeq_2way"
+            "sendShortSeq",
+            "sendLongSeq",
+            "sendDoubleSeq",
+            "sendCharSeq",
+            "sendOctetSeq",
+            "sendStructSeq",
+            "sync",
+            "sendNoParams_2way",
+            "sendNoParams_1way",
+            "sendOctetSeq_2way",
+            "sendStructSeq_2way",
+            "sendDoubleSeq_2way"
         ]
     );
     let send = id(&s, "ttcp_sequence::sendStructSeq");
-    let DefKind::Operation { oneway, result, params, raises, .. } = &s.def(send).kind else { panic!() };
+    let DefKind::Operation {
+        oneway,
+        result,
+        params,
+        raises,
+        ..
+    } = &s.def(send).kind
+    else {
+        panic!()
+    };
     assert!(*oneway);
     assert_eq!(*result, Type::Basic(BasicType::Void));
     assert_eq!(params.len(), 1);
@@ -62,7 +104,15 @@ fn ttcp_model() {
     assert!(raises.is_empty());
     assert_eq!(s.def(send).repo_id, "IDL:ttcp_sequence/sendStructSeq:1.0");
     let sync = id(&s, "ttcp_sequence::sync");
-    let DefKind::Operation { oneway: false, result, params, .. } = &s.def(sync).kind else { panic!() };
+    let DefKind::Operation {
+        oneway: false,
+        result,
+        params,
+        ..
+    } = &s.def(sync).kind
+    else {
+        panic!()
+    };
     assert_eq!(*result, Type::Basic(BasicType::ULongLong));
     assert!(params.is_empty());
     let cs = id(&s, "CharSeq");
@@ -80,27 +130,34 @@ fn param_test_model() {
     assert_eq!(s.contents(pt).len(), 7);
     let op = id(&s, "Param_Test::test_var_struct");
     let vs = id(&s, "Var_Struct");
-    let DefKind::Operation { result, params, .. } = &s.def(op).kind else { panic!() };
+    let DefKind::Operation { result, params, .. } = &s.def(op).kind else {
+        panic!()
+    };
     assert_eq!(*result, Type::Named(vs));
     let dirs: Vec<ParamDir> = params.iter().map(|p| p.dir).collect();
     assert_eq!(dirs, [ParamDir::In, ParamDir::InOut, ParamDir::Out]);
     assert!(params.iter().all(|p| p.ty == Type::Named(vs)));
     let op = id(&s, "Param_Test::test_unbounded_string");
-    let DefKind::Operation { result, .. } = &s.def(op).kind else { panic!() };
+    let DefKind::Operation { result, .. } = &s.def(op).kind else {
+        panic!()
+    };
     assert_eq!(*result, Type::String(None));
-    let DefKind::Struct { members, .. } = &s.def(vs).kind else { panic!() };
+    let DefKind::Struct { members, .. } = &s.def(vs).kind else {
+        panic!()
+    };
     let strseq = id(&s, "StrSeq");
     assert_eq!(members[5].name, "seq");
     assert_eq!(members[5].ty, Type::Named(strseq));
     let ns = id(&s, "Nested_Struct");
-    let DefKind::Struct { members, .. } = &s.def(ns).kind else { panic!() };
+    let DefKind::Struct { members, .. } = &s.def(ns).kind else {
+        panic!()
+    };
     assert_eq!(members[0].ty, Type::Named(vs));
 }
 
 #[test]
 fn pragmas_and_repo_ids() {
-    let s = src(
-        r#"
+    let s = src(r#"
 module M1 {
   typedef long T1;
   typedef long T2;
@@ -121,8 +178,7 @@ module M4 {
   typeid I "IDL:custom/I:9.9";
   struct S { long a; };
 };
-"#,
-    );
+"#);
     let r = |n: &str| s.def(id(&s, n)).repo_id.clone();
     assert_eq!(r("M1::T1"), "IDL:M1/T1:1.0");
     assert_eq!(r("M1::T2"), "DCE:d62207a2-011e-11ce-88b4-0800090b5d3e:3");
@@ -137,9 +193,18 @@ module M4 {
 #[test]
 fn prefix_is_reset_in_included_files() {
     let loader = MemLoader::new()
-        .with("main.idl", "#pragma prefix \"outer\"\n#include \"inc.idl\"\nstruct A { long x; };\n")
-        .with("inc.idl", "struct B { long y; };\n#pragma prefix \"inner\"\nstruct C { long z; };\n");
-    let s = Frontend::new().loader(loader).parse_file("main.idl").unwrap();
+        .with(
+            "main.idl",
+            "#pragma prefix \"outer\"\n#include \"inc.idl\"\nstruct A { long x; };\n",
+        )
+        .with(
+            "inc.idl",
+            "struct B { long y; };\n#pragma prefix \"inner\"\nstruct C { long z; };\n",
+        );
+    let s = Frontend::new()
+        .loader(loader)
+        .parse_file("main.idl")
+        .unwrap();
     assert_eq!(s.def(id(&s, "A")).repo_id, "IDL:outer/A:1.0");
     assert_eq!(s.def(id(&s, "B")).repo_id, "IDL:B:1.0");
     assert_eq!(s.def(id(&s, "C")).repo_id, "IDL:inner/C:1.0");
@@ -149,8 +214,7 @@ fn prefix_is_reset_in_included_files() {
 
 #[test]
 fn constants_and_enums() {
-    let s = src(
-        r#"
+    let s = src(r#"
 enum Color { red, green, blue };
 const Color fav = green;
 const long A = 1 << 4 | 3;
@@ -165,8 +229,7 @@ const boolean T = TRUE;
 const octet O = 0377;
 typedef long Arr[A][2];
 union U switch (Color) { case red: case green: long a; default: string s; };
-"#,
-    );
+"#);
     let v = |n: &str| match &s.def(id(&s, n)).kind {
         DefKind::Const { value, .. } => value.clone(),
         _ => panic!(),
@@ -175,7 +238,11 @@ union U switch (Color) { case red: case green: long a; default: string s; };
     assert_eq!(s.def(green).scoped_name, "::green");
     assert_eq!(
         v("fav"),
-        ConstValue::Enum { enum_def: id(&s, "Color"), enumerator: green, index: 1 }
+        ConstValue::Enum {
+            enum_def: id(&s, "Color"),
+            enumerator: green,
+            index: 1
+        }
     );
     assert_eq!(v("A"), ConstValue::Int(19));
     assert_eq!(v("B"), ConstValue::Int(65535));
@@ -184,12 +251,30 @@ union U switch (Color) { case red: case green: long a; default: string s; };
     assert_eq!(v("E"), ConstValue::Char(b'\n'));
     assert_eq!(v("W"), ConstValue::WChar(0xe9));
     assert_eq!(v("S"), ConstValue::Str("abcd".into()));
-    assert_eq!(v("F"), ConstValue::Fixed(FixedValue { value: 25, scale: 1 }));
+    assert_eq!(
+        v("F"),
+        ConstValue::Fixed(FixedValue {
+            value: 25,
+            scale: 1
+        })
+    );
     assert_eq!(v("T"), ConstValue::Bool(true));
     assert_eq!(v("O"), ConstValue::Int(255));
-    let DefKind::Typedef { ty } = &s.def(id(&s, "Arr")).kind else { panic!() };
-    assert_eq!(*ty, Type::Array(Box::new(Type::Basic(BasicType::Long)), vec![19, 2]));
-    let DefKind::Union { discriminator, branches, .. } = &s.def(id(&s, "U")).kind else { panic!() };
+    let DefKind::Typedef { ty } = &s.def(id(&s, "Arr")).kind else {
+        panic!()
+    };
+    assert_eq!(
+        *ty,
+        Type::Array(Box::new(Type::Basic(BasicType::Long)), vec![19, 2])
+    );
+    let DefKind::Union {
+        discriminator,
+        branches,
+        ..
+    } = &s.def(id(&s, "U")).kind
+    else {
+        panic!()
+    };
     assert_eq!(*discriminator, Type::Named(id(&s, "Color")));
     assert_eq!(branches[0].labels.len(), 2);
     assert_eq!(branches[1].labels, vec![Label::Default]);
@@ -197,8 +282,7 @@ union U switch (Color) { case red: case green: long a; default: string s; };
 
 #[test]
 fn interfaces_values_and_lookup() {
-    let s = src(
-        r#"
+    let s = src(r#"
 module M {
   interface A;
   interface B { typedef long T; exception Oops { string why; }; };
@@ -221,27 +305,48 @@ module M {
   struct Node { sequence<Node> children; };
 };
 module M { const long again = 1; };
-"#,
-    );
+"#);
     let a = id(&s, "M::A");
     let b = id(&s, "M::B");
     let d = s.def(a);
     assert_eq!(d.doc.as_deref(), Some("Derived interface."));
-    let DefKind::Interface { bases, defined: true, .. } = &d.kind else { panic!() };
+    let DefKind::Interface {
+        bases,
+        defined: true,
+        ..
+    } = &d.kind
+    else {
+        panic!()
+    };
     assert_eq!(bases, &vec![b]);
     let get = id(&s, "M::A::get");
-    let DefKind::Operation { result, raises, .. } = &s.def(get).kind else { panic!() };
+    let DefKind::Operation { result, raises, .. } = &s.def(get).kind else {
+        panic!()
+    };
     assert_eq!(*result, Type::Named(id(&s, "M::B::T")));
     assert_eq!(raises, &vec![id(&s, "M::B::Oops")]);
     assert!(s.lookup("M::A::y").is_some());
     let loc = id(&s, "M::Loc");
-    assert!(matches!(s.def(loc).kind, DefKind::Interface { is_local: true, .. }));
+    assert!(matches!(
+        s.def(loc).kind,
+        DefKind::Interface { is_local: true, .. }
+    ));
     assert_eq!(s.all_bases(loc), vec![a, b]);
     let v = id(&s, "M::V");
-    let names: Vec<&str> = s.contents(v).iter().map(|c| s.def(*c).name.as_str()).collect();
+    let names: Vec<&str> = s
+        .contents(v)
+        .iter()
+        .map(|c| s.def(*c).name.as_str())
+        .collect();
     assert_eq!(names, ["a", "b", "create"]);
-    assert!(matches!(s.def(id(&s, "M::V::b")).kind, DefKind::StateMember { public: false, .. }));
-    assert!(matches!(s.def(id(&s, "M::VB")).kind, DefKind::ValueBox { .. }));
+    assert!(matches!(
+        s.def(id(&s, "M::V::b")).kind,
+        DefKind::StateMember { public: false, .. }
+    ));
+    assert!(matches!(
+        s.def(id(&s, "M::VB")).kind,
+        DefKind::ValueBox { .. }
+    ));
     assert!(s.lookup("M::again").is_some());
     let m = id(&s, "M");
     assert!(s.contents(m).contains(&id(&s, "M::again")));
@@ -249,8 +354,11 @@ module M { const long again = 1; };
 
 #[test]
 fn orb_idl_typecode() {
-    let s = src("module CORBA { interface IDLType; };\nstruct S { CORBA::TypeCode t; TypeCode u; };");
-    let DefKind::Struct { members, .. } = &s.def(id(&s, "S")).kind else { panic!() };
+    let s =
+        src("module CORBA { interface IDLType; };\nstruct S { CORBA::TypeCode t; TypeCode u; };");
+    let DefKind::Struct { members, .. } = &s.def(id(&s, "S")).kind else {
+        panic!()
+    };
     assert_eq!(members[0].ty, Type::TypeCode);
     assert_eq!(members[1].ty, Type::TypeCode);
 }
@@ -265,22 +373,83 @@ fn warnings_are_returned() {
 #[test]
 fn check_source_never_panics_on_garbage() {
     let inputs = [
-        "", "{", "}", "module", "module M {", "interface I : {", "union U switch (",
-        "const long x = ;", "typedef sequence<sequence<long>> s;", "#if\n", "#define F(x\n",
-        "struct S { S s; };", "valuetype V : V {};", "interface I : I {};", "'", "\"",
-        "const fixed f = 1.0d / 0.0d;", "typedef long a[0];", "enum E {};", "#pragma ID\n",
-        "#pragma version X 1\n", "module M { typeprefix ::X \"p\"; };", "native;",
-        "union U switch (long) { default: long a; };", "#include <x>\n", "::", "_",
+        "",
+        "{",
+        "}",
+        "module",
+        "module M {",
+        "interface I : {",
+        "union U switch (",
+        "const long x = ;",
+        "typedef sequence<sequence<long>> s;",
+        "#if\n",
+        "#define F(x\n",
+        "struct S { S s; };",
+        "valuetype V : V {};",
+        "interface I : I {};",
+        "'",
+        "\"",
+        "const fixed f = 1.0d / 0.0d;",
+        "typedef long a[0];",
+        "enum E {};",
+        "#pragma ID\n",
+        "#pragma version X 1\n",
+        "module M { typeprefix ::X \"p\"; };",
+        "native;",
+        "union U switch (long) { default: long a; };",
+        "#include <x>\n",
+        "::",
+        "_",
     ];
     for i in inputs {
         let _ = check_source("fuzz.idl", i);
     }
     // pseudo-random byte soup built from IDL tokens
     let toks = [
-        "module", "M", "{", "}", ";", "interface", "struct", "union", "switch", "(", ")", "case",
-        "1", ":", "long", "sequence", "<", ">", ",", "typedef", "const", "=", "+", "::", "enum",
-        "valuetype", "#define X", "\n", "#if X\n", "#endif\n", "oneway", "void", "in", "raises",
-        "exception", "attribute", "readonly", "fixed", "'a'", "\"s\"", "[", "]", "-", "~",
+        "module",
+        "M",
+        "{",
+        "}",
+        ";",
+        "interface",
+        "struct",
+        "union",
+        "switch",
+        "(",
+        ")",
+        "case",
+        "1",
+        ":",
+        "long",
+        "sequence",
+        "<",
+        ">",
+        ",",
+        "typedef",
+        "const",
+        "=",
+        "+",
+        "::",
+        "enum",
+        "valuetype",
+        "#define X",
+        "\n",
+        "#if X\n",
+        "#endif\n",
+        "oneway",
+        "void",
+        "in",
+        "raises",
+        "exception",
+        "attribute",
+        "readonly",
+        "fixed",
+        "'a'",
+        "\"s\"",
+        "[",
+        "]",
+        "-",
+        "~",
     ];
     let mut x: u64 = 0x9e3779b97f4a7c15;
     for _ in 0..300 {

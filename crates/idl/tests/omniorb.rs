@@ -108,7 +108,9 @@ fn omniorb_repo_ids() {
         .include_dir(DIR)
         .parse_file(Path::new(DIR).join("Naming.idl"))
         .unwrap_or_else(|e| panic!("{e}"));
-    let nc = spec.lookup("CosNaming::NamingContext").expect("NamingContext");
+    let nc = spec
+        .lookup("CosNaming::NamingContext")
+        .expect("NamingContext");
     assert_eq!(
         spec.def(nc).repo_id,
         "IDL:omg.org/CosNaming/NamingContext:1.0"
