@@ -6,7 +6,6 @@
 //! as its raw octets so that an IOR passed through Peregrine comes out byte
 //! for byte as it came in.
 
-
 use peregrine_cdr::{ByteOrder, CodeSetId, Decode, Encode, Reader, Result, Writer};
 
 /// `IOP::TAG_ORB_TYPE`: the vendor's ORB type id, an encapsulated `ulong`.
@@ -271,7 +270,6 @@ pub(crate) fn decode_components(r: &mut Reader<'_>) -> Result<Vec<TaggedComponen
     }
     Ok(v)
 }
-
 
 /// The vendor of a `TAG_ORB_TYPE` value, from the OMG vendor tag
 /// allocations (each vendor owns a block sharing the top 24 bits; the

@@ -338,7 +338,9 @@ impl FromStr for Ior {
 /// or TAO on the same machine would write.
 impl fmt::Display for Ior {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.to_stringified(ByteOrder::NATIVE).map_err(|_| fmt::Error)?;
+        let s = self
+            .to_stringified(ByteOrder::NATIVE)
+            .map_err(|_| fmt::Error)?;
         f.write_str(&s)
     }
 }
@@ -458,12 +460,10 @@ impl IorBuilder {
         if self.version.has_components() {
             components.extend(self.orb_type.map(TaggedComponent::OrbType));
             components.extend(self.code_sets.map(TaggedComponent::CodeSets));
-            components.extend(
-                eps.map(|e| TaggedComponent::AlternateIiopAddress {
-                    host: e.host,
-                    port: e.port,
-                }),
-            );
+            components.extend(eps.map(|e| TaggedComponent::AlternateIiopAddress {
+                host: e.host,
+                port: e.port,
+            }));
             components.extend(self.extra);
         }
         Ior {

@@ -23,7 +23,9 @@ pub mod system_exception;
 pub mod target;
 
 pub use component::{CodeSetComponent, CodeSetComponentInfo, TaggedComponent};
-pub use corbaloc::{Corbaloc, CorbalocError, CorbalocErrorKind, Corbaname, ObjectUrl, ObjectUrlError};
+pub use corbaloc::{
+    Corbaloc, CorbalocError, CorbalocErrorKind, Corbaname, ObjectUrl, ObjectUrlError,
+};
 pub use error::GiopError;
 pub use fragment::{fragment, Assembled, Fragments, Piece, Reassembler};
 pub use header::{MessageHeader, MsgType, HEADER_LEN};

@@ -135,12 +135,14 @@ impl P<'_> {
                                 b'b' => out.push('\u{8}'),
                                 b'f' => out.push('\u{c}'),
                                 b'u' => {
-                                    let h = std::str::from_utf8(&self.s[self.i..self.i + 4]).unwrap();
+                                    let h =
+                                        std::str::from_utf8(&self.s[self.i..self.i + 4]).unwrap();
                                     self.i += 4;
                                     let mut cp = u32::from_str_radix(h, 16).unwrap();
                                     if (0xD800..0xDC00).contains(&cp) {
-                                        let l = std::str::from_utf8(&self.s[self.i + 2..self.i + 6])
-                                            .unwrap();
+                                        let l =
+                                            std::str::from_utf8(&self.s[self.i + 2..self.i + 6])
+                                                .unwrap();
                                         self.i += 6;
                                         let lo = u32::from_str_radix(l, 16).unwrap();
                                         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
@@ -242,7 +244,11 @@ fn order(little: bool) -> ByteOrder {
 }
 
 fn check_codeset_half(got: &CodeSetComponent, want: &Json, what: &str) {
-    assert_eq!(u64::from(got.native_code_set.0), want.at("native").u64(), "{what}");
+    assert_eq!(
+        u64::from(got.native_code_set.0),
+        want.at("native").u64(),
+        "{what}"
+    );
     assert_eq!(
         code_set_name(got.native_code_set.0),
         Some(want.at("native_name").str()),
@@ -268,7 +274,11 @@ fn check_component(c: &TaggedComponent, want: &Json, enc_order: ByteOrder, what:
     match c {
         TaggedComponent::OrbType(t) => {
             assert_eq!(u64::from(*t), want.at("orb_type").u64(), "{what}");
-            assert_eq!(format!("{t:#010x}"), want.at("orb_type_hex").str(), "{what}");
+            assert_eq!(
+                format!("{t:#010x}"),
+                want.at("orb_type_hex").str(),
+                "{what}"
+            );
         }
         TaggedComponent::CodeSets(info) => {
             check_codeset_half(&info.for_char_data, want.at("char"), what);
@@ -290,10 +300,18 @@ fn check_component(c: &TaggedComponent, want: &Json, enc_order: ByteOrder, what:
 }
 
 fn check_iiop(p: &IiopProfile, want: &Json, enc_order: ByteOrder, what: &str) {
-    assert_eq!(p.version.to_string(), want.at("iiop_version").str(), "{what}");
+    assert_eq!(
+        p.version.to_string(),
+        want.at("iiop_version").str(),
+        "{what}"
+    );
     assert_eq!(p.host, want.at("host").str(), "{what}");
     assert_eq!(u64::from(p.port), want.at("port").u64(), "{what}");
-    assert_eq!(hex(&p.object_key), want.at("object_key_hex").str(), "{what}");
+    assert_eq!(
+        hex(&p.object_key),
+        want.at("object_key_hex").str(),
+        "{what}"
+    );
     let comps = want.at("components").arr();
     assert_eq!(p.components.len(), comps.len(), "{what}: component count");
     for (i, (c, w)) in p.components.iter().zip(comps).enumerate() {
@@ -323,7 +341,11 @@ fn check_ior(ior: &Ior, want: &Json, outer: ByteOrder, what: &str) {
     for (i, (p, w)) in ior.profiles.iter().zip(profiles).enumerate() {
         let what = format!("{what} profile {i}");
         assert_eq!(u64::from(p.tag()), w.at("tag").u64(), "{what}");
-        assert_eq!(profile_tag_name(p.tag()), Some(w.at("tag_name").str()), "{what}");
+        assert_eq!(
+            profile_tag_name(p.tag()),
+            Some(w.at("tag_name").str()),
+            "{what}"
+        );
         let data = p.data(outer).unwrap();
         assert_eq!(data.len() as u64, w.at("data_len").u64(), "{what}");
         if let Some(le) = w.get("encapsulation_little_endian") {
@@ -356,7 +378,11 @@ fn golden_iors_decode_as_manifest_says_and_restringify_exactly() {
 
         // Byte-exact re-encoding and stringification. omniORB writes
         // lowercase hex, so the comparison is exact, not case-folded.
-        assert_eq!(ior.to_encapsulation(order(little)).unwrap(), bytes, "{file}");
+        assert_eq!(
+            ior.to_encapsulation(order(little)).unwrap(),
+            bytes,
+            "{file}"
+        );
         assert_eq!(ior.to_stringified(order(little)).unwrap(), text, "{file}");
 
         // The other byte order decodes to the same value.
@@ -365,7 +391,10 @@ fn golden_iors_decode_as_manifest_says_and_restringify_exactly() {
 
         // And through the one URL entry point.
         assert_eq!(ObjectUrl::parse(text).unwrap(), ObjectUrl::Ior(ior.clone()));
-        assert!(ior.code_sets().is_some(), "{file}: omniORB publishes code sets");
+        assert!(
+            ior.code_sets().is_some(),
+            "{file}: omniORB publishes code sets"
+        );
         assert_eq!(ior.orb_type(), Some(0x4154_5400), "{file}");
     }
 }
@@ -414,7 +443,10 @@ fn golden_cdr_encapsulations() {
         }
         seen += 1;
     }
-    assert!(seen >= 3, "expected profile body, code sets and address fixtures");
+    assert!(
+        seen >= 3,
+        "expected profile body, code sets and address fixtures"
+    );
 }
 
 #[test]

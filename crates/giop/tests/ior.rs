@@ -68,12 +68,10 @@ fn jacorb_nil_ior_string() {
 fn hand_built_iiop_1_0_big_endian() {
     // type_id "IDL:A:1.0", one TAG_INTERNET_IOP profile, IIOP 1.0,
     // host "h", port 0x0b19 (2841), key "K".
-    let bytes = hex(
-        "00 000000  0000000a 49444c3a413a312e3000 0000
+    let bytes = hex("00 000000  0000000a 49444c3a413a312e3000 0000
          00000001
          00000000 00000011
-            00 01 00 00  00000002 6800 0b19  00000001 4b",
-    );
+            00 01 00 00  00000002 6800 0b19  00000001 4b");
     let ior = Ior::from_encapsulation(&bytes).unwrap();
     assert_eq!(ior.type_id, "IDL:A:1.0");
     let TaggedProfile::Iiop(p) = &ior.profiles[0] else {
@@ -90,13 +88,11 @@ fn hand_built_iiop_1_0_big_endian() {
 fn hand_built_iiop_1_2_little_endian_with_components() {
     // IIOP 1.2 profile with ORB_TYPE (omniORB), CODE_SETS (UTF-8 +
     // ISO-8859-1 conversion, UTF-16) and one alternate address.
-    let body = hex(
-        "01 01 02 00  02000000 6100 3412  01000000 4b 000000
+    let body = hex("01 01 02 00  02000000 6100 3412  01000000 4b 000000
          03000000
          00000000 08000000 01000000 00545441
          01000000 18000000 01000000 01000105 01000000 01000100 09010100 00000000
-         03000000 0c000000 01000000 02000000 6200 3500",
-    );
+         03000000 0c000000 01000000 02000000 6200 3500");
     let mut w = Writer::new(ByteOrder::Little);
     w.write_u8(1);
     w.write_string("").unwrap();
@@ -306,7 +302,10 @@ fn names() {
 
 #[test]
 fn stringified_errors() {
-    assert_eq!(Ior::from_stringified("IOP:00"), Err(IorError::MissingPrefix));
+    assert_eq!(
+        Ior::from_stringified("IOP:00"),
+        Err(IorError::MissingPrefix)
+    );
     assert_eq!(Ior::from_stringified(""), Err(IorError::MissingPrefix));
     assert_eq!(
         Ior::from_stringified("IOR:000"),
@@ -486,11 +485,9 @@ fn arb_profile() -> impl Strategy<Value = TaggedProfile> {
                     components,
                 })
             }),
-        proptest::collection::vec(arb_component(), 0..4).prop_map(TaggedProfile::MultipleComponents),
-        (
-            2u32..,
-            proptest::collection::vec(any::<u8>(), 0..24)
-        )
+        proptest::collection::vec(arb_component(), 0..4)
+            .prop_map(TaggedProfile::MultipleComponents),
+        (2u32.., proptest::collection::vec(any::<u8>(), 0..24))
             .prop_map(|(tag, data)| TaggedProfile::Other { tag, data }),
     ]
 }
@@ -581,7 +578,10 @@ fn iiop(v: Option<(u8, u8)>, host: &str, port: u16) -> ObjAddr {
 fn corbaloc_spec_examples() {
     // The examples of CORBA 3 Part 2 7.6.10 / the INS specification.
     let c = Corbaloc::parse("corbaloc::555xyz.com/Prod/TradingService").unwrap();
-    assert_eq!(c.addrs, vec![iiop(None, "555xyz.com", DEFAULT_CORBALOC_PORT)]);
+    assert_eq!(
+        c.addrs,
+        vec![iiop(None, "555xyz.com", DEFAULT_CORBALOC_PORT)]
+    );
     assert_eq!(c.key, b"Prod/TradingService");
 
     let c = Corbaloc::parse("corbaloc:iiop:1.1@555xyz.com/Prod/TradingService").unwrap();
@@ -596,8 +596,8 @@ fn corbaloc_spec_examples() {
     assert_eq!(c.key, b"NameService");
     assert_eq!(c.to_ior(), None);
 
-    let c = Corbaloc::parse("corbaloc::primary.com:110,:1.2@backup.com:120/Dev/NameService")
-        .unwrap();
+    let c =
+        Corbaloc::parse("corbaloc::primary.com:110,:1.2@backup.com:120/Dev/NameService").unwrap();
     assert_eq!(
         c.addrs,
         vec![
@@ -636,7 +636,10 @@ fn corbaloc_spec_examples() {
 fn corbaloc_display() {
     let c = Corbaloc::parse("corbaloc::h,:1.2@[::1]:5/a b".replace(' ', "%20").as_str()).unwrap();
     assert_eq!(c.to_string(), "corbaloc:iiop:h:2809,iiop:1.2@[::1]:5/a%20b");
-    assert_eq!(escape_key(b"Prod/Trading Service#1"), "Prod/Trading%20Service%231");
+    assert_eq!(
+        escape_key(b"Prod/Trading Service#1"),
+        "Prod/Trading%20Service%231"
+    );
 }
 
 #[test]
