@@ -130,8 +130,9 @@ impl<'de> Decode<'de> for CodeSetComponentInfo {
 /// Typed variants are produced only when re-encoding them in the enclosing
 /// stream's byte order reproduces the received octets exactly; anything
 /// else (another byte order inside the component, non-zero padding, trailing
-/// octets) stays [`TaggedComponent::Other`], and [`TaggedComponent::to_typed`]
-/// decodes such a component leniently when its content is wanted.
+/// octets, or a known component whose body does not decode) stays
+/// [`TaggedComponent::Other`], and [`TaggedComponent::to_typed`] decodes such
+/// a component leniently when its content is wanted, or says why it cannot.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TaggedComponent {
     /// `TAG_ORB_TYPE`: the vendor ORB type id (see [`orb_type_name`]).
