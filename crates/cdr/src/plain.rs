@@ -95,38 +95,61 @@ pub unsafe trait PlainData: Copy + 'static {
     const PADDING: &'static [(usize, usize)];
     /// Reverses the byte order of every member in place.
     fn swap_members(&mut self);
+
+    /// Stores `self` at `elem` in its native CDR layout, padding bytes
+    /// zeroed.
+    ///
+    /// The default copies the value and then zeroes [`PlainData::PADDING`]
+    /// byte by byte; generated code overrides it to assemble each 8-byte
+    /// word of the element (members and zeroed padding) in a register and
+    /// store it once, which is what keeps the bulk encode near `memcpy`.
+    ///
+    /// # Safety
+    /// `elem` must be valid for writing `CDR_SIZE` bytes.
+    #[inline(always)]
+    unsafe fn write_native(&self, elem: *mut u8) {
+        // SAFETY: `elem` has `CDR_SIZE == size_of::<Self>()` writable
+        // bytes; the copy is untyped and every padding byte it may leave
+        // uninitialized is zeroed right after (the ranges lie inside the
+        // element by the trait's contract).
+        unsafe {
+            core::ptr::write_unaligned(elem.cast::<Self>(), *self);
+            for &(a, b) in Self::PADDING {
+                core::ptr::write_bytes(elem.add(a), 0, b - a);
+            }
+        }
+    }
 }
 
 /// Appends the CDR bytes of `src` (in `order`) to `out`.
 pub(crate) fn extend_primitives<T: Primitive>(out: &mut Vec<u8>, src: &[T], order: ByteOrder) {
-    let bytes = as_bytes(src);
     if order.is_native() || T::SIZE == 1 {
-        out.extend_from_slice(bytes);
-    } else {
-        let start = out.len();
-        out.extend_from_slice(bytes);
-        swap_bytes_in_place::<T>(&mut out[start..]);
+        out.extend_from_slice(as_bytes(src));
+        return;
     }
-}
-
-/// Reverses each `T::SIZE`-byte group of `bytes`.
-#[inline]
-fn swap_bytes_in_place<T: Primitive>(bytes: &mut [u8]) {
-    match T::SIZE {
-        2 => bytes.chunks_exact_mut(2).for_each(|c| {
-            let v = u16::from_ne_bytes([c[0], c[1]]).swap_bytes();
-            c.copy_from_slice(&v.to_ne_bytes());
-        }),
-        4 => bytes.chunks_exact_mut(4).for_each(|c| {
-            let v = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes();
-            c.copy_from_slice(&v.to_ne_bytes());
-        }),
-        8 => bytes.chunks_exact_mut(8).for_each(|c| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(c);
-            c.copy_from_slice(&u64::from_ne_bytes(a).swap_bytes().to_ne_bytes());
-        }),
-        _ => {}
+    let nbytes = core::mem::size_of_val(src);
+    out.reserve(nbytes);
+    let start = out.len();
+    // One pass that loads, swaps and stores each element (a copy followed
+    // by a swap pass was half as fast, see docs/PERFORMANCE.md).
+    // SAFETY: `reserve` made room for `nbytes` bytes after `start`; the
+    // swap loop stores exactly `src.len() * T::SIZE == nbytes` bytes
+    // there, all before `set_len`.
+    unsafe {
+        let dst = out.as_mut_ptr().add(start);
+        swap_copy(
+            src.as_ptr().cast::<u8>(),
+            dst,
+            src.len(),
+            T::SIZE,
+            |s, d| {
+                core::ptr::write_unaligned(
+                    d.cast::<T>(),
+                    core::ptr::read_unaligned(s.cast::<T>()).swap(),
+                )
+            },
+        );
+        out.set_len(start + nbytes);
     }
 }
 
@@ -135,18 +158,96 @@ pub(crate) fn primitives_from_bytes<T: Primitive>(bytes: &[u8], order: ByteOrder
     debug_assert_eq!(bytes.len() % T::SIZE, 0);
     let n = bytes.len() / T::SIZE;
     let mut v: Vec<T> = Vec::with_capacity(n);
-    // SAFETY: `v` has capacity for `n` elements, i.e. `bytes.len()` bytes;
-    // the source is a distinct allocation, so the ranges do not overlap.
-    // `T: Primitive` is sealed to integers and floats, for which every bit
-    // pattern is a valid value, so all `n` elements are initialized.
-    unsafe {
-        core::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr().cast::<u8>(), bytes.len());
-        v.set_len(n);
-    }
-    if !order.is_native() && T::SIZE > 1 {
-        v.iter_mut().for_each(|x| *x = x.swap());
+    if order.is_native() || T::SIZE == 1 {
+        // SAFETY: `v` has capacity for `n` elements, i.e. `bytes.len()`
+        // bytes; the source is a distinct allocation, so the ranges do not
+        // overlap. `T: Primitive` is sealed to integers and floats, for
+        // which every bit pattern is a valid value, so all `n` elements
+        // are initialized.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                v.as_mut_ptr().cast::<u8>(),
+                bytes.len(),
+            );
+            v.set_len(n);
+        }
+    } else {
+        // SAFETY: as above for capacity and validity; the swap loop reads
+        // `n * T::SIZE == bytes.len()` bytes and writes each of the `n`
+        // slots before `set_len`.
+        unsafe {
+            swap_copy(
+                bytes.as_ptr(),
+                v.as_mut_ptr().cast::<u8>(),
+                n,
+                T::SIZE,
+                |s, d| {
+                    core::ptr::write_unaligned(
+                        d.cast::<T>(),
+                        core::ptr::read_unaligned(s.cast::<T>()).swap(),
+                    )
+                },
+            );
+            v.set_len(n);
+        }
     }
     v
+}
+
+/// Copies `n` elements of `size` bytes from `src` to `dst` through `one`
+/// (which swaps bytes or clears padding on the way).
+///
+/// Baseline x86-64 has no byte shuffle (SSSE3 `pshufb`), so LLVM cannot
+/// vectorize a 4- or 8-byte swap for it; where the CPU has AVX2 the same
+/// loop is compiled a second time with it enabled and chosen at run time.
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `n * size` bytes.
+#[inline(always)]
+unsafe fn swap_copy(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    size: usize,
+    one: impl Fn(*const u8, *mut u8) + Copy,
+) {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2(
+            src: *const u8,
+            dst: *mut u8,
+            n: usize,
+            size: usize,
+            one: impl Fn(*const u8, *mut u8) + Copy,
+        ) {
+            // SAFETY: the caller's contract, passed on unchanged.
+            unsafe { swap_loop(src, dst, n, size, one) }
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is present; the rest is the caller's contract.
+            return unsafe { avx2(src, dst, n, size, one) };
+        }
+    }
+    // SAFETY: the caller's contract, passed on unchanged.
+    unsafe { swap_loop(src, dst, n, size, one) }
+}
+
+/// # Safety
+/// As [`swap_copy`].
+#[inline(always)]
+unsafe fn swap_loop(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    size: usize,
+    one: impl Fn(*const u8, *mut u8) + Copy,
+) {
+    for i in 0..n {
+        // SAFETY: `i * size + size <= n * size`, inside both buffers.
+        unsafe { one(src.add(i * size), dst.add(i * size)) }
+    }
 }
 
 /// The bytes of a slice of primitives, in native order.
@@ -158,49 +259,30 @@ pub(crate) fn as_bytes<T: Primitive>(src: &[T]) -> &[u8] {
     unsafe { core::slice::from_raw_parts(src.as_ptr().cast::<u8>(), core::mem::size_of_val(src)) }
 }
 
-/// Appends `src` as CDR (native layout, then swapped if needed), zeroing
+/// Appends `src` as CDR (native layout, swapped if needed), zeroing
 /// padding so the output never carries uninitialized memory.
 pub(crate) fn extend_plain<T: PlainData>(out: &mut Vec<u8>, src: &[T], order: ByteOrder) {
     let nbytes = core::mem::size_of_val(src);
     let start = out.len();
     out.reserve(nbytes);
-    // SAFETY: `reserve` made room for `nbytes` more bytes after `start`.
-    // `copy_nonoverlapping` is an untyped copy, so copying the padding
-    // bytes of `T` (which may be uninitialized) is allowed; every padding
-    // byte is overwritten with zero below before `set_len` exposes the
-    // bytes, so `out` only ever holds initialized bytes.
+    // SAFETY: `reserve` made room for `nbytes == src.len() * CDR_SIZE`
+    // bytes after `start`; `write_native` initializes each element's
+    // `CDR_SIZE` bytes (padding zeroed) before `set_len` exposes them.
     unsafe {
         let dst = out.as_mut_ptr().add(start);
-        core::ptr::copy_nonoverlapping(src.as_ptr().cast::<u8>(), dst, nbytes);
-        if !T::PADDING.is_empty() {
-            for i in 0..src.len() {
-                let elem = dst.add(i * T::CDR_SIZE);
-                for &(a, b) in T::PADDING {
-                    core::ptr::write_bytes(elem.add(a), 0, b - a);
-                }
-            }
+        let (from, n) = (src.as_ptr().cast::<u8>(), src.len());
+        if order.is_native() {
+            swap_copy(from, dst, n, T::CDR_SIZE, |s, d| {
+                (*s.cast::<T>()).write_native(d);
+            });
+        } else {
+            swap_copy(from, dst, n, T::CDR_SIZE, |s, d| {
+                let mut v = *s.cast::<T>();
+                v.swap_members();
+                v.write_native(d);
+            });
         }
         out.set_len(start + nbytes);
-    }
-    if !order.is_native() {
-        // Swap member by member on a decoded copy: rare path (a peer that
-        // asked for the other byte order), kept simple.
-        for (i, chunk) in out[start..].chunks_exact_mut(T::CDR_SIZE).enumerate() {
-            let mut v = src[i];
-            v.swap_members();
-            // SAFETY: `chunk` is `CDR_SIZE == size_of::<T>()` bytes; the
-            // copy is untyped and padding is zeroed again right after.
-            unsafe {
-                core::ptr::copy_nonoverlapping(
-                    (&v as *const T).cast::<u8>(),
-                    chunk.as_mut_ptr(),
-                    T::CDR_SIZE,
-                );
-            }
-            for &(a, b) in T::PADDING {
-                chunk[a..b].fill(0);
-            }
-        }
     }
 }
 
