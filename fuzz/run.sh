@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for SECONDS each (default 60), seeded with the
+# kept corpus (fuzz/corpus/<target>, which new finds are added to) and the
+# omniORB golden fixtures, then minimizes the kept corpus.
+# Needs nightly and cargo-fuzz: `cargo install cargo-fuzz`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+shift || true
+targets=${*:-"cdr_reader giop_message giop_fragments ior corbaloc idl_frontend"}
+seeds_for() {
+  case $1 in
+    giop_message|giop_fragments) echo fixtures/omniorb/giop ;;
+    cdr_reader) echo fixtures/omniorb/cdr ;;
+    idl_frontend) echo crates/idl/tests/bad crates/idl/tests/good ;;
+    *) ;;
+  esac
+}
+for t in $targets; do
+  mkdir -p "fuzz/corpus/$t"
+  echo "== $t: ${secs}s"
+  # shellcheck disable=SC2046
+  cargo +nightly fuzz run -O "$t" "fuzz/corpus/$t" $(seeds_for "$t") -- \
+    -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 2>&1 \
+    | grep -E "^(#|==|stat::number_of_executed_units|stat::peak_rss|INFO: (seed|-max_len))|ERROR|panicked|SUMMARY" | tail -8
+  cargo +nightly fuzz cmin -O "$t" "fuzz/corpus/$t" >/dev/null 2>&1 || true
+done

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every test: installs the interop peers (scripts/install-deps.sh), then
+# runs the workspace tests (unit, property, golden omniORB vectors, real
+# IDL), lints, and replays + briefly runs every fuzz target.
+#   PEREGRINE_NO_FUZZ=1   skip the fuzz step (no nightly needed)
+#   FUZZ_SECONDS=N        fresh fuzzing per target after the replay (default 10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== cargo test"
+cargo test --workspace --locked
+
+if [ "${PEREGRINE_NO_FUZZ:-0}" != 1 ]; then
+  echo "== fuzz: replay kept corpora, then ${FUZZ_SECONDS:-10}s of new inputs per target"
+  passed=0
+  for t in $(cargo +nightly fuzz list --fuzz-dir fuzz); do
+    cargo +nightly fuzz run --fuzz-dir fuzz -O "$t" "fuzz/corpus/$t" -- -runs=0 >/dev/null 2>&1 \
+      || { echo "fuzz replay failed: $t"; cargo +nightly fuzz run --fuzz-dir fuzz -O "$t" "fuzz/corpus/$t" -- -runs=0 2>&1 | tail -30; exit 1; }
+    tmp=$(mktemp -d)
+    cargo +nightly fuzz run --fuzz-dir fuzz -O "$t" "$tmp" "fuzz/corpus/$t" -- \
+      -max_total_time="${FUZZ_SECONDS:-10}" -max_len=65536 -rss_limit_mb=2048 -timeout=10 >"$tmp.log" 2>&1 \
+      || { echo "fuzz failed: $t"; tail -40 "$tmp.log"; exit 1; }
+    echo "fuzz $t: ok ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$tmp.log" | tail -1 || true))"
+    rm -rf "$tmp" "$tmp.log"
+    passed=$((passed + 1))
+  done
+  echo "fuzz: $passed passed, 0 failed"
+fi
