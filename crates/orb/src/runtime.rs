@@ -1,0 +1,321 @@
+//! The contract between the ORB and IDL-generated code.
+//!
+//! Generated stubs hold an [`ObjectRef`] and call [`ObjectRef::invoke`] /
+//! [`ObjectRef::invoke_oneway`]; generated skeletons implement [`Servant`]
+//! and read arguments from / write results to a [`ServerRequest`].
+//!
+//! # Changes to the agreed shapes
+//!
+//! None of the agreed names or signatures changed. Additions:
+//! [`ObjectRef::decode`], [`ObjectRef::encode_opt`],
+//! [`ObjectRef::with_timeout`], [`ObjectRef::is_equivalent`],
+//! [`ObjectRef::hash`], [`ObjectRef::from_ior`] and `impl Encode for ObjectRef`.
+//!
+//! # How generated code marshals object references
+//!
+//! An IDL interface type `I` used as a parameter, result or member maps to
+//! `Option<IRef>` (nil is `None`); on the wire it is an IOR.
+//!
+//! * Encode: `ObjectRef::encode_opt(value.map(|r| r.as_object_ref()), w)?`
+//!   (or `obj_ref.encode(w)?` for a value known to be non-nil;
+//!   `ObjectRef` implements [`peregrine_cdr::Encode`]).
+//! * Decode needs the ORB the reference will talk through:
+//!   `ObjectRef::decode(r, orb)?` returns `Option<ObjectRef>` (`None` for a
+//!   nil reference). In a client's `decode_result` closure use the stub's
+//!   `self.obj.orb()`; in a skeleton use [`ServerRequest::orb`].
+//!   Narrowing to `IRef` is the generated code's business: wrap the
+//!   `ObjectRef` unchecked, or call [`ObjectRef::is_a`] first for a
+//!   checked narrow.
+//!
+//! # Invocation semantics
+//!
+//! * Every call has a finite deadline (ORB default, overridable per
+//!   reference with [`ObjectRef::with_timeout`]); expiry raises `TIMEOUT`
+//!   (`COMPLETED_MAYBE` once the request was sent).
+//! * A connection that drops fails every call pending on it at once with
+//!   `COMM_FAILURE` `COMPLETED_MAYBE`; a request that may have executed is
+//!   never re-sent. Requests the server provably did not process
+//!   (CloseConnection before a reply, connect failures) are retried.
+//! * `LOCATION_FORWARD`/`LOCATION_FORWARD_PERM` replies are followed
+//!   transparently.
+//! * A user exception whose repository id `decode_user_exception` does not
+//!   know (returns `None`) becomes `UNKNOWN` minor 1 (`COMPLETED_YES`); a
+//!   result or exception that fails to decode becomes `MARSHAL`
+//!   `COMPLETED_YES`; arguments that fail to encode become the
+//!   [`SystemException::from_cdr`] mapping with `COMPLETED_NO`.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use peregrine_cdr::{Encode, GiopVersion, Reader, Writer};
+use peregrine_giop::Ior;
+pub use peregrine_giop::{CompletionStatus, SystemException, SystemExceptionKind};
+
+use crate::client::{self, RefInner};
+use crate::orb::Orb;
+
+/// Client side: an object reference (cheap to clone: `Arc` inside).
+/// Shares the ORB's connection cache: every reference to one endpoint uses
+/// the same connection(s).
+#[derive(Clone)]
+pub struct ObjectRef {
+    pub(crate) inner: Arc<RefInner>,
+}
+
+impl ObjectRef {
+    /// A reference for `ior` that talks through `orb`. Prefer
+    /// [`Orb::object_from_ior`], which returns `None` for a nil IOR.
+    pub fn from_ior(orb: &Orb, ior: Ior) -> ObjectRef {
+        ObjectRef {
+            inner: Arc::new(RefInner::new(orb.clone(), ior, None)),
+        }
+    }
+
+    /// A twoway invocation of `op`: `encode_args` writes the `in`/`inout`
+    /// arguments, `decode_result` reads the return value then the
+    /// `inout`/`out` arguments, `decode_user_exception` decodes the members
+    /// of a user exception whose repository id it knows (after the id).
+    pub fn invoke<T, E: From<SystemException>>(
+        &self,
+        op: &str,
+        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+        decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
+        decode_user_exception: impl for<'a> FnOnce(
+            &str,
+            &mut Reader<'a>,
+        ) -> Option<peregrine_cdr::Result<E>>,
+    ) -> Result<T, E> {
+        client::invoke(self, op, encode_args, decode_result, decode_user_exception)
+    }
+
+    /// A oneway invocation (`SYNC_WITH_TRANSPORT`): returns once the
+    /// request is written to the connection.
+    pub fn invoke_oneway(
+        &self,
+        op: &str,
+        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        client::invoke_oneway(self, op, encode_args)
+    }
+
+    /// True if the object supports `repo_id`: answered locally when the
+    /// IOR's type id is `repo_id` (or `IDL:omg.org/CORBA/Object:1.0`),
+    /// otherwise by a remote `_is_a`.
+    pub fn is_a(&self, repo_id: &str) -> Result<bool, SystemException> {
+        if repo_id == self.type_id() || repo_id == "IDL:omg.org/CORBA/Object:1.0" {
+            return Ok(true);
+        }
+        self.invoke(
+            "_is_a",
+            |w| w.write_string(repo_id),
+            |r| r.read_bool(),
+            |_, _| None::<peregrine_cdr::Result<SystemException>>,
+        )
+    }
+
+    /// True if the server says the object no longer exists (remote
+    /// `_non_existent`; `OBJECT_NOT_EXIST` also counts as true).
+    pub fn non_existent(&self) -> Result<bool, SystemException> {
+        let r = self.invoke(
+            "_non_existent",
+            |_| Ok(()),
+            |r| r.read_bool(),
+            |_, _| None::<peregrine_cdr::Result<SystemException>>,
+        );
+        match r {
+            Err(e) if e.kind == SystemExceptionKind::ObjectNotExist => Ok(true),
+            r => r,
+        }
+    }
+
+    /// The repository id in the IOR (may be empty, e.g. for corbaloc).
+    pub fn type_id(&self) -> &str {
+        &self.inner.ior.type_id
+    }
+
+    /// The IOR this reference was made from (not the forwarded one).
+    pub fn ior(&self) -> &Ior {
+        &self.inner.ior
+    }
+
+    /// The ORB this reference talks through.
+    pub fn orb(&self) -> &Orb {
+        &self.inner.orb
+    }
+
+    /// The same object with another call deadline (per-reference policy,
+    /// like `RELATIVE_RT_TIMEOUT`); shares the connection cache.
+    pub fn with_timeout(&self, timeout: Duration) -> ObjectRef {
+        ObjectRef {
+            inner: Arc::new(RefInner::new(
+                self.inner.orb.clone(),
+                self.inner.ior.clone(),
+                Some(timeout),
+            )),
+        }
+    }
+
+    /// True if both references denote the same object as far as the ORB
+    /// can tell without a call (same IOR profiles).
+    pub fn is_equivalent(&self, other: &ObjectRef) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+            || self.inner.ior.profiles == other.inner.ior.profiles
+    }
+
+    /// `CORBA::Object::hash`: a value in `0..=maximum` that equal
+    /// (equivalent) references share.
+    pub fn hash(&self, maximum: u32) -> u32 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.inner.ior.profiles.hash(&mut h);
+        let v = h.finish();
+        if maximum == u32::MAX {
+            v as u32
+        } else {
+            (v % (u64::from(maximum) + 1)) as u32
+        }
+    }
+
+    /// Decodes an IOR and makes a reference through `orb`; `None` for a
+    /// nil reference.
+    pub fn decode(r: &mut Reader<'_>, orb: &Orb) -> peregrine_cdr::Result<Option<ObjectRef>> {
+        let ior = <Ior as peregrine_cdr::Decode>::decode(r)?;
+        Ok(orb.object_from_ior(ior))
+    }
+
+    /// Encodes a possibly nil reference (`None` is the nil IOR).
+    pub fn encode_opt(obj: Option<&ObjectRef>, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        match obj {
+            Some(o) => o.encode(w),
+            None => Ior::nil().encode(w),
+        }
+    }
+}
+
+/// Writes the reference's IOR.
+impl Encode for ObjectRef {
+    fn encode(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        self.inner.ior.encode(w)
+    }
+}
+
+impl fmt::Debug for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectRef")
+            .field("type_id", &self.type_id())
+            .field("endpoints", &self.inner.ior.endpoints().unwrap_or_default())
+            .finish()
+    }
+}
+
+/// The stringified IOR.
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.inner.ior, f)
+    }
+}
+
+/// Server side, implemented by generated skeletons.
+pub trait Servant: Send + Sync + 'static {
+    /// The most-derived interface's repository id.
+    fn repository_id(&self) -> &'static str;
+    /// True for this interface or any base (generated from the IDL).
+    fn is_a(&self, repo_id: &str) -> bool;
+    /// Decodes the arguments of `req.operation()`, calls the
+    /// implementation and writes the reply; an unknown operation is
+    /// `BAD_OPERATION` (minor 0, `COMPLETED_NO`). `_is_a`,
+    /// `_non_existent`, `_interface` and `_repository_id` never reach
+    /// here: the ORB answers them.
+    fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException>;
+}
+
+/// What a reply holds so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplyState {
+    /// Nothing written yet (the ORB writes an empty NO_EXCEPTION reply).
+    Empty,
+    /// A NO_EXCEPTION header is written; results follow.
+    NoException,
+    /// A USER_EXCEPTION header and repository id are written.
+    UserException,
+}
+
+/// One incoming request as a skeleton sees it: the operation, its
+/// arguments borrowed from the message buffer, and the reply being built
+/// in the connection's reusable buffer.
+pub struct ServerRequest<'a> {
+    pub(crate) operation: &'a str,
+    pub(crate) args: Reader<'a>,
+    pub(crate) reply: &'a mut Writer,
+    pub(crate) state: ReplyState,
+    pub(crate) pending: Option<peregrine_giop::Pending>,
+    pub(crate) version: GiopVersion,
+    pub(crate) request_id: u32,
+    pub(crate) response_expected: bool,
+    pub(crate) object_id: &'a [u8],
+    pub(crate) orb: &'a Orb,
+}
+
+impl<'a> ServerRequest<'a> {
+    /// The operation name (`_get_x`/`_set_x` for attributes).
+    pub fn operation(&self) -> &str {
+        self.operation
+    }
+
+    /// The `in`/`inout` arguments, decoded in place (borrowing from the
+    /// message buffer, with the connection's negotiated code sets).
+    pub fn args(&mut self) -> &mut Reader<'a> {
+        &mut self.args
+    }
+
+    /// The NO_EXCEPTION reply body: the return value, then `inout`/`out`
+    /// arguments in order. Calling it after [`ServerRequest::user_exception`]
+    /// starts the reply over as NO_EXCEPTION.
+    pub fn reply(&mut self) -> &mut Writer {
+        if self.state != ReplyState::NoException {
+            self.begin(peregrine_giop::ReplyStatus::NoException);
+            self.state = ReplyState::NoException;
+        }
+        self.reply
+    }
+
+    /// Switches the reply to USER_EXCEPTION (discarding any results
+    /// written) and writes `repo_id`; the exception's members follow.
+    pub fn user_exception(&mut self, repo_id: &str) -> &mut Writer {
+        self.begin(peregrine_giop::ReplyStatus::UserException);
+        self.state = ReplyState::UserException;
+        // Repository ids are ASCII: raw bytes keep them independent of
+        // the negotiated char code set (as for system exceptions).
+        let _ = self.reply.write_len(repo_id.len() + 1);
+        self.reply.write_bytes(repo_id.as_bytes());
+        self.reply.write_u8(0);
+        self.reply
+    }
+
+    /// False for a oneway request (whatever is written is discarded).
+    pub fn response_expected(&self) -> bool {
+        self.response_expected
+    }
+
+    /// The object id of the target within its POA.
+    pub fn object_id(&self) -> &[u8] {
+        self.object_id
+    }
+
+    /// The ORB that received the request (to decode object references).
+    pub fn orb(&self) -> &Orb {
+        self.orb
+    }
+
+    fn begin(&mut self, status: peregrine_giop::ReplyStatus) {
+        let h = peregrine_giop::ReplyHeader {
+            request_id: self.request_id,
+            status,
+            service_contexts: peregrine_giop::ServiceContexts::EMPTY,
+        };
+        // Only fails for a status the version lacks; both used here exist
+        // in every version.
+        self.pending = peregrine_giop::encode_reply(self.reply, self.version, &h).ok();
+    }
+}
