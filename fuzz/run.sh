@@ -16,12 +16,18 @@ seeds_for() {
     *) ;;
   esac
 }
+failed=()
 for t in $targets; do
   mkdir -p "fuzz/corpus/$t"
   echo "== $t: ${secs}s"
   # shellcheck disable=SC2046
   cargo +nightly fuzz run -O "$t" "fuzz/corpus/$t" $(seeds_for "$t") -- \
     -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 2>&1 \
-    | grep -E "^(#|==|stat::number_of_executed_units|stat::peak_rss|INFO: (seed|-max_len))|ERROR|panicked|SUMMARY" | tail -8
+    | grep -E "^(#|==|stat::number_of_executed_units|stat::peak_rss|INFO: (seed|-max_len))|ERROR|panicked|SUMMARY" | tail -8 \
+    || failed+=("$t")
   cargo +nightly fuzz cmin -O "$t" "fuzz/corpus/$t" >/dev/null 2>&1 || true
 done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]} (crashes are in fuzz/artifacts/)"
+  exit 1
+fi
