@@ -270,18 +270,20 @@ pub(crate) fn extend_plain<T: PlainData>(out: &mut Vec<u8>, src: &[T], order: By
     // `CDR_SIZE` bytes (padding zeroed) before `set_len` exposes them.
     unsafe {
         let dst = out.as_mut_ptr().add(start);
-        let (from, n) = (src.as_ptr().cast::<u8>(), src.len());
-        if order.is_native() {
-            swap_copy(from, dst, n, T::CDR_SIZE, |s, d| {
-                (*s.cast::<T>()).write_native(d);
-            });
-        } else {
-            swap_copy(from, dst, n, T::CDR_SIZE, |s, d| {
-                let mut v = *s.cast::<T>();
-                v.swap_members();
+        let native = order.is_native();
+        swap_copy(
+            src.as_ptr().cast::<u8>(),
+            dst,
+            src.len(),
+            T::CDR_SIZE,
+            |s, d| {
+                let mut v = core::ptr::read(s.cast::<T>());
+                if !native {
+                    v.swap_members();
+                }
                 v.write_native(d);
-            });
-        }
+            },
+        );
         out.set_len(start + nbytes);
     }
 }
