@@ -1,47 +1,1184 @@
-//! Client side: references, connection cache, invocations.
+//! Client side: object reference state, the connection cache shared by
+//! all references, client connections with request-id multiplexing and
+//! leader/followers reading, and the invocation path.
+//!
+//! A call writes its request into a thread-local reusable buffer (header,
+//! then the arguments straight after it), sends it with one write, and
+//! waits for its reply. Whoever waits first on a connection becomes the
+//! *leader* and reads the socket itself (no thread hop in the
+//! single-caller case); replies for other callers are handed to them
+//! through the pending table and a condition variable, and the leader's
+//! own reply is decoded in place from the receive buffer.
 
-use std::time::Duration;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use peregrine_cdr::{Reader, Writer};
-use peregrine_giop::Ior;
+use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion, Reader, Writer};
+use peregrine_giop::{
+    decode_message, encode_message_error, encode_request, Assembled, CodeSetComponentInfo,
+    CodeSetContext, Endpoint, Ior, Limits, Message, Pending, Reassembler, ReplyStatus,
+    RequestHeader, ResponseFlags, ServiceContext, ServiceContexts, TargetAddress,
+};
 
+use crate::error::{raise, record};
 use crate::orb::Orb;
-use crate::runtime::{CompletionStatus, ObjectRef, SystemException, SystemExceptionKind};
+use crate::runtime::{CompletionStatus, ObjectRef, SystemException, SystemExceptionKind as K};
+use crate::transport::{FrameError, RxBuf, Transport};
+
+/// How long a connection must have been idle before a call checks that
+/// the server has not closed it meanwhile (one non-blocking peek).
+const IDLE_CHECK: Duration = Duration::from_millis(100);
+/// Most LOCATION_FORWARD hops one call follows.
+const MAX_FORWARDS: usize = 8;
+/// Most times one call is re-sent after the server provably did not
+/// process it (CloseConnection, failed write).
+const MAX_RESENDS: usize = 3;
 
 /// The state behind an [`ObjectRef`].
 pub(crate) struct RefInner {
     pub(crate) orb: Orb,
     pub(crate) ior: Ior,
     pub(crate) timeout: Option<Duration>,
+    /// Where calls go now: the IOR's profile, or a forwarded one.
+    target: Mutex<Option<Arc<Target>>>,
 }
 
 impl RefInner {
     pub(crate) fn new(orb: Orb, ior: Ior, timeout: Option<Duration>) -> Self {
-        Self { orb, ior, timeout }
+        Self {
+            orb,
+            ior,
+            timeout,
+            target: Mutex::new(None),
+        }
+    }
+
+    fn target(&self) -> Result<Arc<Target>, SystemException> {
+        let mut t = lock(&self.target);
+        if let Some(t) = &*t {
+            return Ok(t.clone());
+        }
+        let new = Arc::new(Target::from_ior(&self.ior, false)?);
+        *t = Some(new.clone());
+        Ok(new)
+    }
+
+    fn set_target(&self, t: Option<Arc<Target>>) {
+        *lock(&self.target) = t;
     }
 }
 
+/// One addressable target: endpoints, key, GIOP version and code sets.
+pub(crate) struct Target {
+    endpoints: Vec<Endpoint>,
+    key: Vec<u8>,
+    version: GiopVersion,
+    codesets: CodeSets,
+    /// The IOR had a CODE_SETS component: send a CodeSets context.
+    negotiate: bool,
+    forwarded: bool,
+    conn: Mutex<Option<Arc<ClientConn>>>,
+}
+
+impl Target {
+    fn from_ior(ior: &Ior, forwarded: bool) -> Result<Target, SystemException> {
+        let profiles = ior.iiop_profiles().map_err(|e| {
+            raise(
+                K::InvObjref,
+                0,
+                CompletionStatus::No,
+                format_args!("malformed IIOP profile in the reference: {e}"),
+            )
+        })?;
+        let Some(first) = profiles.first() else {
+            return Err(raise(
+                K::InvObjref,
+                0,
+                CompletionStatus::No,
+                format_args!("the reference has no IIOP profile (nil or foreign)"),
+            ));
+        };
+        let mut endpoints = Vec::new();
+        for p in profiles.iter().filter(|p| p.object_key == first.object_key) {
+            for e in p.endpoints() {
+                if !endpoints.contains(&e) {
+                    endpoints.push(e);
+                }
+            }
+        }
+        let version = match (first.version.major, first.version.minor) {
+            (1, 0) => GiopVersion::V1_0,
+            (1, 1) => GiopVersion::V1_1,
+            _ => GiopVersion::V1_2,
+        };
+        let info = ior.code_sets();
+        let negotiate = info.is_some() && version >= GiopVersion::V1_1;
+        Ok(Target {
+            endpoints,
+            key: first.object_key.clone(),
+            version,
+            codesets: choose_codesets(info.as_ref()),
+            negotiate,
+            forwarded,
+            conn: Mutex::new(None),
+        })
+    }
+
+    fn conn(&self, orb: &Orb, deadline: Instant) -> Result<Arc<ClientConn>, SystemException> {
+        if let Some(c) = &*lock(&self.conn) {
+            if !c.is_closed() {
+                return Ok(c.clone());
+            }
+        }
+        let mut last = None;
+        for ep in &self.endpoints {
+            match orb.inner().cache.get(orb, ep, deadline) {
+                Ok(c) => {
+                    *lock(&self.conn) = Some(c.clone());
+                    return Ok(c);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            raise(
+                K::Transient,
+                peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
+                CompletionStatus::No,
+                format_args!("no endpoint in the reference"),
+            )
+        }))
+    }
+}
+
+/// The code sets a client uses with a server whose IOR says `info`:
+/// UTF-8/UTF-16 when the server can take them, else its native ones;
+/// without the component, ISO 8859-1 and no wide characters (CORBA's
+/// fallback).
+pub(crate) fn choose_codesets(info: Option<&CodeSetComponentInfo>) -> CodeSets {
+    use peregrine_cdr::{CharCodeSet, CodeSetId, WcharCodeSet};
+    let Some(info) = info else {
+        return CodeSets {
+            char: CharCodeSet::Latin1,
+            wchar: None,
+        };
+    };
+    let c = &info.for_char_data;
+    let has = |comp: &peregrine_giop::CodeSetComponent, id: CodeSetId| {
+        comp.native_code_set == id || comp.conversion_code_sets.contains(&id)
+    };
+    let char = if has(c, CodeSetId::UTF_8) {
+        CharCodeSet::Utf8
+    } else {
+        CharCodeSet::Latin1
+    };
+    let wc = &info.for_wchar_data;
+    let wchar = if has(wc, CodeSetId::UTF_16) {
+        Some(WcharCodeSet::Utf16)
+    } else if has(wc, CodeSetId::UCS_2) {
+        Some(WcharCodeSet::Ucs2)
+    } else {
+        None
+    };
+    CodeSets { char, wchar }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+// ---------------------------------------------------------------------
+// Connection cache
+
+struct EpState {
+    conn: Option<Arc<ClientConn>>,
+    connecting: bool,
+    failures: u32,
+    retry_at: Option<Instant>,
+    last_error: String,
+}
+
+/// Connections by endpoint, shared by every reference of one ORB. At most
+/// one connect attempt per endpoint is in flight; after a failure the
+/// endpoint is in backoff and calls fail fast with `TRANSIENT` instead of
+/// storming it.
+#[derive(Default)]
+pub(crate) struct ConnCache {
+    map: Mutex<HashMap<Endpoint, EpState>>,
+    cv: Condvar,
+}
+
+impl ConnCache {
+    fn get(
+        &self,
+        orb: &Orb,
+        ep: &Endpoint,
+        deadline: Instant,
+    ) -> Result<Arc<ClientConn>, SystemException> {
+        let cfg = &orb.inner().config;
+        let mut map = lock(&self.map);
+        loop {
+            let st = map.entry(ep.clone()).or_insert_with(|| EpState {
+                conn: None,
+                connecting: false,
+                failures: 0,
+                retry_at: None,
+                last_error: String::new(),
+            });
+            if let Some(c) = &st.conn {
+                if !c.is_closed() {
+                    return Ok(c.clone());
+                }
+                st.conn = None;
+            }
+            let now = Instant::now();
+            if st.connecting {
+                if now >= deadline {
+                    return Err(raise(
+                        K::Timeout,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("connecting to {ep}: deadline expired"),
+                    ));
+                }
+                map = self
+                    .cv
+                    .wait_timeout(map, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                continue;
+            }
+            if let Some(at) = st.retry_at {
+                if now < at {
+                    return Err(raise(
+                        K::Transient,
+                        peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
+                        CompletionStatus::No,
+                        format_args!(
+                            "connecting to {ep}: endpoint in backoff for {:?} after {} failure(s): {}",
+                            at - now,
+                            st.failures,
+                            st.last_error
+                        ),
+                    ));
+                }
+            }
+            st.connecting = true;
+            drop(map);
+            let timeout = cfg
+                .connect_timeout
+                .min(deadline.saturating_duration_since(now));
+            let res = if orb.is_shut_down() {
+                Err(std::io::Error::other("ORB shut down"))
+            } else if timeout.is_zero() {
+                Err(std::io::ErrorKind::TimedOut.into())
+            } else {
+                orb.inner().connector.connect(ep, timeout)
+            };
+            map = lock(&self.map);
+            let st = map.get_mut(ep).expect("entry inserted above");
+            st.connecting = false;
+            self.cv.notify_all();
+            match res {
+                Ok(t) => {
+                    let c = Arc::new(ClientConn::new(t, ep.clone(), cfg.limits));
+                    st.conn = Some(c.clone());
+                    st.failures = 0;
+                    st.retry_at = None;
+                    return Ok(c);
+                }
+                Err(e) => {
+                    st.failures = st.failures.saturating_add(1);
+                    let shift = st.failures.min(16) - 1;
+                    let backoff = cfg
+                        .backoff_min
+                        .saturating_mul(1 << shift.min(10))
+                        .min(cfg.backoff_max);
+                    st.retry_at = Some(Instant::now() + backoff);
+                    st.last_error = e.to_string();
+                    let kind = if e.kind() == std::io::ErrorKind::TimedOut {
+                        K::Timeout
+                    } else {
+                        K::Transient
+                    };
+                    return Err(raise(
+                        kind,
+                        peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
+                        CompletionStatus::No,
+                        format_args!("connecting to {ep}: {e}"),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Number of open connections (for tests and diagnostics).
+    pub(crate) fn open_connections(&self) -> usize {
+        lock(&self.map)
+            .values()
+            .filter(|s| s.conn.as_ref().is_some_and(|c| !c.is_closed()))
+            .count()
+    }
+
+    /// Closes every connection (ORB shutdown).
+    pub(crate) fn close_all(&self) {
+        let conns: Vec<_> = lock(&self.map)
+            .values_mut()
+            .filter_map(|s| s.conn.take())
+            .collect();
+        for c in conns {
+            c.fail(Closed::Broken("ORB shut down".into()));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Client connection
+
+#[derive(Clone, Debug)]
+enum Closed {
+    /// The server sent CloseConnection: unanswered requests were not
+    /// processed and may be re-sent.
+    Orderly,
+    /// The connection broke: unanswered requests may have executed.
+    Broken(String),
+}
+
+/// A received message: `buf.buf[..len]`.
+struct Arrived {
+    buf: RxBuf,
+    len: usize,
+}
+
+struct ConnState {
+    next_id: u32,
+    /// Calls waiting for a reply: `None` until it arrives.
+    pending: HashMap<u32, Option<Arrived>>,
+    leader: bool,
+    rx: RxBuf,
+    spare: Vec<u8>,
+    closed: Option<Closed>,
+    codesets: Option<CodeSets>,
+    codesets_acked: bool,
+    reasm: Reassembler,
+    last_activity: Instant,
+}
+
+/// One client connection, shared by every reference to its endpoint.
+pub(crate) struct ClientConn {
+    t: Box<dyn Transport>,
+    ep: Endpoint,
+    limits: Limits,
+    write_lock: Mutex<()>,
+    st: Mutex<ConnState>,
+    cv: Condvar,
+}
+
+enum WaitError {
+    TimedOut,
+    Closed(Closed),
+}
+
+enum Lead {
+    Mine(Arrived),
+    TimedOut,
+    Closed(Closed),
+}
+
+impl ClientConn {
+    fn new(t: Box<dyn Transport>, ep: Endpoint, limits: Limits) -> Self {
+        Self {
+            t,
+            ep,
+            limits,
+            write_lock: Mutex::new(()),
+            st: Mutex::new(ConnState {
+                next_id: 1,
+                pending: HashMap::new(),
+                leader: false,
+                rx: RxBuf::default(),
+                spare: Vec::new(),
+                closed: None,
+                codesets: None,
+                codesets_acked: false,
+                reasm: Reassembler::new(limits),
+                last_activity: Instant::now(),
+            }),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        lock(&self.st).closed.is_some()
+    }
+
+    /// Marks the connection closed, fails every pending call, closes the
+    /// socket.
+    fn fail(&self, why: Closed) {
+        {
+            let mut st = lock(&self.st);
+            if st.closed.is_none() {
+                st.closed = Some(why);
+            }
+            st.reasm.clear();
+        }
+        self.cv.notify_all();
+        self.t.shutdown();
+    }
+
+    /// Before reusing an idle connection: has the server closed it?
+    fn check_idle(&self) {
+        let idle = {
+            let st = lock(&self.st);
+            st.closed.is_none()
+                && !st.leader
+                && st.pending.is_empty()
+                && st.last_activity.elapsed() > IDLE_CHECK
+        };
+        if idle {
+            let _w = lock(&self.write_lock);
+            if self.t.peer_closed_or_readable() {
+                // Unsolicited bytes or EOF on an idle client connection:
+                // the server is closing it (CloseConnection) or is gone.
+                self.fail(Closed::Orderly);
+            }
+        }
+    }
+
+    /// Allocates a request id (registering it as pending when a reply is
+    /// expected) and returns the code sets and whether to send the
+    /// CodeSets context.
+    fn begin(&self, target: &Target, twoway: bool) -> Result<(u32, CodeSets, bool), Closed> {
+        let mut st = lock(&self.st);
+        if let Some(c) = &st.closed {
+            return Err(c.clone());
+        }
+        let id = st.next_id;
+        st.next_id = st.next_id.wrapping_add(1);
+        if twoway {
+            st.pending.insert(id, None);
+        }
+        let cs = *st.codesets.get_or_insert(target.codesets);
+        let ctx = target.negotiate && !st.codesets_acked;
+        Ok((id, cs, ctx))
+    }
+
+    fn forget(&self, id: u32) {
+        lock(&self.st).pending.remove(&id);
+    }
+
+    fn send(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let r = {
+            let _w = lock(&self.write_lock);
+            self.t.write_all_vectored(&[bytes])
+        };
+        if let Err(e) = &r {
+            self.fail(Closed::Broken(format!("write failed: {e}")));
+        }
+        r
+    }
+
+    fn recycle(&self, buf: RxBuf) {
+        let mut st = lock(&self.st);
+        if st.spare.capacity() < buf.buf.capacity() {
+            st.spare = buf.buf;
+        }
+    }
+
+    /// Waits for the reply to `id`, reading the socket as leader when no
+    /// one else is.
+    fn wait(&self, id: u32, deadline: Instant) -> Result<Arrived, WaitError> {
+        let mut st = lock(&self.st);
+        loop {
+            if let Some(slot) = st.pending.get_mut(&id) {
+                if let Some(a) = slot.take() {
+                    st.pending.remove(&id);
+                    return Ok(a);
+                }
+            }
+            if let Some(c) = &st.closed {
+                let c = c.clone();
+                st.pending.remove(&id);
+                return Err(WaitError::Closed(c));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                st.pending.remove(&id);
+                return Err(WaitError::TimedOut);
+            }
+            if !st.leader {
+                st.leader = true;
+                let mut rx = std::mem::take(&mut st.rx);
+                drop(st);
+                let out = self.lead(&mut rx, id, deadline);
+                st = lock(&self.st);
+                st.leader = false;
+                st.last_activity = Instant::now();
+                if rx.buf.is_empty() && rx.filled == 0 {
+                    rx.buf = std::mem::take(&mut st.spare);
+                }
+                st.rx = rx;
+                self.cv.notify_all();
+                match out {
+                    Lead::Mine(a) => {
+                        st.pending.remove(&id);
+                        st.codesets_acked = true;
+                        return Ok(a);
+                    }
+                    Lead::TimedOut => continue,
+                    Lead::Closed(c) => {
+                        if st.closed.is_none() {
+                            st.closed = Some(c);
+                        }
+                        st.reasm.clear();
+                        drop(st);
+                        self.cv.notify_all();
+                        self.t.shutdown();
+                        st = lock(&self.st);
+                        continue;
+                    }
+                }
+            }
+            st = self
+                .cv
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Reads messages until the reply to `mine` arrives, the deadline
+    /// passes or the connection ends. Replies to others are handed over.
+    fn lead(&self, rx: &mut RxBuf, mine: u32, deadline: Instant) -> Lead {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Lead::TimedOut;
+            }
+            if self.t.set_read_timeout(Some(left)).is_err() {
+                return Lead::Closed(Closed::Broken("cannot set read timeout".into()));
+            }
+            let len = match rx.read_message(&*self.t, &self.limits) {
+                Ok(len) => len,
+                Err(FrameError::TimedOut) => continue,
+                Err(FrameError::Eof { clean }) => {
+                    return Lead::Closed(Closed::Broken(format!(
+                        "connection to {} closed by the server{}",
+                        self.ep,
+                        if clean {
+                            ""
+                        } else {
+                            " in the middle of a message"
+                        }
+                    )))
+                }
+                Err(FrameError::Io(e)) => {
+                    return Lead::Closed(Closed::Broken(format!("reading from {}: {e}", self.ep)))
+                }
+                Err(FrameError::Garbage(e)) => {
+                    self.send_message_error(rx);
+                    return Lead::Closed(Closed::Broken(format!(
+                        "{} sent a malformed message: {e}",
+                        self.ep
+                    )));
+                }
+            };
+            match self.incoming(rx, len, mine) {
+                Ok(Some(a)) => return Lead::Mine(a),
+                Ok(None) => {}
+                Err(c) => return Lead::Closed(c),
+            }
+        }
+    }
+
+    fn send_message_error(&self, rx: &RxBuf) {
+        let version = GiopVersion::from_minor(rx.buf.get(5).copied().unwrap_or(2).min(2));
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        if encode_message_error(&mut w, version).is_ok() {
+            let _w = lock(&self.write_lock);
+            let _ = self.t.write_all_vectored(&[w.as_slice()]);
+        }
+    }
+
+    /// Handles one framed message at the start of `rx`.
+    fn incoming(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Arrived>, Closed> {
+        // Fragments (and messages with more to come) go through the
+        // reassembler; everything else is decoded in place.
+        let flags = rx.buf[6];
+        let msg_type = rx.buf[7];
+        if msg_type == 7 || (rx.buf[5] > 0 && flags & 2 != 0) {
+            let out = {
+                let mut st = lock(&self.st);
+                match st.reasm.push(&rx.buf[..len]) {
+                    Ok(Assembled::Reassembled(v)) => Some(v),
+                    Ok(_) => None,
+                    Err(e) => {
+                        drop(st);
+                        self.send_message_error(rx);
+                        return Err(Closed::Broken(format!(
+                            "bad fragment from {}: {e}",
+                            self.ep
+                        )));
+                    }
+                }
+            };
+            rx.consume(len);
+            return match out {
+                Some(v) => {
+                    let n = v.len();
+                    let mut whole = RxBuf { buf: v, filled: n };
+                    self.dispatch_reply(&mut whole, n, mine)
+                }
+                None => Ok(None),
+            };
+        }
+        self.dispatch_reply(rx, len, mine)
+    }
+
+    fn dispatch_reply(
+        &self,
+        rx: &mut RxBuf,
+        len: usize,
+        mine: u32,
+    ) -> Result<Option<Arrived>, Closed> {
+        let id = match decode_message(&rx.buf[..len], &self.limits) {
+            Ok((_, Message::Reply { header, .. })) => header.request_id,
+            Ok((_, Message::LocateReply { header, .. })) => header.request_id,
+            Ok((_, Message::CloseConnection)) => return Err(Closed::Orderly),
+            Ok((_, Message::MessageError)) => {
+                return Err(Closed::Broken(format!(
+                    "{} answered MessageError (it could not parse our message)",
+                    self.ep
+                )))
+            }
+            Ok((_, Message::CancelRequest { .. })) => {
+                rx.consume(len);
+                return Ok(None);
+            }
+            Ok((h, _)) => {
+                self.send_message_error(rx);
+                return Err(Closed::Broken(format!(
+                    "{} sent an unexpected {:?} on a client connection",
+                    self.ep, h.msg_type
+                )));
+            }
+            Err(e) => {
+                self.send_message_error(rx);
+                return Err(Closed::Broken(format!(
+                    "{} sent a malformed message: {e}",
+                    self.ep
+                )));
+            }
+        };
+        if id == mine {
+            let rest = rx.split_rest(len);
+            let buf = std::mem::replace(rx, rest);
+            return Ok(Some(Arrived { buf, len }));
+        }
+        {
+            let mut st = lock(&self.st);
+            if let Some(slot @ None) = st.pending.get_mut(&id) {
+                let copy = RxBuf {
+                    buf: rx.buf[..len].to_vec(),
+                    filled: len,
+                };
+                *slot = Some(Arrived { buf: copy, len });
+                st.codesets_acked = true;
+                drop(st);
+                self.cv.notify_all();
+            }
+            // Else: a late reply to a call that timed out; dropped.
+        }
+        rx.consume(len);
+        Ok(None)
+    }
+}
+
+// ---------------------------------------------------------------------
+// Invocation
+
+thread_local! {
+    static SEND_BUF: Cell<Option<Writer>> = const { Cell::new(None) };
+}
+
+fn take_writer() -> Writer {
+    SEND_BUF
+        .with(|c| c.take())
+        .unwrap_or_else(|| Writer::new(ByteOrder::NATIVE))
+}
+
+fn put_writer(w: Writer) {
+    if w.len() <= (4 << 20) {
+        SEND_BUF.with(|c| c.set(Some(w)));
+    }
+}
+
+/// A received reply, holding the connection's buffer until decoded.
+pub(crate) struct ReplyMsg {
+    conn: Arc<ClientConn>,
+    arrived: Arrived,
+    codesets: CodeSets,
+}
+
+impl Drop for ReplyMsg {
+    fn drop(&mut self) {
+        self.conn.recycle(std::mem::take(&mut self.arrived.buf));
+    }
+}
+
+impl ReplyMsg {
+    /// The reply status and a reader over its body.
+    fn body(&self) -> Result<(ReplyStatus, Reader<'_>), SystemException> {
+        let bytes = &self.arrived.buf.buf[..self.arrived.len];
+        match decode_message(bytes, &self.conn.limits) {
+            Ok((_, Message::Reply { header, body })) => {
+                let mut r = body.reader();
+                r.set_codesets(self.codesets);
+                Ok((header.status, r))
+            }
+            _ => Err(raise(
+                K::Marshal,
+                0,
+                CompletionStatus::Maybe,
+                format_args!("reply from {} does not decode", self.conn.ep),
+            )),
+        }
+    }
+}
+
+/// One call in progress.
+struct Call<'o> {
+    obj: &'o ObjectRef,
+    op: &'o str,
+    twoway: bool,
+    deadline: Instant,
+    target: Option<Arc<Target>>,
+    conn: Option<Arc<ClientConn>>,
+    request_id: u32,
+    codesets: CodeSets,
+    version: GiopVersion,
+    args_start: usize,
+    pending: Option<Pending>,
+}
+
+impl<'o> Call<'o> {
+    fn new(obj: &'o ObjectRef, op: &'o str, twoway: bool) -> Result<Self, SystemException> {
+        let orb = &obj.inner.orb;
+        if orb.is_shut_down() {
+            return Err(raise(
+                K::BadInvOrder,
+                peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
+                CompletionStatus::No,
+                format_args!("calling {op:?}: the ORB has shut down"),
+            ));
+        }
+        let timeout = obj.inner.timeout.unwrap_or(orb.inner().config.call_timeout);
+        Ok(Call {
+            obj,
+            op,
+            twoway,
+            deadline: Instant::now() + timeout,
+            target: None,
+            conn: None,
+            request_id: 0,
+            codesets: CodeSets::default(),
+            version: GiopVersion::V1_2,
+            args_start: 0,
+            pending: None,
+        })
+    }
+
+    fn peer(&self) -> String {
+        self.conn
+            .as_ref()
+            .map(|c| c.ep.to_string())
+            .unwrap_or_else(|| "?".into())
+    }
+
+    /// Binds to a connection and writes the request header into `w`. When
+    /// `align` is given (re-sending), the body is made to start at that
+    /// position modulo 8, so already-encoded arguments stay aligned.
+    fn prepare(&mut self, w: &mut Writer, align: Option<usize>) -> Result<(), SystemException> {
+        let inner = &self.obj.inner;
+        let mut tries = 0;
+        let (target, conn, id, cs, ctx) = loop {
+            let target = inner.target()?;
+            let conn = match target.conn(&inner.orb, self.deadline) {
+                Ok(c) => c,
+                Err(e) if target.forwarded => {
+                    // A forwarded target that fails: back to the original.
+                    inner.set_target(None);
+                    tries += 1;
+                    if tries > 2 {
+                        return Err(e);
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            conn.check_idle();
+            match conn.begin(&target, self.twoway) {
+                Ok((id, cs, ctx)) => break (target, conn, id, cs, ctx),
+                Err(_) if tries < 2 => {
+                    tries += 1;
+                    continue;
+                }
+                Err(c) => {
+                    return Err(raise(
+                        K::Transient,
+                        0,
+                        CompletionStatus::No,
+                        format_args!(
+                            "calling {:?} on {}: connection closed: {c:?}",
+                            self.op, conn.ep
+                        ),
+                    ))
+                }
+            }
+        };
+        if let Some(old) = &self.conn {
+            if let Some(p) = &self.pending {
+                // Re-sending already-encoded arguments is only sound when
+                // they would encode the same way.
+                let has_args = w.len() > p.body_start();
+                if has_args && (self.codesets != cs || self.version != target.version) {
+                    conn.forget(id);
+                    return Err(raise(
+                        K::Transient,
+                        0,
+                        CompletionStatus::No,
+                        format_args!(
+                            "calling {:?}: re-sending to {} needs other code sets or GIOP version than {} (not re-marshaled)",
+                            self.op, conn.ep, old.ep
+                        ),
+                    ));
+                }
+            }
+        }
+        w.set_codesets(cs);
+        let ctx_data;
+        let contexts_arr;
+        let contexts = if ctx {
+            ctx_data = CodeSetContext {
+                char_data: cs.char.id(),
+                wchar_data: cs.wchar.unwrap_or(peregrine_cdr::WcharCodeSet::Utf16).id(),
+            }
+            .encode_data(w.order());
+            contexts_arr = [ServiceContext {
+                id: peregrine_giop::service_context::ids::CODE_SETS,
+                data: &ctx_data,
+            }];
+            ServiceContexts::from_slice(&contexts_arr)
+        } else {
+            ServiceContexts::EMPTY
+        };
+        let flags = if self.twoway {
+            ResponseFlags::SyncWithTarget
+        } else {
+            ResponseFlags::None
+        };
+        let pad = [0u8; 8];
+        let mut principal: &[u8] = &[];
+        let pending = loop {
+            let h = RequestHeader {
+                request_id: id,
+                response_flags: flags,
+                target: TargetAddress::Key(&target.key),
+                operation: self.op,
+                service_contexts: contexts,
+                requesting_principal: principal,
+            };
+            let p = encode_request(w, target.version, &h).map_err(|e| {
+                conn.forget(id);
+                raise(
+                    K::Marshal,
+                    0,
+                    CompletionStatus::No,
+                    format_args!("encoding the request header of {:?}: {e}", self.op),
+                )
+            })?;
+            match align {
+                Some(a) if target.version < GiopVersion::V1_2 && w.len() % 8 != a % 8 => {
+                    // Pad with the (ignored) requesting principal.
+                    let n = (a % 8 + 8 - w.len() % 8) % 8;
+                    principal = &pad[..n];
+                }
+                _ => break p,
+            }
+        };
+        self.args_start = w.len();
+        self.pending = Some(pending);
+        self.request_id = id;
+        self.codesets = cs;
+        self.version = target.version;
+        self.target = Some(target);
+        self.conn = Some(conn);
+        Ok(())
+    }
+
+    /// Re-binds (after a forward or a CloseConnection) and rewrites the
+    /// header in front of the already-encoded arguments.
+    fn relocate(&mut self, w: &mut Writer) -> Result<(), SystemException> {
+        let args = w.as_slice()[self.args_start..].to_vec();
+        let align = self.args_start % 8;
+        self.prepare(w, Some(align))?;
+        w.write_bytes(&args);
+        Ok(())
+    }
+
+    fn finish_message(&mut self, w: &mut Writer) -> Result<(), SystemException> {
+        if let Some(p) = self.pending.take() {
+            p.finish(w).map_err(|e| {
+                raise(
+                    K::Marshal,
+                    0,
+                    CompletionStatus::No,
+                    format_args!("finishing the request {:?}: {e}", self.op),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Sends and (for twoway) waits, following forwards and re-sending
+    /// when the server provably did not process the request.
+    fn run(&mut self, w: &mut Writer) -> Result<Option<ReplyMsg>, SystemException> {
+        let mut forwards = 0;
+        let mut resends = 0;
+        loop {
+            let pending = self.pending;
+            self.finish_message(w)?;
+            let conn = self.conn.clone().expect("prepared");
+            if let Err(e) = conn.send(w.as_slice()) {
+                conn.forget(self.request_id);
+                if resends < MAX_RESENDS {
+                    resends += 1;
+                    self.restore_pending(pending);
+                    self.relocate(w)?;
+                    continue;
+                }
+                return Err(raise(
+                    K::CommFailure,
+                    0,
+                    CompletionStatus::No,
+                    format_args!("sending {:?} to {}: {e}", self.op, conn.ep),
+                ));
+            }
+            if !self.twoway {
+                return Ok(None);
+            }
+            let arrived = match conn.wait(self.request_id, self.deadline) {
+                Ok(a) => a,
+                Err(WaitError::TimedOut) => {
+                    return Err(raise(
+                        K::Timeout,
+                        0,
+                        CompletionStatus::Maybe,
+                        format_args!(
+                            "calling {:?} on {}: waiting for the reply: deadline expired",
+                            self.op, conn.ep
+                        ),
+                    ))
+                }
+                Err(WaitError::Closed(Closed::Orderly)) if resends < MAX_RESENDS => {
+                    resends += 1;
+                    self.restore_pending(pending);
+                    self.relocate(w)?;
+                    continue;
+                }
+                Err(WaitError::Closed(c)) => {
+                    let why = match c {
+                        Closed::Orderly => "the server closed the connection".to_string(),
+                        Closed::Broken(s) => s,
+                    };
+                    return Err(raise(
+                        K::CommFailure,
+                        0,
+                        CompletionStatus::Maybe,
+                        format_args!(
+                            "calling {:?} on {}: waiting for the reply: {why}",
+                            self.op, conn.ep
+                        ),
+                    ));
+                }
+            };
+            let reply = ReplyMsg {
+                conn: conn.clone(),
+                arrived,
+                codesets: self.codesets,
+            };
+            let (status, mut r) = reply.body()?;
+            match status {
+                ReplyStatus::NoException | ReplyStatus::UserException => {
+                    return Ok(Some(reply));
+                }
+                ReplyStatus::SystemException => {
+                    let e = <SystemException as peregrine_cdr::Decode>::decode(&mut r).map_err(
+                        |e| {
+                            raise(
+                                K::Marshal,
+                                0,
+                                CompletionStatus::Maybe,
+                                format_args!(
+                                    "calling {:?} on {}: malformed system exception reply: {e}",
+                                    self.op, conn.ep
+                                ),
+                            )
+                        },
+                    )?;
+                    record(&e, format_args!("raised by {} for {:?}", conn.ep, self.op));
+                    return Err(e);
+                }
+                ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
+                    let ior = <Ior as peregrine_cdr::Decode>::decode(&mut r);
+                    drop(reply);
+                    let ior = ior.map_err(|e| {
+                        raise(
+                            K::Marshal,
+                            0,
+                            CompletionStatus::No,
+                            format_args!("malformed LOCATION_FORWARD from {}: {e}", conn.ep),
+                        )
+                    })?;
+                    forwards += 1;
+                    if forwards > MAX_FORWARDS {
+                        return Err(raise(
+                            K::Transient,
+                            0,
+                            CompletionStatus::No,
+                            format_args!(
+                                "calling {:?}: more than {MAX_FORWARDS} LOCATION_FORWARDs",
+                                self.op
+                            ),
+                        ));
+                    }
+                    let t = Target::from_ior(&ior, true)?;
+                    self.obj.inner.set_target(Some(Arc::new(t)));
+                    self.restore_pending(pending);
+                    self.relocate(w)?;
+                    continue;
+                }
+                ReplyStatus::NeedsAddressingMode => {
+                    return Err(raise(
+                        K::NoImplement,
+                        0,
+                        CompletionStatus::No,
+                        format_args!(
+                            "calling {:?}: {} needs an addressing mode other than KeyAddr",
+                            self.op, conn.ep
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// `finish` consumed the pending marker; a re-send writes a new header,
+    /// so only the body start matters (kept for the re-marshal check).
+    fn restore_pending(&mut self, p: Option<Pending>) {
+        self.pending = p;
+    }
+}
+
+fn cdr_to_sys(
+    e: &peregrine_cdr::CdrError,
+    completed: CompletionStatus,
+    what: std::fmt::Arguments<'_>,
+) -> SystemException {
+    let ex = SystemException::from_cdr(e, completed);
+    record(&ex, format_args!("{what}: {e}"));
+    ex
+}
+
 pub(crate) fn invoke<T, E: From<SystemException>>(
-    _obj: &ObjectRef,
-    _op: &str,
-    _encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-    _decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
-    _decode_user_exception: impl for<'a> FnOnce(
+    obj: &ObjectRef,
+    op: &str,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
+    decode_user_exception: impl for<'a> FnOnce(
         &str,
         &mut Reader<'a>,
     ) -> Option<peregrine_cdr::Result<E>>,
 ) -> Result<T, E> {
-    Err(SystemException::new(SystemExceptionKind::NoImplement, 0, CompletionStatus::No).into())
+    let mut w = take_writer();
+    let res = send_request(obj, op, true, &mut w, encode_args);
+    put_writer(w);
+    let reply = res?.expect("twoway calls return a reply");
+    let (status, mut r) = reply.body()?;
+    let peer = &reply.conn.ep;
+    if status == ReplyStatus::NoException {
+        return decode_result(&mut r).map_err(|e| {
+            E::from(cdr_to_sys(
+                &e,
+                CompletionStatus::Yes,
+                format_args!("decoding the result of {op:?} from {peer}"),
+            ))
+        });
+    }
+    // USER_EXCEPTION: repository id, then members.
+    let id = match r.read_string_bytes().map(std::str::from_utf8) {
+        Ok(Ok(id)) => id,
+        _ => {
+            return Err(E::from(raise(
+                K::Marshal,
+                0,
+                CompletionStatus::Yes,
+                format_args!("decoding the user exception id of {op:?} from {peer}"),
+            )))
+        }
+    };
+    match decode_user_exception(id, &mut r) {
+        Some(Ok(e)) => Err(e),
+        Some(Err(e)) => Err(E::from(cdr_to_sys(
+            &e,
+            CompletionStatus::Yes,
+            format_args!("decoding user exception {id} of {op:?} from {peer}"),
+        ))),
+        None => Err(E::from(raise(
+            K::Unknown,
+            peregrine_giop::system_exception::minor::UNKNOWN_USER_EXCEPTION,
+            CompletionStatus::Yes,
+            format_args!("{op:?} on {peer} raised user exception {id}, unknown to the stub"),
+        ))),
+    }
+}
+
+fn send_request(
+    obj: &ObjectRef,
+    op: &str,
+    twoway: bool,
+    w: &mut Writer,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+) -> Result<Option<ReplyMsg>, SystemException> {
+    let mut call = Call::new(obj, op, twoway)?;
+    call.prepare(w, None)?;
+    if let Err(e) = encode_args(w) {
+        if let Some(c) = &call.conn {
+            c.forget(call.request_id);
+        }
+        return Err(cdr_to_sys(
+            &e,
+            CompletionStatus::No,
+            format_args!("encoding the arguments of {op:?} for {}", call.peer()),
+        ));
+    }
+    call.run(w)
 }
 
 pub(crate) fn invoke_oneway(
-    _obj: &ObjectRef,
-    _op: &str,
-    _encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    obj: &ObjectRef,
+    op: &str,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
 ) -> Result<(), SystemException> {
-    Err(SystemException::new(
-        SystemExceptionKind::NoImplement,
-        0,
-        CompletionStatus::No,
-    ))
+    let mut w = take_writer();
+    let res = send_request(obj, op, false, &mut w, encode_args);
+    put_writer(w);
+    res.map(|_| ())
+}
+
+/// Number of open client connections of `orb` (tests, diagnostics).
+pub(crate) fn open_connections(orb: &Orb) -> usize {
+    orb.inner().cache.open_connections()
 }

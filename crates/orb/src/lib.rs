@@ -6,10 +6,23 @@
 //! that touches sockets.
 //!
 //! Generated code programs against [`runtime`] (re-exported here).
+//! Architecture notes: `docs/orb.md`.
 
 mod client;
+mod error;
+pub mod naming;
 mod orb;
+pub mod poa;
 pub mod runtime;
+mod server;
+pub mod transport;
 
-pub use orb::Orb;
+pub use error::last_error_detail;
+pub use orb::{
+    InitialReference, Orb, OrbBuilder, ResolveError, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
+};
+pub use poa::{
+    IdAssignment, IdUniqueness, ImplicitActivation, Lifespan, ObjectId, Poa, PoaError, PoaManager,
+    PoaManagerState, Policies, RequestProcessing, ServantRetention,
+};
 pub use runtime::*;

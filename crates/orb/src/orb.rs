@@ -1,21 +1,468 @@
-//! The ORB: lifecycle, configuration, initial references.
+//! The ORB: configuration, lifecycle, initial references, stringified
+//! references.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
 
-use peregrine_giop::Ior;
+use peregrine_cdr::{ByteOrder, CodeSetId};
+use peregrine_giop::system_exception::minor;
+use peregrine_giop::{
+    CodeSetComponent, CodeSetComponentInfo, Endpoint, Ior, IorBuilder, Limits, ObjectUrl,
+    ObjectUrlError,
+};
 
-use crate::runtime::ObjectRef;
+use crate::client::{lock, ConnCache};
+use crate::error::raise;
+use crate::poa::{Poa, PoaManager, PoaRegistry, Policies};
+use crate::runtime::{CompletionStatus, ObjectRef, SystemException, SystemExceptionKind as K};
+use crate::server::Server;
+use crate::transport::{bind, Connector, TcpConnector};
+
+/// Default deadline of every call.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default connect timeout.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The ORB's settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) call_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) backoff_min: Duration,
+    pub(crate) backoff_max: Duration,
+    pub(crate) limits: Limits,
+}
+
+const RUNNING: u8 = 0;
+const SHUT_DOWN: u8 = 1;
+const DESTROYED: u8 = 2;
+
+pub(crate) struct OrbInner {
+    pub(crate) config: Config,
+    pub(crate) connector: Box<dyn Connector>,
+    pub(crate) cache: ConnCache,
+    pub(crate) server: Server,
+    pub(crate) poas: PoaRegistry,
+    /// Random per ORB instance: transient keys of earlier runs are stale.
+    pub(crate) instance: u32,
+    root: OnceLock<Poa>,
+    listen: Vec<(String, u16)>,
+    publish_cfg: Vec<Endpoint>,
+    published: OnceLock<Result<Vec<Endpoint>, String>>,
+    init_refs: HashMap<String, String>,
+    default_init_ref: Option<String>,
+    state: AtomicU8,
+    state_lock: Mutex<()>,
+    state_cv: Condvar,
+}
 
 /// The ORB (cheap to clone: `Arc` inside).
 #[derive(Clone)]
 pub struct Orb {
-    #[allow(dead_code)]
     inner: Arc<OrbInner>,
 }
 
-struct OrbInner {}
+impl std::fmt::Debug for Orb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Orb")
+            .field("listening", &self.inner.server.local_addrs())
+            .finish()
+    }
+}
+
+/// Builds an [`Orb`]: listen and publish addresses, timeouts, limits,
+/// initial references, `-ORB...` arguments.
+pub struct OrbBuilder {
+    listen: Vec<(String, u16)>,
+    publish: Vec<Endpoint>,
+    config: Config,
+    init_refs: HashMap<String, String>,
+    default_init_ref: Option<String>,
+    connector: Box<dyn Connector>,
+    args_error: Option<String>,
+}
+
+impl Default for OrbBuilder {
+    fn default() -> Self {
+        OrbBuilder {
+            listen: Vec::new(),
+            publish: Vec::new(),
+            config: Config {
+                call_timeout: DEFAULT_CALL_TIMEOUT,
+                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+                backoff_min: Duration::from_millis(100),
+                backoff_max: Duration::from_secs(5),
+                limits: Limits::default(),
+            },
+            init_refs: HashMap::new(),
+            default_init_ref: None,
+            connector: Box::new(TcpConnector),
+            args_error: None,
+        }
+    }
+}
+
+fn bad_param(detail: std::fmt::Arguments<'_>) -> SystemException {
+    raise(K::BadParam, 0, CompletionStatus::No, detail)
+}
+
+/// Splits `host:port`, `[v6]:port` or `v6-literal` (port 0).
+fn split_host_port(s: &str) -> Option<(String, u16)> {
+    if let Some(rest) = s.strip_prefix('[') {
+        let (h, after) = rest.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None if after.is_empty() => 0,
+            None => return None,
+        };
+        return Some((h.to_string(), port));
+    }
+    match s.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => Some((h.to_string(), p.parse().ok()?)),
+        Some(_) => Some((s.to_string(), 0)),
+        None => Some((s.to_string(), 0)),
+    }
+}
+
+impl OrbBuilder {
+    /// Listens on `host:port` (port 0: any; `::` is dual-stack where the
+    /// OS allows). May be called several times.
+    pub fn listen(mut self, host: &str, port: u16) -> Self {
+        self.listen.push((
+            host.trim_matches(|c| c == '[' || c == ']').to_string(),
+            port,
+        ));
+        self
+    }
+
+    /// Publishes `host:port` in IORs instead of the listen addresses
+    /// (NAT, multi-homed hosts). The first is the profile's address, the
+    /// others become `TAG_ALTERNATE_IIOP_ADDRESS` components. Port 0
+    /// means the port of the first listener.
+    pub fn publish(mut self, host: &str, port: u16) -> Self {
+        self.publish.push(Endpoint::new(
+            host.trim_matches(|c| c == '[' || c == ']'),
+            port,
+        ));
+        self
+    }
+
+    /// Default deadline of every call (per reference:
+    /// [`ObjectRef::with_timeout`]).
+    pub fn call_timeout(mut self, d: Duration) -> Self {
+        self.config.call_timeout = d;
+        self
+    }
+
+    /// Connect timeout.
+    pub fn connect_timeout(mut self, d: Duration) -> Self {
+        self.config.connect_timeout = d;
+        self
+    }
+
+    /// Backoff after a failed connect: first delay and ceiling (doubling).
+    pub fn connect_backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.config.backoff_min = min;
+        self.config.backoff_max = max.max(min);
+        self
+    }
+
+    /// Limits on incoming messages.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.config.limits = limits;
+        self
+    }
+
+    /// `-ORBInitRef name=url`.
+    pub fn init_ref(mut self, name: &str, url: &str) -> Self {
+        self.init_refs.insert(name.to_string(), url.to_string());
+        self
+    }
+
+    /// `-ORBDefaultInitRef url`: `resolve_initial_references(name)` of an
+    /// unconfigured name tries `url/name`.
+    pub fn default_init_ref(mut self, url: &str) -> Self {
+        self.default_init_ref = Some(url.to_string());
+        self
+    }
+
+    /// Another transport connector (tests, TLS later).
+    pub fn connector(mut self, c: Box<dyn Connector>) -> Self {
+        self.connector = c;
+        self
+    }
+
+    /// Takes the `-ORB...` options out of `args` (the rest stay):
+    /// `-ORBInitRef name=url`, `-ORBDefaultInitRef url`,
+    /// `-ORBListenEndpoint host:port`, `-ORBPublishAddress host:port`,
+    /// `-ORBCallTimeout ms`, `-ORBConnectTimeout ms`. Both `-ORBopt value`
+    /// and `-ORBopt=value` forms are accepted.
+    pub fn args(mut self, args: &mut Vec<String>) -> Self {
+        let mut rest = Vec::with_capacity(args.len());
+        let mut it = std::mem::take(args).into_iter();
+        while let Some(a) = it.next() {
+            if !a.starts_with("-ORB") {
+                rest.push(a);
+                continue;
+            }
+            let (opt, val) = match a.split_once('=') {
+                Some((o, v)) if !o.eq_ignore_ascii_case("-ORBInitRef") => {
+                    (o.to_string(), Some(v.to_string()))
+                }
+                _ => (a.clone(), None),
+            };
+            let val = match val.or_else(|| it.next()) {
+                Some(v) => v,
+                None => {
+                    self.args_error = Some(format!("{opt} needs a value"));
+                    continue;
+                }
+            };
+            match opt.to_ascii_lowercase().as_str() {
+                "-orbinitref" => match val.split_once('=') {
+                    Some((n, u)) => {
+                        self.init_refs.insert(n.to_string(), u.to_string());
+                    }
+                    None => self.args_error = Some(format!("-ORBInitRef {val}: expected name=URL")),
+                },
+                "-orbdefaultinitref" => self.default_init_ref = Some(val),
+                "-orblistenendpoint" | "-orbendpoint" => {
+                    let v = val
+                        .trim_start_matches("giop:tcp:")
+                        .trim_start_matches("iiop://");
+                    match split_host_port(v) {
+                        Some(hp) => self.listen.push(hp),
+                        None => self.args_error = Some(format!("{opt} {val}: expected host:port")),
+                    }
+                }
+                "-orbpublishaddress" => match split_host_port(&val) {
+                    Some((h, p)) => self.publish.push(Endpoint::new(h, p)),
+                    None => self.args_error = Some(format!("{opt} {val}: expected host:port")),
+                },
+                "-orbcalltimeout" | "-orbconnecttimeout" => match val.parse::<u64>() {
+                    Ok(ms) if opt.eq_ignore_ascii_case("-orbcalltimeout") => {
+                        self.config.call_timeout = Duration::from_millis(ms)
+                    }
+                    Ok(ms) => self.config.connect_timeout = Duration::from_millis(ms),
+                    Err(_) => self.args_error = Some(format!("{opt} {val}: expected milliseconds")),
+                },
+                _ => self.args_error = Some(format!("unknown ORB option {opt}")),
+            }
+        }
+        *args = rest;
+        self
+    }
+
+    /// Builds the ORB and starts listening (if any listen address was
+    /// given; otherwise the first reference made by a POA listens on
+    /// every interface, on a port of the OS's choosing).
+    pub fn build(self) -> Result<Orb, SystemException> {
+        if let Some(e) = self.args_error {
+            return Err(bad_param(format_args!("ORB arguments: {e}")));
+        }
+        let instance = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(std::process::id() as u64);
+            h.finish() as u32
+        };
+        let inner = Arc::new(OrbInner {
+            config: self.config,
+            connector: self.connector,
+            cache: ConnCache::default(),
+            server: Server::default(),
+            poas: PoaRegistry::default(),
+            instance,
+            root: OnceLock::new(),
+            listen: self.listen,
+            publish_cfg: self.publish,
+            published: OnceLock::new(),
+            init_refs: self.init_refs,
+            default_init_ref: self.default_init_ref,
+            state: AtomicU8::new(RUNNING),
+            state_lock: Mutex::new(()),
+            state_cv: Condvar::new(),
+        });
+        let orb = Orb { inner };
+        if !orb.inner.listen.is_empty() {
+            orb.published_endpoints()?;
+        }
+        Ok(orb)
+    }
+}
+
+/// What `resolve_initial_references` returns.
+#[derive(Clone, Debug)]
+pub enum InitialReference {
+    /// `RootPOA`.
+    RootPoa(Poa),
+    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`).
+    Object(ObjectRef),
+}
+
+impl std::fmt::Debug for Poa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Poa").field("name", &self.name()).finish()
+    }
+}
+
+/// `CORBA::ORB::InvalidName` or a system exception.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolveError {
+    /// No such initial reference.
+    InvalidName(String),
+    /// Resolving it failed.
+    System(SystemException),
+}
+
+impl std::fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResolveError::InvalidName(n) => write!(f, "CORBA::ORB::InvalidName: {n:?}"),
+            ResolveError::System(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {}
+
+/// The first non-loopback local address (no packet is sent: connecting a
+/// UDP socket only picks a route), else loopback.
+fn default_host(v6: bool) -> String {
+    let probe = if v6 {
+        UdpSocket::bind("[::]:0").and_then(|s| {
+            s.connect("[2001:db8::1]:9")?;
+            s.local_addr()
+        })
+    } else {
+        UdpSocket::bind("0.0.0.0:0").and_then(|s| {
+            s.connect("192.0.2.1:9")?;
+            s.local_addr()
+        })
+    };
+    match probe {
+        Ok(a) if !a.ip().is_unspecified() => a.ip().to_string(),
+        _ if v6 => "::1".to_string(),
+        _ => "127.0.0.1".to_string(),
+    }
+}
+
+fn publish_for(addr: SocketAddr) -> Endpoint {
+    let ip = addr.ip();
+    let host = if ip.is_unspecified() {
+        default_host(matches!(ip, IpAddr::V6(_)))
+    } else {
+        ip.to_string()
+    };
+    Endpoint::new(host, addr.port())
+}
 
 impl Orb {
+    /// A builder with the defaults: no listener until a POA needs one, a
+    /// 30 s call deadline, a 5 s connect timeout.
+    pub fn builder() -> OrbBuilder {
+        OrbBuilder::default()
+    }
+
+    /// `CORBA::ORB_init`: builds an ORB from `-ORB...` arguments, leaving
+    /// the others in `args`.
+    pub fn init(args: &mut Vec<String>) -> Result<Orb, SystemException> {
+        Orb::builder().args(args).build()
+    }
+
+    pub(crate) fn from_inner(inner: Arc<OrbInner>) -> Orb {
+        Orb { inner }
+    }
+
+    pub(crate) fn inner(&self) -> &OrbInner {
+        &self.inner
+    }
+
+    pub(crate) fn inner_arc(&self) -> &Arc<OrbInner> {
+        &self.inner
+    }
+
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.inner.state.load(Ordering::Acquire) != RUNNING
+    }
+
+    /// The addresses published in IORs (starting the listeners first if
+    /// needed). Never a wildcard address.
+    pub fn published_endpoints(&self) -> Result<Vec<Endpoint>, SystemException> {
+        let r = self.inner.published.get_or_init(|| {
+            let listen = if self.inner.listen.is_empty() {
+                vec![("0.0.0.0".to_string(), 0)]
+            } else {
+                self.inner.listen.clone()
+            };
+            let mut addrs = Vec::new();
+            for (h, p) in &listen {
+                let l = bind(h, *p).map_err(|e| format!("listening on {h}:{p}: {e}"))?;
+                let a = Server::start(&self.inner, l).map_err(|e| format!("{h}:{p}: {e}"))?;
+                addrs.push(a);
+            }
+            let first_port = addrs.first().map_or(0, |a| a.port());
+            if self.inner.publish_cfg.is_empty() {
+                Ok(addrs.into_iter().map(publish_for).collect())
+            } else {
+                Ok(self
+                    .inner
+                    .publish_cfg
+                    .iter()
+                    .map(|e| {
+                        let port = if e.port == 0 { first_port } else { e.port };
+                        let host = if e.host == "0.0.0.0" || e.host == "::" || e.host.is_empty() {
+                            default_host(e.host == "::")
+                        } else {
+                            e.host.clone()
+                        };
+                        Endpoint::new(host, port)
+                    })
+                    .collect())
+            }
+        });
+        r.clone()
+            .map_err(|e| raise(K::Initialize, 0, CompletionStatus::No, format_args!("{e}")))
+    }
+
+    /// The local addresses the ORB listens on.
+    pub fn listen_addrs(&self) -> Vec<SocketAddr> {
+        self.inner.server.local_addrs()
+    }
+
+    /// The code sets this ORB publishes: UTF-8 (native) or ISO 8859-1 for
+    /// `char`, UTF-16 (native) or UCS-2 for `wchar`.
+    pub fn code_sets_component() -> CodeSetComponentInfo {
+        CodeSetComponentInfo {
+            for_char_data: CodeSetComponent {
+                native_code_set: CodeSetId::UTF_8,
+                conversion_code_sets: vec![CodeSetId::ISO_8859_1],
+            },
+            for_wchar_data: CodeSetComponent {
+                native_code_set: CodeSetId::UTF_16,
+                conversion_code_sets: vec![CodeSetId::UCS_2],
+            },
+        }
+    }
+
+    pub(crate) fn make_reference(
+        &self,
+        type_id: &str,
+        key: Vec<u8>,
+    ) -> Result<ObjectRef, SystemException> {
+        let eps = self.published_endpoints()?;
+        let mut b = IorBuilder::new(type_id)
+            .object_key(key)
+            .code_sets(Self::code_sets_component());
+        for e in eps {
+            b = b.endpoint(e.host, e.port);
+        }
+        Ok(ObjectRef::from_ior(self, b.build()))
+    }
+
     /// A reference for `ior` through this ORB; `None` for a nil IOR.
     pub fn object_from_ior(&self, ior: Ior) -> Option<ObjectRef> {
         if ior.is_nil() {
@@ -23,5 +470,168 @@ impl Orb {
         } else {
             Some(ObjectRef::from_ior(self, ior))
         }
+    }
+
+    /// `string_to_object`: an `IOR:`, `corbaloc:` or `corbaname:` string;
+    /// `None` for a nil IOR.
+    pub fn string_to_object(&self, s: &str) -> Result<Option<ObjectRef>, SystemException> {
+        let url = ObjectUrl::parse(s).map_err(|e| {
+            let m = match &e {
+                ObjectUrlError::Url(u) if u.pos == 0 => minor::BAD_PARAM_BAD_SCHEME_NAME,
+                ObjectUrlError::Ior(_) => minor::BAD_PARAM_BAD_SCHEME_SPECIFIC_PART,
+                _ => minor::BAD_PARAM_BAD_ADDRESS,
+            };
+            raise(
+                K::BadParam,
+                m,
+                CompletionStatus::No,
+                format_args!("string_to_object({s:?}): {e}"),
+            )
+        })?;
+        match url {
+            ObjectUrl::Ior(ior) => Ok(self.object_from_ior(ior)),
+            ObjectUrl::Corbaloc(loc) => self.corbaloc(&loc, s).map(Some),
+            ObjectUrl::Corbaname(cn) => {
+                let ctx = self.corbaloc(&cn.loc, s)?;
+                match cn.name {
+                    None => Ok(Some(ctx)),
+                    Some(n) => crate::naming::resolve_str(&ctx, &n).map(Some),
+                }
+            }
+        }
+    }
+
+    fn corbaloc(
+        &self,
+        loc: &peregrine_giop::Corbaloc,
+        s: &str,
+    ) -> Result<ObjectRef, SystemException> {
+        if loc.is_rir() {
+            let key = String::from_utf8_lossy(&loc.key).into_owned();
+            return match self.resolve_initial_references(&key) {
+                Ok(InitialReference::Object(o)) => Ok(o),
+                Ok(InitialReference::RootPoa(_)) => Err(bad_param(format_args!(
+                    "{s:?}: {key} is a local object, not a reference"
+                ))),
+                Err(ResolveError::System(e)) => Err(e),
+                Err(ResolveError::InvalidName(n)) => {
+                    Err(bad_param(format_args!("{s:?}: no initial reference {n:?}")))
+                }
+            };
+        }
+        let ior = loc
+            .to_ior()
+            .ok_or_else(|| bad_param(format_args!("{s:?}: no usable address")))?;
+        Ok(ObjectRef::from_ior(self, ior))
+    }
+
+    /// `object_to_string`: the stringified IOR (native byte order).
+    pub fn object_to_string(&self, obj: &ObjectRef) -> String {
+        obj.ior()
+            .to_stringified(ByteOrder::NATIVE)
+            .unwrap_or_else(|_| "IOR:".into())
+    }
+
+    /// The RootPOA (its manager starts in the holding state).
+    pub fn root_poa(&self) -> Poa {
+        self.inner
+            .root
+            .get_or_init(|| {
+                self.inner.poas.create(
+                    &self.inner,
+                    "RootPOA",
+                    String::new(),
+                    Policies::ROOT,
+                    PoaManager::new(),
+                )
+            })
+            .clone()
+    }
+
+    /// `resolve_initial_references`: `RootPOA`, then names configured
+    /// with `-ORBInitRef`, then `-ORBDefaultInitRef`/name.
+    pub fn resolve_initial_references(&self, name: &str) -> Result<InitialReference, ResolveError> {
+        if name == "RootPOA" {
+            return Ok(InitialReference::RootPoa(self.root_poa()));
+        }
+        let url = match (self.inner.init_refs.get(name), &self.inner.default_init_ref) {
+            (Some(u), _) => u.clone(),
+            (None, Some(d)) => format!("{}/{}", d.trim_end_matches('/'), name),
+            (None, None) => return Err(ResolveError::InvalidName(name.to_string())),
+        };
+        match self.string_to_object(&url) {
+            Ok(Some(o)) => Ok(InitialReference::Object(o)),
+            Ok(None) => Err(ResolveError::InvalidName(name.to_string())),
+            Err(e) => Err(ResolveError::System(e)),
+        }
+    }
+
+    /// The names `resolve_initial_references` knows.
+    pub fn list_initial_services(&self) -> Vec<String> {
+        let mut v = vec!["RootPOA".to_string()];
+        v.extend(self.inner.init_refs.keys().cloned());
+        v
+    }
+
+    /// Serves requests until [`Orb::shutdown`]. Connections are served by
+    /// their own threads whether or not anyone calls `run`; `run` only
+    /// blocks the caller.
+    pub fn run(&self) {
+        let mut g = lock(&self.inner.state_lock);
+        while !self.is_shut_down() {
+            g = self
+                .inner
+                .state_cv
+                .wait(g)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// False: in the thread-per-connection model no work waits for the
+    /// main thread.
+    pub fn work_pending(&self) -> bool {
+        false
+    }
+
+    /// Does nothing (see [`Orb::work_pending`]); kept for CORBA's API.
+    pub fn perform_work(&self) {}
+
+    /// Shuts down: refuses new calls (`BAD_INV_ORDER` minor 4), stops
+    /// accepting, sends CloseConnection on idle server connections (busy
+    /// ones after their reply), fails pending client calls, and with
+    /// `wait` waits for every server thread.
+    pub fn shutdown(&self, wait: bool) {
+        {
+            let _g = lock(&self.inner.state_lock);
+            let _ = self.inner.state.compare_exchange(
+                RUNNING,
+                SHUT_DOWN,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            self.inner.state_cv.notify_all();
+        }
+        self.inner.server.shutdown(wait);
+        self.inner.cache.close_all();
+    }
+
+    /// Shuts down (waiting) and destroys every POA.
+    pub fn destroy(&self) {
+        self.shutdown(true);
+        if let Some(root) = self.inner.root.get() {
+            root.destroy();
+        }
+        self.inner.state.store(DESTROYED, Ordering::Release);
+    }
+
+    /// Open client connections (diagnostics: all references to one
+    /// endpoint share one).
+    pub fn client_connections(&self) -> usize {
+        crate::client::open_connections(self)
+    }
+
+    /// Open server connections.
+    pub fn server_connections(&self) -> usize {
+        self.inner.server.connections()
     }
 }

@@ -1,0 +1,577 @@
+//! Server side: acceptors and the thread-per-connection loop that reads a
+//! request, demultiplexes it and calls the servant inline (no thread hop),
+//! then writes the reply from one reusable buffer.
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use peregrine_cdr::{ByteOrder, CharCodeSet, CodeSets, GiopVersion, WcharCodeSet, Writer};
+use peregrine_giop::{
+    decode_message, encode_close_connection, encode_locate_reply, encode_message_error,
+    encode_system_exception_reply, service_context::ids, Assembled, CodeSetContext,
+    LocateReplyHeader, LocateStatus, Message, MessageHeader, MsgType, Reassembler, ServiceContexts,
+    TaggedProfile, TargetAddress,
+};
+
+use crate::client::lock;
+use crate::error::raise;
+use crate::orb::{Orb, OrbInner};
+use crate::poa;
+use crate::runtime::{
+    CompletionStatus, ReplyState, ServerRequest, SystemException, SystemExceptionKind as K,
+};
+use crate::transport::{FrameError, RxBuf, TcpTransport, Transport};
+
+/// How often an idle connection thread looks at the shutdown flag.
+const TICK: Duration = Duration::from_millis(100);
+/// How long a connection lingers after CloseConnection for the client to
+/// close first (so its last request is not answered by a reset).
+const LINGER: Duration = Duration::from_millis(300);
+/// Longest a request waits while its POA manager holds.
+const HOLD_MAX: Duration = Duration::from_secs(30);
+
+struct ConnSlot {
+    t: Arc<dyn Transport>,
+    /// Guards "busy"/"close sent" and the socket's write side.
+    gate: Mutex<Gate>,
+}
+
+#[derive(Default)]
+struct Gate {
+    busy: bool,
+    close_sent: bool,
+    version: Option<GiopVersion>,
+}
+
+/// The acceptors and connections of one ORB.
+#[derive(Default)]
+pub(crate) struct Server {
+    listeners: Mutex<Vec<SocketAddr>>,
+    conns: Mutex<HashMap<u64, Arc<ConnSlot>>>,
+    next: AtomicU64,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    live: Mutex<usize>,
+    live_cv: Condvar,
+    stopping: AtomicBool,
+}
+
+impl Server {
+    /// The local addresses listened on.
+    pub(crate) fn local_addrs(&self) -> Vec<SocketAddr> {
+        lock(&self.listeners).clone()
+    }
+
+    /// Starts accepting on `l`.
+    pub(crate) fn start(orb: &Arc<OrbInner>, l: TcpListener) -> std::io::Result<SocketAddr> {
+        let addr = l.local_addr()?;
+        lock(&orb.server.listeners).push(addr);
+        let weak = Arc::downgrade(orb);
+        *lock(&orb.server.live) += 1;
+        let h = std::thread::Builder::new()
+            .name(format!("orb-accept-{addr}"))
+            .spawn(move || {
+                accept_loop(weak.clone(), l);
+                if let Some(o) = weak.upgrade() {
+                    o.server.thread_done();
+                }
+            })?;
+        lock(&orb.server.threads).push(h);
+        Ok(addr)
+    }
+
+    fn thread_done(&self) {
+        let mut n = lock(&self.live);
+        *n = n.saturating_sub(1);
+        self.live_cv.notify_all();
+    }
+
+    /// Number of server connections open.
+    pub(crate) fn connections(&self) -> usize {
+        lock(&self.conns).len()
+    }
+
+    /// Orderly shutdown: stop accepting, send CloseConnection on idle
+    /// connections (busy ones send it after their reply), and if `wait`,
+    /// wait for every server thread to finish.
+    pub(crate) fn shutdown(&self, wait: bool) {
+        self.stopping.store(true, Ordering::Release);
+        for a in self.local_addrs() {
+            // Wake the acceptor.
+            let mut a = a;
+            if a.ip().is_unspecified() {
+                a.set_ip(if a.is_ipv4() {
+                    std::net::Ipv4Addr::LOCALHOST.into()
+                } else {
+                    std::net::Ipv6Addr::LOCALHOST.into()
+                });
+            }
+            let _ = TcpStream::connect_timeout(&a, Duration::from_millis(200));
+        }
+        let conns: Vec<_> = lock(&self.conns).values().cloned().collect();
+        for c in conns {
+            send_close(&c);
+        }
+        if wait {
+            let mut n = lock(&self.live);
+            while *n > 0 {
+                n = self
+                    .live_cv
+                    .wait_timeout(n, TICK)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            drop(n);
+            let hs: Vec<_> = lock(&self.threads).drain(..).collect();
+            for h in hs {
+                let _ = h.join();
+            }
+        }
+    }
+
+    fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+}
+
+fn send_close(c: &ConnSlot) {
+    let mut g = lock(&c.gate);
+    if g.busy || g.close_sent {
+        return;
+    }
+    g.close_sent = true;
+    let mut w = Writer::new(ByteOrder::NATIVE);
+    if encode_close_connection(&mut w, g.version.unwrap_or(GiopVersion::V1_0)).is_ok() {
+        let _ = c.t.write_all_vectored(&[w.as_slice()]);
+    }
+    c.t.shutdown_write();
+}
+
+fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
+    loop {
+        let res = l.accept();
+        let Some(o) = orb.upgrade() else { return };
+        if o.server.is_stopping() {
+            return;
+        }
+        let stream = match res {
+            Ok((s, _)) => s,
+            Err(_) => {
+                // EMFILE and friends: back off instead of spinning.
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        let t: Arc<dyn Transport> = Arc::new(TcpTransport::new(stream));
+        let id = o.server.next.fetch_add(1, Ordering::Relaxed);
+        let slot = Arc::new(ConnSlot {
+            t,
+            gate: Mutex::new(Gate::default()),
+        });
+        lock(&o.server.conns).insert(id, slot.clone());
+        *lock(&o.server.live) += 1;
+        let weak = orb.clone();
+        let spawned = std::thread::Builder::new()
+            .name("orb-conn".into())
+            .spawn(move || {
+                if let Some(o) = weak.upgrade() {
+                    let orb = Orb::from_inner(o);
+                    serve(&orb, &slot);
+                    slot.t.shutdown();
+                    let o = orb.inner();
+                    lock(&o.server.conns).remove(&id);
+                    o.server.thread_done();
+                }
+            });
+        match spawned {
+            Ok(h) => {
+                let mut ts = lock(&o.server.threads);
+                ts.retain(|h| !h.is_finished());
+                ts.push(h);
+            }
+            Err(_) => {
+                lock(&o.server.conns).remove(&id);
+                o.server.thread_done();
+            }
+        }
+    }
+}
+
+enum Next {
+    Continue,
+    Close,
+}
+
+struct ConnCtx<'o> {
+    orb: &'o Orb,
+    slot: &'o ConnSlot,
+    tx: Writer,
+    codesets: CodeSets,
+    reasm: Reassembler,
+}
+
+/// The connection loop.
+fn serve(orb: &Orb, slot: &ConnSlot) {
+    let limits = orb.inner().config.limits;
+    let mut rx = RxBuf::default();
+    let mut cx = ConnCtx {
+        orb,
+        slot,
+        tx: Writer::new(ByteOrder::NATIVE),
+        // Until the client says otherwise (CORBA's defaults).
+        codesets: CodeSets {
+            char: CharCodeSet::Latin1,
+            wchar: None,
+        },
+        reasm: Reassembler::new(limits),
+    };
+    let _ = slot.t.set_read_timeout(Some(TICK));
+    let mut close_at: Option<Instant> = None;
+    loop {
+        if orb.inner().server.is_stopping() {
+            send_close(slot);
+        }
+        if lock(&slot.gate).close_sent {
+            let at = *close_at.get_or_insert_with(Instant::now);
+            if at.elapsed() > LINGER {
+                return;
+            }
+        }
+        let len = match rx.read_message(&*slot.t, &limits) {
+            Ok(n) => n,
+            Err(FrameError::TimedOut) => continue,
+            Err(FrameError::Eof { .. }) | Err(FrameError::Io(_)) => return,
+            Err(FrameError::Garbage(_)) => {
+                message_error(slot, &rx.buf);
+                return;
+            }
+        };
+        let msg = &rx.buf[..len];
+        let whole;
+        let m: &[u8] = match cx.reasm.push(msg) {
+            Ok(Assembled::Whole(m)) => m,
+            Ok(Assembled::Reassembled(v)) => {
+                whole = v;
+                &whole
+            }
+            Ok(Assembled::Incomplete) => {
+                rx.consume(len);
+                continue;
+            }
+            Err(_) => {
+                message_error(slot, msg);
+                return;
+            }
+        };
+        let next = cx.handle(m);
+        rx.consume(len);
+        if let Next::Close = next {
+            return;
+        }
+        if rx.buf.len() > (1 << 20) && rx.filled == 0 {
+            // Do not keep a huge buffer after a one-off large message.
+            rx.buf = Vec::new();
+        }
+    }
+}
+
+fn message_error(slot: &ConnSlot, msg: &[u8]) {
+    let minor = msg.get(5).copied().unwrap_or(0).min(2);
+    let mut w = Writer::new(ByteOrder::NATIVE);
+    if encode_message_error(&mut w, GiopVersion::from_minor(minor)).is_ok() {
+        let _g = lock(&slot.gate);
+        let _ = slot.t.write_all_vectored(&[w.as_slice()]);
+    }
+    slot.t.shutdown_write();
+}
+
+impl ConnCtx<'_> {
+    fn handle(&mut self, m: &[u8]) -> Next {
+        let limits = self.orb.inner().config.limits;
+        let (h, msg) = match decode_message(m, &limits) {
+            Ok(x) => x,
+            Err(e) => return self.undecodable(m, &e),
+        };
+        lock(&self.slot.gate).version.get_or_insert(h.version);
+        match msg {
+            Message::Request { header, body } => {
+                // Refuse new work once CloseConnection went out: the client
+                // re-sends it elsewhere (it was provably not processed).
+                {
+                    let mut g = lock(&self.slot.gate);
+                    if g.close_sent {
+                        return Next::Continue;
+                    }
+                    g.busy = true;
+                }
+                if let Some(data) = header.service_contexts.get(ids::CODE_SETS) {
+                    if let Ok(ctx) = CodeSetContext::decode(data) {
+                        self.set_codesets(ctx);
+                    }
+                }
+                let key: &[u8] = match &header.target {
+                    TargetAddress::Key(k) => k,
+                    TargetAddress::Profile(TaggedProfile::Iiop(p)) => &p.object_key,
+                    TargetAddress::Reference(info) => {
+                        match info.ior.profiles.get(info.selected_profile_index as usize) {
+                            Some(TaggedProfile::Iiop(p)) => &p.object_key,
+                            _ => &[],
+                        }
+                    }
+                    _ => &[],
+                };
+                let expected = header.response_flags.response_expected();
+                let mut args = body.reader();
+                args.set_codesets(self.codesets);
+                self.tx.set_codesets(self.codesets);
+                let res = dispatch(
+                    self.orb,
+                    &mut self.tx,
+                    h.version,
+                    header.request_id,
+                    expected,
+                    header.operation,
+                    key,
+                    args,
+                );
+                if let Err(e) = res {
+                    let _ = encode_system_exception_reply(
+                        &mut self.tx,
+                        h.version,
+                        header.request_id,
+                        ServiceContexts::EMPTY,
+                        &e,
+                    );
+                }
+                let out = if expected {
+                    self.send_tx()
+                } else {
+                    Next::Continue
+                };
+                let stopping = self.orb.inner().server.is_stopping();
+                lock(&self.slot.gate).busy = false;
+                if stopping {
+                    send_close(self.slot);
+                }
+                out
+            }
+            Message::LocateRequest(lh) => {
+                let key: &[u8] = match &lh.target {
+                    TargetAddress::Key(k) => k,
+                    TargetAddress::Profile(TaggedProfile::Iiop(p)) => &p.object_key,
+                    _ => &[],
+                };
+                let status = if poa::exists(self.orb.inner(), key) {
+                    LocateStatus::ObjectHere
+                } else {
+                    LocateStatus::UnknownObject
+                };
+                let rh = LocateReplyHeader {
+                    request_id: lh.request_id,
+                    status,
+                };
+                match encode_locate_reply(&mut self.tx, h.version, &rh) {
+                    Ok(p) if p.finish(&mut self.tx).is_ok() => self.send_tx(),
+                    _ => Next::Close,
+                }
+            }
+            Message::CancelRequest { .. } => Next::Continue,
+            Message::CloseConnection | Message::MessageError => Next::Close,
+            Message::Reply { .. } | Message::LocateReply { .. } | Message::Fragment { .. } => {
+                message_error(self.slot, m);
+                Next::Close
+            }
+        }
+    }
+
+    fn set_codesets(&mut self, ctx: CodeSetContext) {
+        if let Some(c) = CharCodeSet::from_id(ctx.char_data) {
+            self.codesets.char = c;
+        }
+        self.codesets.wchar = WcharCodeSet::from_id(ctx.wchar_data);
+    }
+
+    fn send_tx(&mut self) -> Next {
+        let r = {
+            let _g = lock(&self.slot.gate);
+            self.slot.t.write_all_vectored(&[self.tx.as_slice()])
+        };
+        if r.is_err() {
+            return Next::Close;
+        }
+        if self.tx.len() > (1 << 20) {
+            self.tx = Writer::new(ByteOrder::NATIVE);
+        }
+        Next::Continue
+    }
+
+    /// A message whose header decoded but whose body did not: a Request
+    /// whose id we can read gets a MARSHAL reply; anything else a
+    /// MessageError and the connection closes.
+    fn undecodable(&mut self, m: &[u8], e: &peregrine_giop::GiopError) -> Next {
+        let limits = self.orb.inner().config.limits;
+        if let Ok(h) = MessageHeader::decode(m, &limits) {
+            if h.msg_type == MsgType::Request && h.version == GiopVersion::V1_2 && m.len() >= 16 {
+                let raw: [u8; 4] = m[12..16].try_into().unwrap_or_default();
+                let id = match h.order {
+                    ByteOrder::Big => u32::from_be_bytes(raw),
+                    ByteOrder::Little => u32::from_le_bytes(raw),
+                };
+                let ex = e.to_system_exception(CompletionStatus::No);
+                if encode_system_exception_reply(
+                    &mut self.tx,
+                    h.version,
+                    id,
+                    ServiceContexts::EMPTY,
+                    &ex,
+                )
+                .is_ok()
+                {
+                    return self.send_tx();
+                }
+            }
+        }
+        message_error(self.slot, m);
+        Next::Close
+    }
+}
+
+/// Demultiplexes and runs one request, leaving the reply in `tx` (or
+/// returning the system exception to send).
+#[allow(clippy::too_many_arguments)]
+fn dispatch(
+    orb: &Orb,
+    tx: &mut Writer,
+    version: GiopVersion,
+    request_id: u32,
+    response_expected: bool,
+    operation: &str,
+    key: &[u8],
+    args: peregrine_cdr::Reader<'_>,
+) -> Result<(), SystemException> {
+    let resolved = match poa::resolve(orb.inner(), key, HOLD_MAX) {
+        Ok(r) => r,
+        Err(e) if e.kind == K::ObjectNotExist && is_non_existent(operation) => {
+            let mut req = request(
+                orb,
+                tx,
+                version,
+                request_id,
+                response_expected,
+                operation,
+                key,
+                args,
+            );
+            req.reply().write_bool(true);
+            return finish(req);
+        }
+        Err(e) => return Err(e),
+    };
+    let mut req = request(
+        orb,
+        tx,
+        version,
+        request_id,
+        response_expected,
+        operation,
+        resolved.object_id,
+        args,
+    );
+    let servant = &resolved.servant;
+    if operation.starts_with('_') {
+        match operation {
+            "_is_a" => {
+                let id = req.args().read_string_bytes()?;
+                let id = std::str::from_utf8(id)
+                    .map_err(|_| SystemException::from(peregrine_cdr::CdrError::InvalidText))?;
+                let yes = id == "IDL:omg.org/CORBA/Object:1.0" || servant.is_a(id);
+                req.reply().write_bool(yes);
+                return finish(req);
+            }
+            op if is_non_existent(op) => {
+                req.reply().write_bool(false);
+                return finish(req);
+            }
+            "_repository_id" => {
+                let id = servant.repository_id();
+                req.reply().write_string(id)?;
+                return finish(req);
+            }
+            "_interface" | "_get_interface" => {
+                return Err(raise(
+                    K::NoImplement,
+                    0,
+                    CompletionStatus::No,
+                    format_args!("no interface repository"),
+                ))
+            }
+            _ => {}
+        }
+    }
+    match catch_unwind(AssertUnwindSafe(|| servant.dispatch(&mut req))) {
+        Ok(Ok(())) => finish(req),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(raise(
+            K::Unknown,
+            0,
+            CompletionStatus::Maybe,
+            format_args!("servant panicked in {operation:?}"),
+        )),
+    }
+}
+
+fn is_non_existent(op: &str) -> bool {
+    op == "_non_existent" || op == "_not_existent"
+}
+
+#[allow(clippy::too_many_arguments)]
+fn request<'a>(
+    orb: &'a Orb,
+    tx: &'a mut Writer,
+    version: GiopVersion,
+    request_id: u32,
+    response_expected: bool,
+    operation: &'a str,
+    object_id: &'a [u8],
+    args: peregrine_cdr::Reader<'a>,
+) -> ServerRequest<'a> {
+    ServerRequest {
+        operation,
+        args,
+        reply: tx,
+        state: ReplyState::Empty,
+        pending: None,
+        version,
+        request_id,
+        response_expected,
+        object_id,
+        orb,
+    }
+}
+
+/// Completes the reply in the request's writer.
+fn finish(mut req: ServerRequest<'_>) -> Result<(), SystemException> {
+    if req.state == ReplyState::Empty {
+        req.reply();
+    }
+    match req.pending.take() {
+        Some(p) => p.finish(req.reply).map_err(|e| {
+            raise(
+                K::Marshal,
+                0,
+                CompletionStatus::Yes,
+                format_args!("finishing the reply of {:?}: {e}", req.operation),
+            )
+        }),
+        None => Err(raise(
+            K::Internal,
+            0,
+            CompletionStatus::Maybe,
+            format_args!("no reply header for {:?}", req.operation),
+        )),
+    }
+}

@@ -1,0 +1,351 @@
+//! Transports: the one small trait every byte stream (TCP today; TLS and
+//! Unix-domain sockets later) implements, TCP's implementation, and
+//! message framing over it into one reusable contiguous buffer.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use peregrine_giop::{Endpoint, GiopError, Limits, MessageHeader, HEADER_LEN};
+
+/// A connected byte stream carrying GIOP messages.
+///
+/// Methods take `&self` so one thread can read while another writes (a
+/// client connection's leader reads while callers write requests). A
+/// transport never interprets the bytes.
+pub trait Transport: Send + Sync + 'static {
+    /// Reads some bytes (0 means the peer closed). Honours the read
+    /// timeout (`WouldBlock`/`TimedOut` when it expires).
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Writes all of `bufs` in order (vectored where the stream can).
+    fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()>;
+    /// Sets the timeout of subsequent reads (`None`: block).
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
+    /// True if the peer has closed or sent something while we expected
+    /// silence; must not block and must not consume bytes.
+    fn peer_closed_or_readable(&self) -> bool;
+    /// Closes the sending direction (the peer reads end-of-stream).
+    fn shutdown_write(&self);
+    /// Closes both directions, waking any thread blocked in `read`.
+    fn shutdown(&self);
+    /// The peer's address, for error messages.
+    fn peer(&self) -> &str;
+}
+
+/// Opens transports to endpoints (one per transport kind).
+pub trait Connector: Send + Sync + 'static {
+    /// Connects to `ep`, giving up after `timeout`.
+    fn connect(&self, ep: &Endpoint, timeout: Duration) -> io::Result<Box<dyn Transport>>;
+}
+
+/// TCP (IIOP).
+pub struct TcpTransport {
+    stream: TcpStream,
+    peer: String,
+    /// The read timeout in force, in microseconds (0: none), so it is
+    /// only changed (a syscall) when it must be.
+    read_timeout_us: AtomicU64,
+}
+
+impl TcpTransport {
+    /// Wraps a connected stream (sets `TCP_NODELAY`).
+    pub fn new(stream: TcpStream) -> Self {
+        let _ = stream.set_nodelay(true);
+        // A peer that stops reading must not block a writer forever.
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(30)));
+        let peer = stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| "?".into());
+        Self {
+            stream,
+            peer,
+            read_timeout_us: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Transport for TcpTransport {
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        (&self.stream).read(buf)
+    }
+
+    fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()> {
+        if let [one] = bufs {
+            return (&self.stream).write_all(one);
+        }
+        let (mut idx, mut off) = (0, 0);
+        while idx < bufs.len() {
+            let slices: Vec<IoSlice<'_>> = std::iter::once(&bufs[idx][off..])
+                .chain(bufs[idx + 1..].iter().copied())
+                .map(IoSlice::new)
+                .collect();
+            let mut n = (&self.stream).write_vectored(&slices)?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            while idx < bufs.len() {
+                let left = bufs[idx].len() - off;
+                if n < left {
+                    off += n;
+                    break;
+                }
+                n -= left;
+                idx += 1;
+                off = 0;
+            }
+        }
+        Ok(())
+    }
+
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        let us = timeout.map_or(0, |d| (d.as_micros() as u64).max(1));
+        if self.read_timeout_us.load(Ordering::Relaxed) == us {
+            return Ok(());
+        }
+        self.stream.set_read_timeout(timeout)?;
+        self.read_timeout_us.store(us, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn peer_closed_or_readable(&self) -> bool {
+        if self.stream.set_nonblocking(true).is_err() {
+            return true;
+        }
+        let mut b = [0u8; 1];
+        let r = self.stream.peek(&mut b);
+        let _ = self.stream.set_nonblocking(false);
+        !matches!(r, Err(ref e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
+
+    fn shutdown_write(&self) {
+        let _ = self.stream.shutdown(Shutdown::Write);
+    }
+
+    fn shutdown(&self) {
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+
+    fn peer(&self) -> &str {
+        &self.peer
+    }
+}
+
+/// Connects IIOP endpoints over TCP, trying every address a host name
+/// resolves to.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TcpConnector;
+
+impl Connector for TcpConnector {
+    fn connect(&self, ep: &Endpoint, timeout: Duration) -> io::Result<Box<dyn Transport>> {
+        let addrs: Vec<SocketAddr> = (ep.host.as_str(), ep.port).to_socket_addrs()?.collect();
+        let deadline = Instant::now() + timeout;
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "host resolves to no address");
+        for a in addrs {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            match TcpStream::connect_timeout(&a, left) {
+                Ok(s) => return Ok(Box::new(TcpTransport::new(s))),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+}
+
+/// Binds a listener; an IPv6 wildcard is dual-stack where the OS allows.
+pub(crate) fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    TcpListener::bind((host, port))
+}
+
+/// A receive buffer: bytes `[0, filled)` are valid; a complete message,
+/// once framed, starts at 0.
+#[derive(Debug, Default)]
+pub(crate) struct RxBuf {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) filled: usize,
+}
+
+/// Why framing a message failed.
+#[derive(Debug)]
+pub(crate) enum FrameError {
+    /// End of stream (cleanly between messages if `clean`).
+    Eof { clean: bool },
+    /// The read timed out; bytes read so far stay in the buffer.
+    TimedOut,
+    /// An I/O error.
+    Io(io::Error),
+    /// The header is not GIOP or breaks a limit: answer MessageError.
+    Garbage(GiopError),
+}
+
+const READ_CHUNK: usize = 16 * 1024;
+
+impl RxBuf {
+    /// Reads until one complete message is at the start of the buffer and
+    /// returns its length. Memory grows only as bytes actually arrive
+    /// (a header announcing a huge size does not reserve it up front).
+    pub(crate) fn read_message(
+        &mut self,
+        t: &dyn Transport,
+        limits: &Limits,
+    ) -> Result<usize, FrameError> {
+        loop {
+            if self.filled >= HEADER_LEN {
+                let h = MessageHeader::decode(&self.buf[..HEADER_LEN], limits)
+                    .map_err(FrameError::Garbage)?;
+                let len = h.message_len();
+                if self.filled >= len {
+                    return Ok(len);
+                }
+                self.fill(t, len)?;
+            } else {
+                self.fill(t, HEADER_LEN)?;
+            }
+        }
+    }
+
+    /// One read towards having `need` bytes.
+    fn fill(&mut self, t: &dyn Transport, need: usize) -> Result<(), FrameError> {
+        if self.buf.len() < need {
+            // Grow geometrically towards `need` (so memory follows the
+            // bytes that actually arrive), at least one read chunk.
+            let target = if need <= READ_CHUNK {
+                READ_CHUNK
+            } else {
+                need.min((self.buf.len() * 2).max(READ_CHUNK))
+            };
+            self.buf.resize(target, 0);
+        }
+        let want_end = self.buf.len();
+        match t.read(&mut self.buf[self.filled..want_end]) {
+            Ok(0) => Err(FrameError::Eof {
+                clean: self.filled == 0,
+            }),
+            Ok(n) => {
+                self.filled += n;
+                Ok(())
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(FrameError::TimedOut)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+            Err(e) => Err(FrameError::Io(e)),
+        }
+    }
+
+    /// Drops the first `len` bytes (a handled message), keeping any that
+    /// follow.
+    pub(crate) fn consume(&mut self, len: usize) {
+        let len = len.min(self.filled);
+        if len < self.filled {
+            self.buf.copy_within(len..self.filled, 0);
+        }
+        self.filled -= len;
+    }
+
+    /// Splits off the bytes after the first `len` into a new buffer (so
+    /// this one can be handed to the caller whose reply it holds).
+    pub(crate) fn split_rest(&mut self, len: usize) -> RxBuf {
+        let rest = self.filled.saturating_sub(len);
+        let mut other = RxBuf::default();
+        if rest > 0 {
+            other.buf = self.buf[len..self.filled].to_vec();
+            other.filled = rest;
+        }
+        self.filled = len.min(self.filled);
+        other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A transport over scripted reads.
+    struct Script(Mutex<Vec<Vec<u8>>>);
+    impl Transport for Script {
+        fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+            let mut v = self.0.lock().unwrap();
+            if v.is_empty() {
+                return Ok(0);
+            }
+            let chunk = &mut v[0];
+            let n = chunk.len().min(buf.len());
+            buf[..n].copy_from_slice(&chunk[..n]);
+            chunk.drain(..n);
+            if chunk.is_empty() {
+                v.remove(0);
+            }
+            Ok(n)
+        }
+        fn write_all_vectored(&self, _: &[&[u8]]) -> io::Result<()> {
+            Ok(())
+        }
+        fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+            Ok(())
+        }
+        fn peer_closed_or_readable(&self) -> bool {
+            false
+        }
+        fn shutdown_write(&self) {}
+        fn shutdown(&self) {}
+        fn peer(&self) -> &str {
+            "script"
+        }
+    }
+
+    fn close_msg() -> Vec<u8> {
+        let mut w = peregrine_cdr::Writer::new(peregrine_cdr::ByteOrder::Big);
+        peregrine_giop::encode_close_connection(&mut w, peregrine_cdr::GiopVersion::V1_2).unwrap();
+        w.into_vec()
+    }
+
+    #[test]
+    fn frames_split_and_joined_messages() {
+        let m = close_msg();
+        let mut two = m.clone();
+        two.extend_from_slice(&m);
+        let t = Script(Mutex::new(vec![m[..5].to_vec(), m[5..].to_vec(), two]));
+        let mut rx = RxBuf::default();
+        let l = Limits::default();
+        for _ in 0..3 {
+            let n = rx.read_message(&t, &l).unwrap();
+            assert_eq!(&rx.buf[..n], &m[..]);
+            rx.consume(n);
+        }
+        assert!(matches!(
+            rx.read_message(&t, &l),
+            Err(FrameError::Eof { clean: true })
+        ));
+    }
+
+    #[test]
+    fn garbage_and_oversize_are_rejected() {
+        let t = Script(Mutex::new(vec![b"HTTP/1.1 200 OK\r\n".to_vec()]));
+        let mut rx = RxBuf::default();
+        assert!(matches!(
+            rx.read_message(&t, &Limits::default()),
+            Err(FrameError::Garbage(_))
+        ));
+        let mut big = close_msg();
+        big[8..12].copy_from_slice(&(1u32 << 30).to_be_bytes());
+        let t = Script(Mutex::new(vec![big]));
+        let mut rx = RxBuf::default();
+        assert!(matches!(
+            rx.read_message(&t, &Limits::default()),
+            Err(FrameError::Garbage(_))
+        ));
+        assert!(rx.buf.len() <= READ_CHUNK);
+    }
+}
