@@ -76,6 +76,8 @@ pub(crate) struct Target {
     key: Vec<u8>,
     version: GiopVersion,
     codesets: CodeSets,
+    /// The server's CODE_SETS component, if any.
+    info: Option<CodeSetComponentInfo>,
     /// The IOR had a CODE_SETS component: send a CodeSets context.
     negotiate: bool,
     forwarded: bool,
@@ -120,10 +122,32 @@ impl Target {
             key: first.object_key.clone(),
             version,
             codesets: choose_codesets(info.as_ref()),
+            info,
             negotiate,
             forwarded,
             conn: Mutex::new(None),
         })
+    }
+
+    /// The code sets for a new connection, preferring `prefer` (what
+    /// already-encoded arguments use) when the server accepts them.
+    fn codesets_preferring(&self, prefer: Option<CodeSets>) -> CodeSets {
+        let Some(p) = prefer else {
+            return self.codesets;
+        };
+        let accepts = p.char == peregrine_cdr::CharCodeSet::Latin1
+            || self.info.as_ref().is_some_and(|i| {
+                i.for_char_data.native_code_set == p.char.id()
+                    || i.for_char_data.conversion_code_sets.contains(&p.char.id())
+            });
+        if accepts {
+            CodeSets {
+                char: p.char,
+                wchar: self.codesets.wchar,
+            }
+        } else {
+            self.codesets
+        }
     }
 
     fn conn(&self, orb: &Orb, deadline: Instant) -> Result<Arc<ClientConn>, SystemException> {
@@ -450,7 +474,12 @@ impl ClientConn {
     /// Allocates a request id (registering it as pending when a reply is
     /// expected) and returns the code sets and whether to send the
     /// CodeSets context.
-    fn begin(&self, target: &Target, twoway: bool) -> Result<(u32, CodeSets, bool), Closed> {
+    fn begin(
+        &self,
+        target: &Target,
+        prefer: Option<CodeSets>,
+        twoway: bool,
+    ) -> Result<(u32, CodeSets, bool), Closed> {
         let mut st = lock(&self.st);
         if let Some(c) = &st.closed {
             return Err(c.clone());
@@ -460,7 +489,10 @@ impl ClientConn {
         if twoway {
             st.pending.insert(id, None);
         }
-        let cs = *st.codesets.get_or_insert(target.codesets);
+        let cs = match st.codesets {
+            Some(cs) => cs,
+            None => *st.codesets.insert(target.codesets_preferring(prefer)),
+        };
         let ctx = target.negotiate && !st.codesets_acked;
         Ok((id, cs, ctx))
     }
@@ -819,7 +851,8 @@ impl<'o> Call<'o> {
                 Err(e) => return Err(e),
             };
             conn.check_idle();
-            match conn.begin(&target, self.twoway) {
+            let prefer = align.map(|_| self.codesets);
+            match conn.begin(&target, prefer, self.twoway) {
                 Ok((id, cs, ctx)) => break (target, conn, id, cs, ctx),
                 Err(_) if tries < 2 => {
                     tries += 1;
@@ -843,7 +876,9 @@ impl<'o> Call<'o> {
                 // Re-sending already-encoded arguments is only sound when
                 // they would encode the same way.
                 let has_args = w.len() > p.body_start();
-                if has_args && (self.codesets != cs || self.version != target.version) {
+                let same_cs = self.codesets.char == cs.char
+                    && (self.codesets.wchar.is_none() || self.codesets.wchar == cs.wchar);
+                if has_args && (!same_cs || self.version != target.version) {
                     conn.forget(id);
                     return Err(raise(
                         K::Transient,

@@ -1,0 +1,262 @@
+//! POA policies and manager states, ORB lifecycle, initial references,
+//! LOCATION_FORWARD, CloseConnection on shutdown.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
+use peregrine_giop::{
+    decode_message, encode_reply, Message, ReplyHeader, ReplyStatus, ServiceContexts,
+};
+use peregrine_orb::{
+    IdAssignment, InitialReference, Lifespan, Orb, PoaError, Policies, RequestProcessing, Servant,
+    ServantRetention, SystemExceptionKind as K,
+};
+
+#[test]
+fn manager_states() {
+    bounded(30, || {
+        let (server, _imp, obj) = server();
+        let client = client();
+        let e = through(&client, &obj);
+        let m = server.root_poa().manager();
+        m.discard_requests().unwrap();
+        assert_eq!(e.echo_string("x").unwrap_err().kind, K::Transient);
+        m.hold_requests().unwrap();
+        let e2 = e.clone();
+        let h = std::thread::spawn(move || e2.echo_string("held"));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!h.is_finished(), "held request must wait");
+        m.activate().unwrap();
+        assert_eq!(h.join().unwrap().unwrap(), "held");
+        m.deactivate().unwrap();
+        assert_eq!(e.echo_string("x").unwrap_err().kind, K::ObjAdapter);
+        assert_eq!(m.activate(), Err(PoaError::AdapterInactive));
+        server.shutdown(true);
+    });
+}
+
+#[test]
+fn child_poas_user_ids_persistent_and_default_servant() {
+    bounded(30, || {
+        let (server, _imp, _obj) = server();
+        let root = server.root_poa();
+        let pol = Policies {
+            lifespan: Lifespan::Persistent,
+            id_assignment: IdAssignment::User,
+            ..Policies::default()
+        };
+        let child = root
+            .create_poa("Persist", Some(&root.manager()), pol)
+            .unwrap();
+        assert!(matches!(
+            root.create_poa("Persist", None, pol),
+            Err(PoaError::AdapterAlreadyExists)
+        ));
+        let s: Arc<dyn Servant> = Arc::new(EchoImpl::default());
+        child.activate_object_with_id(b"alice", s.clone()).unwrap();
+        assert_eq!(
+            child.activate_object_with_id(b"alice", Arc::new(EchoImpl::default())),
+            Err(PoaError::ObjectAlreadyActive)
+        );
+        let r = child.id_to_reference(b"alice").unwrap();
+        assert_eq!(child.reference_to_id(&r).unwrap(), b"alice");
+        let client = client();
+        let a = EchoRef(client.string_to_object(&r.to_string()).unwrap().unwrap());
+        assert_eq!(a.echo_string("persistent").unwrap(), "persistent");
+        // The key is reachable by corbaloc too (its escaped form).
+        let key = &r.ior().iiop_profiles().unwrap()[0].object_key;
+        let url = format!(
+            "corbaloc:iiop:1.2@127.0.0.1:{}/{}",
+            server.listen_addrs()[0].port(),
+            peregrine_giop::corbaloc::escape_key(key)
+        );
+        let c = EchoRef(client.string_to_object(&url).unwrap().unwrap());
+        assert_eq!(c.echo_string("via corbaloc").unwrap(), "via corbaloc");
+        child.deactivate_object(b"alice").unwrap();
+        assert_eq!(a.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
+
+        // Default servant, NON_RETAIN: every id reaches it.
+        let pol = Policies {
+            id_assignment: IdAssignment::User,
+            servant_retention: ServantRetention::NonRetain,
+            request_processing: RequestProcessing::DefaultServant,
+            ..Policies::default()
+        };
+        let dflt = root
+            .create_poa("Default", Some(&root.manager()), pol)
+            .unwrap();
+        dflt.set_servant(Arc::new(EchoImpl::default())).unwrap();
+        for id in [&b"one"[..], b"two"] {
+            let r = dflt.create_reference_with_id(id, ECHO_ID).unwrap();
+            let d = EchoRef(client.object_from_ior(r.ior().clone()).unwrap());
+            assert_eq!(d.echo_string("dflt").unwrap(), "dflt");
+        }
+        // Destroying a POA kills its references.
+        let r = dflt.create_reference_with_id(b"x", ECHO_ID).unwrap();
+        dflt.destroy();
+        let d = EchoRef(client.object_from_ior(r.ior().clone()).unwrap());
+        assert_eq!(d.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
+        assert!(matches!(
+            root.create_poa(
+                "Bad",
+                None,
+                Policies {
+                    servant_retention: ServantRetention::NonRetain,
+                    ..Policies::default()
+                }
+            ),
+            Err(PoaError::InvalidPolicy(_))
+        ));
+        server.shutdown(true);
+    });
+}
+
+#[test]
+fn orb_args_initial_references_and_published_addresses() {
+    bounded(30, || {
+        let (server, _imp, obj) = server();
+        let mut args: Vec<String> = [
+            "prog",
+            "-ORBInitRef",
+            &format!("Echo={}", obj.0),
+            "-ORBCallTimeout=5000",
+            "-ORBListenEndpoint",
+            "127.0.0.1:0",
+            "-ORBPublishAddress",
+            "example.invalid:0",
+            "-ORBPublishAddress",
+            "[::1]:4321",
+            "rest",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let orb = Orb::init(&mut args).unwrap();
+        assert_eq!(args, ["prog", "rest"]);
+        let eps = orb.published_endpoints().unwrap();
+        let port = orb.listen_addrs()[0].port();
+        assert_eq!(eps[0].host, "example.invalid");
+        assert_eq!(eps[0].port, port);
+        assert_eq!((eps[1].host.as_str(), eps[1].port), ("::1", 4321));
+        // Published addresses go into IORs (the second as an alternate).
+        let r = orb.root_poa().create_reference(ECHO_ID).unwrap();
+        let ior_eps = r.ior().endpoints().unwrap();
+        assert_eq!(ior_eps, eps);
+        match orb.resolve_initial_references("Echo").unwrap() {
+            InitialReference::Object(o) => {
+                assert_eq!(EchoRef(o).echo_string("init ref").unwrap(), "init ref")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            orb.resolve_initial_references("RootPOA").unwrap(),
+            InitialReference::RootPoa(_)
+        ));
+        assert!(orb.resolve_initial_references("Nope").is_err());
+        let e = EchoRef(orb.string_to_object("corbaloc:rir:/Echo").unwrap().unwrap());
+        assert_eq!(e.echo_string("rir").unwrap(), "rir");
+        assert_eq!(
+            orb.string_to_object("bogus:x").unwrap_err().kind,
+            K::BadParam
+        );
+        assert!(Orb::init(&mut vec!["-ORBNoSuchOption".into(), "1".into()]).is_err());
+        // A wildcard listener never publishes 0.0.0.0.
+        let any = Orb::builder().listen("0.0.0.0", 0).build().unwrap();
+        for e in any.published_endpoints().unwrap() {
+            assert_ne!(e.host, "0.0.0.0");
+        }
+        any.shutdown(true);
+        orb.shutdown(true);
+        server.shutdown(true);
+    });
+}
+
+#[test]
+fn location_forward_is_followed() {
+    bounded(30, || {
+        let (server, _imp, obj) = server();
+        // A fake server that answers every request with LOCATION_FORWARD.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let target = obj.0.ior().clone();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut buf = vec![0u8; 65536];
+            let mut n = 0;
+            loop {
+                let k = s.read(&mut buf[n..]).unwrap();
+                if k == 0 {
+                    return;
+                }
+                n += k;
+                if n >= 12 {
+                    let size = u32::from_be_bytes(buf[8..12].try_into().unwrap()) as usize;
+                    let size = if buf[6] & 1 == 1 {
+                        u32::from_le_bytes(buf[8..12].try_into().unwrap()) as usize
+                    } else {
+                        size
+                    };
+                    if n >= 12 + size {
+                        break;
+                    }
+                }
+            }
+            let (_, m) = decode_message(&buf[..n], &Default::default()).unwrap();
+            let Message::Request { header, .. } = m else {
+                panic!()
+            };
+            let mut w = Writer::new(ByteOrder::Big);
+            let p = encode_reply(
+                &mut w,
+                GiopVersion::V1_2,
+                &ReplyHeader {
+                    request_id: header.request_id,
+                    status: ReplyStatus::LocationForward,
+                    service_contexts: ServiceContexts::EMPTY,
+                },
+            )
+            .unwrap();
+            peregrine_cdr::Encode::encode(&target, &mut w).unwrap();
+            p.finish(&mut w).unwrap();
+            s.write_all(w.as_slice()).unwrap();
+            let _ = s.read(&mut buf);
+        });
+        let client = client();
+        let url = format!("corbaloc:iiop:1.2@127.0.0.1:{port}/Echo");
+        let e = EchoRef(client.string_to_object(&url).unwrap().unwrap());
+        assert_eq!(e.echo_string("forwarded").unwrap(), "forwarded");
+        // The forward sticks for later calls.
+        assert_eq!(e.echo_string("again").unwrap(), "again");
+        drop(e);
+        client.shutdown(true);
+        h.join().unwrap();
+        server.shutdown(true);
+    });
+}
+
+#[test]
+fn shutdown_sends_close_connection_and_clients_recover() {
+    bounded(30, || {
+        let (server, _imp, obj) = server();
+        let client = client();
+        let e = through(&client, &obj);
+        assert_eq!(e.echo_string("before").unwrap(), "before");
+        let t0 = Instant::now();
+        server.shutdown(true);
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        assert_eq!(server.server_connections(), 0);
+        // The server is gone: a prompt failure, never a hang.
+        let err = e.echo_string("after").unwrap_err();
+        assert!(matches!(err.kind, K::Transient | K::CommFailure), "{err}");
+        // Calls through a shut-down ORB: BAD_INV_ORDER.
+        let own = through(&server, &obj);
+        assert_eq!(own.echo_string("x").unwrap_err().kind, K::BadInvOrder);
+    });
+}
