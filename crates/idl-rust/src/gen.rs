@@ -1,0 +1,2199 @@
+//! The generator proper: walks a checked [`Spec`] and produces Rust source
+//! text per module, which `lib.rs` formats and writes.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+use peregrine_idl::{
+    BasicType, ConstValue, DefId, DefKind, DiagKind, Diagnostic, Label, Param, ParamDir, Span,
+    Spec, Type,
+};
+
+use crate::demux::demux_body;
+use crate::names::{bare, camel, screaming, snake};
+use crate::plain::{self, PType, PlainInfo};
+
+/// Generation options (set through [`crate::Builder`]).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Path of the CDR crate in generated code.
+    pub cdr: String,
+    /// Path of the ORB crate in generated code.
+    pub orb: String,
+    /// Omit definitions that need unsupported constructs (with a warning)
+    /// instead of failing.
+    pub skip_unsupported: bool,
+    /// Generate client stubs (`IRef`).
+    pub client: bool,
+    /// Generate servant traits and skeletons.
+    pub server: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            cdr: "::peregrine_cdr".into(),
+            orb: "::peregrine_orb".into(),
+            skip_unsupported: false,
+            client: true,
+            server: true,
+        }
+    }
+}
+
+/// Lints that IDL naming can trigger and that are not worth renaming
+/// users' interfaces for (many parameters, long result tuples, large
+/// exception enums, operation names such as `from_string` or `next`).
+pub const ALLOWS: &str = "#[allow(clippy::too_many_arguments, clippy::type_complexity, \
+clippy::large_enum_variant, clippy::result_large_err, clippy::enum_variant_names, \
+clippy::wrong_self_convention, clippy::should_implement_trait, clippy::module_inception, \
+clippy::len_without_is_empty, clippy::new_ret_no_self, clippy::upper_case_acronyms, \
+clippy::manual_range_patterns)]";
+
+/// Generated items of one Rust module.
+#[derive(Default, Debug)]
+pub struct ModTree {
+    /// Module doc text.
+    pub doc: Option<String>,
+    /// `(dedup key, source file stem, code)`.
+    pub items: Vec<(String, String, String)>,
+    /// Child modules by Rust name.
+    pub children: BTreeMap<String, ModTree>,
+}
+
+impl ModTree {
+    fn at(&mut self, path: &[String]) -> &mut ModTree {
+        let mut t = self;
+        for p in path {
+            t = t.children.entry(p.clone()).or_default();
+        }
+        t
+    }
+}
+
+/// Result of generating one spec.
+pub struct Generated {
+    /// The module tree.
+    pub tree: ModTree,
+    /// Errors and warnings.
+    pub diags: Vec<Diagnostic>,
+    /// Whether the code uses the ORB crate.
+    pub uses_orb: bool,
+}
+
+/// How to decode a value: a function path callable as `p(r)`, or an
+/// expression over `r` (and `orb`). Both evaluate to `Result<T>`.
+enum Dec {
+    Path(String),
+    Expr(String),
+}
+
+impl Dec {
+    fn expr(&self) -> String {
+        match self {
+            Dec::Path(p) => format!("{p}(r)"),
+            Dec::Expr(e) => e.clone(),
+        }
+    }
+    /// As the argument of a generic `FnMut(&mut Reader<'de>)`.
+    fn func(&self) -> String {
+        match self {
+            Dec::Path(p) => p.clone(),
+            Dec::Expr(e) => format!("|r| {e}"),
+        }
+    }
+}
+
+/// One operation of an interface as the stub and skeleton see it.
+struct OpInfo {
+    wire: String,
+    method: String,
+    oneway: bool,
+    result: Type,
+    params: Vec<Param>,
+    raises: Vec<DefId>,
+    /// The interface that declares it.
+    iface: DefId,
+    doc: Option<String>,
+}
+
+struct Gen<'a> {
+    spec: &'a Spec,
+    o: &'a Options,
+    diags: Vec<Diagnostic>,
+    omitted: HashSet<DefId>,
+    plain: HashMap<DefId, Option<Rc<PlainInfo>>>,
+    orb_memo: HashMap<DefId, bool>,
+    eq_memo: HashMap<DefId, bool>,
+    recursive: HashSet<DefId>,
+    tree: ModTree,
+    uses_orb: bool,
+}
+
+/// Generates Rust for every definition of `spec`.
+pub fn generate(spec: &Spec, o: &Options) -> Generated {
+    let mut g = Gen {
+        spec,
+        o,
+        diags: Vec::new(),
+        omitted: HashSet::new(),
+        plain: HashMap::new(),
+        orb_memo: HashMap::new(),
+        eq_memo: HashMap::new(),
+        recursive: HashSet::new(),
+        tree: ModTree::default(),
+        uses_orb: false,
+    };
+    g.find_unsupported();
+    g.find_recursive();
+    let root = spec.root.clone();
+    g.scope(&root, &[]);
+    Generated {
+        tree: g.tree,
+        diags: g.diags,
+        uses_orb: g.uses_orb,
+    }
+}
+
+fn doc_attrs(doc: Option<&str>, fallback: &str) -> String {
+    let text = match doc {
+        Some(d) if !d.trim().is_empty() => d.to_string(),
+        _ => fallback.to_string(),
+    };
+    let mut s = String::new();
+    for line in text.lines() {
+        // Trimmed so that indented IDL comments do not become Markdown
+        // code blocks (which rustdoc would compile as doctests).
+        let mut l = line.trim().to_string();
+        if l.starts_with("```") {
+            l.insert(0, '\\');
+        }
+        let _ = writeln!(s, "#[doc = {:?}]", format!(" {l}"));
+    }
+    s
+}
+
+fn lit_str(s: &str) -> String {
+    format!("{s:?}")
+}
+
+impl<'a> Gen<'a> {
+    fn def(&self, id: DefId) -> &'a peregrine_idl::Definition {
+        self.spec.def(id)
+    }
+
+    fn rt(&self, cur: &[String]) -> String {
+        format!("{}idl_rt", "super::".repeat(cur.len()))
+    }
+
+    // ----- unsupported constructs ------------------------------------
+
+    /// Why `ty` cannot be generated, if it cannot.
+    fn unsupported(&self, ty: &Type) -> Option<String> {
+        match ty {
+            Type::Basic(BasicType::Any) => Some("`any` is not supported yet".into()),
+            Type::Basic(BasicType::ValueBase) => {
+                Some("`ValueBase` (valuetypes) is not supported yet".into())
+            }
+            Type::Basic(_) => None,
+            Type::TypeCode => Some("`TypeCode` is not supported yet".into()),
+            Type::Fixed(_) => Some("`fixed` is not supported yet".into()),
+            Type::String(_) | Type::WString(_) => None,
+            Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported(t),
+            Type::Named(id) => {
+                let d = self.def(*id);
+                if self.omitted.contains(id) {
+                    return Some(format!(
+                        "`{}` was not generated (see its diagnostic)",
+                        d.scoped_name
+                    ));
+                }
+                match &d.kind {
+                    DefKind::Value { .. } | DefKind::ValueBox { .. } => Some(format!(
+                        "valuetype `{}` is not supported yet",
+                        d.scoped_name
+                    )),
+                    DefKind::Native => Some(format!(
+                        "native type `{}` has no Rust mapping yet",
+                        d.scoped_name
+                    )),
+                    DefKind::Interface {
+                        is_local,
+                        is_abstract,
+                        defined,
+                        ..
+                    } => {
+                        if *is_local {
+                            Some(format!(
+                                "local interface `{}` used as a type is not supported yet",
+                                d.scoped_name
+                            ))
+                        } else if *is_abstract {
+                            Some(format!(
+                                "abstract interface `{}` is not supported yet",
+                                d.scoped_name
+                            ))
+                        } else if !defined {
+                            Some(format!(
+                                "interface `{}` is forward-declared but never defined",
+                                d.scoped_name
+                            ))
+                        } else {
+                            None
+                        }
+                    }
+                    DefKind::Struct { defined: false, .. }
+                    | DefKind::Union { defined: false, .. } => Some(format!(
+                        "`{}` is forward-declared but never defined",
+                        d.scoped_name
+                    )),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// The reason a definition (or interface member) cannot be generated,
+    /// with the location to report.
+    fn def_problem(&self, id: DefId) -> Option<(Span, String)> {
+        let d = self.def(id);
+        let check = |ty: &Type, span: Span| self.unsupported(ty).map(|m| (span, m));
+        let raises = |ids: &[DefId]| {
+            ids.iter().find(|e| self.omitted.contains(e)).map(|e| {
+                (
+                    d.span,
+                    format!(
+                        "raises `{}`, which was not generated",
+                        self.def(*e).scoped_name
+                    ),
+                )
+            })
+        };
+        match &d.kind {
+            DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => {
+                members.iter().find_map(|m| check(&m.ty, m.span))
+            }
+            DefKind::Union {
+                discriminator,
+                branches,
+                ..
+            } => check(discriminator, d.span)
+                .or_else(|| branches.iter().find_map(|b| check(&b.ty, b.span))),
+            DefKind::Typedef { ty } => check(ty, d.span),
+            DefKind::Const { ty, value } => check(ty, d.span).or_else(|| match value {
+                ConstValue::Fixed(_) => {
+                    Some((d.span, "`fixed` constants are not supported yet".into()))
+                }
+                ConstValue::WChar(c) if char::from_u32(*c).is_none() => Some((
+                    d.span,
+                    "a surrogate `wchar` constant has no Rust `char`".into(),
+                )),
+                _ => None,
+            }),
+            DefKind::Operation {
+                result,
+                params,
+                raises: r,
+                contexts,
+                ..
+            } => check(result, d.span)
+                .or_else(|| params.iter().find_map(|p| check(&p.ty, p.span)))
+                .or_else(|| raises(r))
+                .or_else(|| {
+                    (!contexts.is_empty())
+                        .then(|| (d.span, "operation contexts are not supported yet".into()))
+                }),
+            DefKind::Attribute {
+                ty,
+                get_raises,
+                set_raises,
+                ..
+            } => check(ty, d.span)
+                .or_else(|| raises(get_raises))
+                .or_else(|| raises(set_raises)),
+            DefKind::Interface {
+                is_abstract: true, ..
+            } => Some((d.span, "abstract interfaces are not supported yet".into())),
+            DefKind::Interface { bases, .. } => bases.iter().find_map(|b| {
+                self.unsupported(&Type::Named(*b))
+                    .map(|m| (d.span, format!("base interface: {m}")))
+            }),
+            DefKind::Value { .. } | DefKind::ValueBox { .. } => {
+                Some((d.span, "valuetypes are not supported yet".into()))
+            }
+            _ => None,
+        }
+    }
+
+    fn find_unsupported(&mut self) {
+        let mut reasons: Vec<(DefId, Span, String)> = Vec::new();
+        loop {
+            let mut changed = false;
+            for (id, _) in self.spec.iter() {
+                if self.omitted.contains(&id) {
+                    continue;
+                }
+                if let Some((span, msg)) = self.def_problem(id) {
+                    self.omitted.insert(id);
+                    reasons.push((id, span, msg));
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for (id, span, msg) in reasons {
+            let d = self.def(id);
+            let what = format!("{msg}: `{}` cannot be generated", d.scoped_name);
+            let diag = if self.o.skip_unsupported {
+                Diagnostic::warning(DiagKind::Unsupported, span, what)
+                    .with_label("not supported yet")
+                    .with_note(
+                        None,
+                        "it is left out of the generated code (skip_unsupported)",
+                    )
+            } else {
+                Diagnostic::error(DiagKind::Unsupported, span, what)
+                    .with_label("not supported yet")
+                    .with_note(
+                        None,
+                        "use `Builder::skip_unsupported(true)` / `idlc --skip-unsupported` to leave it out",
+                    )
+            };
+            self.diags.push(diag);
+        }
+    }
+
+    /// Structs and unions that contain themselves (through sequences):
+    /// their decoders count nesting depth so hostile input cannot
+    /// overflow the stack.
+    fn find_recursive(&mut self) {
+        for (id, d) in self.spec.iter() {
+            if matches!(d.kind, DefKind::Struct { .. } | DefKind::Union { .. }) {
+                let mut seen = HashSet::new();
+                if self.reaches(id, id, &mut seen) {
+                    self.recursive.insert(id);
+                }
+            }
+        }
+    }
+
+    fn member_types(&self, id: DefId) -> Vec<&'a Type> {
+        match &self.def(id).kind {
+            DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => {
+                members.iter().map(|m| &m.ty).collect()
+            }
+            DefKind::Union { branches, .. } => branches.iter().map(|b| &b.ty).collect(),
+            DefKind::Typedef { ty } => vec![ty],
+            _ => Vec::new(),
+        }
+    }
+
+    fn reaches(&self, from: DefId, target: DefId, seen: &mut HashSet<DefId>) -> bool {
+        fn named(t: &Type, out: &mut Vec<DefId>) {
+            match t {
+                Type::Named(i) => out.push(*i),
+                Type::Sequence(t, _) | Type::Array(t, _) => named(t, out),
+                _ => {}
+            }
+        }
+        let mut ids = Vec::new();
+        for t in self.member_types(from) {
+            named(t, &mut ids);
+        }
+        for i in ids {
+            if i == target {
+                return true;
+            }
+            if seen.insert(i) && self.reaches(i, target, seen) {
+                return true;
+            }
+        }
+        false
+    }
+
+    // ----- paths and types -------------------------------------------
+
+    /// The Rust module path where the items of `id` live.
+    fn mod_path(&self, id: DefId) -> Vec<String> {
+        let mut parts = Vec::new();
+        let mut p = self.def(id).parent;
+        while let Some(pid) = p {
+            let d = self.def(pid);
+            parts.push(snake(&d.name));
+            p = d.parent;
+        }
+        parts.reverse();
+        parts
+    }
+
+    fn rel(cur: &[String], target: &[String], name: &str) -> String {
+        let k = cur.iter().zip(target).take_while(|(a, b)| a == b).count();
+        let mut s = "super::".repeat(cur.len() - k);
+        for t in &target[k..] {
+            s.push_str(t);
+            s.push_str("::");
+        }
+        s.push_str(name);
+        s
+    }
+
+    /// Path from module `cur` to the type generated for `id` (with an
+    /// optional suffix such as `Ref`).
+    fn path(&self, cur: &[String], id: DefId, suffix: &str) -> String {
+        let name = format!("{}{suffix}", bare(&camel(&self.def(id).name)));
+        let name = if suffix.is_empty() {
+            camel(&self.def(id).name)
+        } else {
+            name
+        };
+        Self::rel(cur, &self.mod_path(id), &name)
+    }
+
+    /// Path to the nested module of `id` (interface support, nested types).
+    fn inner_mod(&self, cur: &[String], id: DefId) -> String {
+        Self::rel(cur, &self.mod_path(id), &snake(&self.def(id).name))
+    }
+
+    fn inner_path(&self, id: DefId) -> Vec<String> {
+        let mut p = self.mod_path(id);
+        p.push(snake(&self.def(id).name));
+        p
+    }
+
+    fn resolve(&self, ty: &'a Type) -> &'a Type {
+        self.spec.resolve_alias(ty)
+    }
+
+    fn is_iface(&self, ty: &Type) -> Option<DefId> {
+        match self.resolve_owned(ty) {
+            Type::Named(id) if matches!(self.def(id).kind, DefKind::Interface { .. }) => Some(id),
+            _ => None,
+        }
+    }
+
+    fn resolve_owned(&self, ty: &Type) -> Type {
+        let mut t = ty.clone();
+        for _ in 0..1000 {
+            match &t {
+                Type::Named(id) => match &self.def(*id).kind {
+                    DefKind::Typedef { ty } => t = ty.clone(),
+                    _ => return t,
+                },
+                _ => return t,
+            }
+        }
+        t
+    }
+
+    fn basic(&self, b: BasicType, cur: &[String]) -> String {
+        match b {
+            BasicType::Short => "i16".into(),
+            BasicType::Long => "i32".into(),
+            BasicType::LongLong => "i64".into(),
+            BasicType::UShort => "u16".into(),
+            BasicType::ULong => "u32".into(),
+            BasicType::ULongLong => "u64".into(),
+            BasicType::Float => "f32".into(),
+            BasicType::Double => "f64".into(),
+            BasicType::LongDouble => format!("{}::LongDouble", self.rt(cur)),
+            BasicType::Char | BasicType::Octet => "u8".into(),
+            BasicType::WChar => "char".into(),
+            BasicType::Boolean => "bool".into(),
+            BasicType::Object => format!("Option<{}::ObjectRef>", self.o.orb),
+            BasicType::Void => "()".into(),
+            // Unreachable for generated definitions (filtered as unsupported).
+            BasicType::Any | BasicType::ValueBase => "()".into(),
+        }
+    }
+
+    /// The owned Rust type of `ty` seen from module `cur`.
+    fn rty(&mut self, ty: &Type, cur: &[String]) -> String {
+        match ty {
+            Type::Basic(b) => {
+                if *b == BasicType::Object {
+                    self.uses_orb = true;
+                }
+                self.basic(*b, cur)
+            }
+            Type::String(_) | Type::WString(_) => "String".into(),
+            Type::Sequence(t, _) => format!("Vec<{}>", self.rty(t, cur)),
+            Type::Array(t, dims) => {
+                let mut s = self.rty(t, cur);
+                for d in dims.iter().rev() {
+                    s = format!("[{s}; {d}]");
+                }
+                s
+            }
+            Type::Named(id) => match &self.def(*id).kind {
+                DefKind::Interface { .. } => {
+                    self.uses_orb = true;
+                    format!("Option<{}>", self.path(cur, *id, "Ref"))
+                }
+                _ => self.path(cur, *id, ""),
+            },
+            Type::TypeCode | Type::Fixed(_) => "()".into(),
+        }
+    }
+
+    /// Needs generated structural code (bounds, wide strings, object
+    /// references) rather than the `Encode`/`Decode` impls of the Rust
+    /// type, at this level (not looking into named structs).
+    fn custom(&self, ty: &Type) -> bool {
+        match self.resolve(ty) {
+            Type::String(Some(_)) | Type::WString(_) => true,
+            Type::Basic(BasicType::Object) => true,
+            Type::Sequence(t, b) => b.is_some() || self.custom(t),
+            Type::Array(t, _) => self.custom(t),
+            Type::Named(id) => matches!(self.def(*id).kind, DefKind::Interface { .. }),
+            _ => false,
+        }
+    }
+
+    /// Decoding needs the ORB (object references anywhere inside).
+    fn needs_orb(&mut self, ty: &Type) -> bool {
+        match ty {
+            Type::Basic(BasicType::Object) => true,
+            Type::Sequence(t, _) | Type::Array(t, _) => self.needs_orb(t),
+            Type::Named(id) => {
+                if let Some(v) = self.orb_memo.get(id) {
+                    return *v;
+                }
+                if matches!(self.def(*id).kind, DefKind::Interface { .. }) {
+                    return true;
+                }
+                self.orb_memo.insert(*id, false);
+                let v = self
+                    .member_types(*id)
+                    .into_iter()
+                    .any(|t| self.needs_orb(t));
+                self.orb_memo.insert(*id, v);
+                v
+            }
+            _ => false,
+        }
+    }
+
+    /// `PartialEq` can be derived (plain `Object` references have none).
+    fn eq_ok(&mut self, ty: &Type) -> bool {
+        match ty {
+            Type::Basic(BasicType::Object) => false,
+            Type::Sequence(t, _) | Type::Array(t, _) => self.eq_ok(t),
+            Type::Named(id) => {
+                if let Some(v) = self.eq_memo.get(id) {
+                    return *v;
+                }
+                self.eq_memo.insert(*id, true);
+                let v = self.member_types(*id).into_iter().all(|t| self.eq_ok(t));
+                self.eq_memo.insert(*id, v);
+                v
+            }
+            _ => true,
+        }
+    }
+
+    // ----- encode / decode code --------------------------------------
+
+    /// Statements encoding the value that `expr` (of type `&T`) refers to
+    /// into `w`.
+    fn enc(&mut self, ty: &Type, expr: &str, cur: &[String]) -> String {
+        let cdr = self.o.cdr.clone();
+        if !self.custom(ty) {
+            return format!("{cdr}::Encode::encode({expr}, w)?;\n");
+        }
+        let rt = self.rt(cur);
+        match self.resolve_owned(ty) {
+            Type::String(Some(n)) => format!("{rt}::encode_bounded_string({expr}, {n}, w)?;\n"),
+            Type::WString(b) => format!("{rt}::encode_wstring({expr}, {}, w)?;\n", bound(b)),
+            Type::Basic(BasicType::Object) | Type::Named(_) => {
+                let base = expr
+                    .strip_prefix("&*")
+                    .or_else(|| expr.strip_prefix('&'))
+                    .unwrap_or(expr);
+                format!("{rt}::encode_ref({base}.as_ref(), w)?;\n")
+            }
+            Type::Sequence(t, b) => {
+                if !self.custom(&t) {
+                    format!("{cdr}::encode_bounded({expr}, {}, w)?;\n", bound(b))
+                } else {
+                    let inner = self.enc(&t, "e", cur);
+                    format!(
+                        "{rt}::encode_seq({expr}, {}, w, |e, w| {{ {inner} Ok(()) }})?;\n",
+                        bound(b)
+                    )
+                }
+            }
+            Type::Array(t, dims) => {
+                let mut s = String::new();
+                let mut src = format!("({expr})");
+                for (i, _) in dims.iter().enumerate() {
+                    let _ = write!(s, "for e{i} in {src}.iter() {{ ");
+                    src = format!("e{i}");
+                }
+                s.push_str(&self.enc(&t, &src, cur));
+                s.push_str(&"}".repeat(dims.len()));
+                s.push('\n');
+                s
+            }
+            _ => format!("{cdr}::Encode::encode({expr}, w)?;\n"),
+        }
+    }
+
+    /// How to decode an owned value of `ty` from `r` (`orb` in scope when
+    /// [`Gen::needs_orb`]).
+    fn dec(&mut self, ty: &Type, cur: &[String]) -> Dec {
+        let cdr = self.o.cdr.clone();
+        let rt = self.rt(cur);
+        let rty = self.rty(ty, cur);
+        let resolved = self.resolve_owned(ty);
+        if !self.custom(ty) {
+            if let Type::Named(id) = &resolved {
+                if self.needs_orb(&resolved) {
+                    return Dec::Expr(format!("{}::decode_in(r, orb)", self.path(cur, *id, "")));
+                }
+            } else if !self.needs_orb(&resolved) {
+                return Dec::Path(format!("<{rty} as {cdr}::Decode>::decode"));
+            }
+            if !self.needs_orb(&resolved) {
+                return Dec::Path(format!("<{rty} as {cdr}::Decode>::decode"));
+            }
+        }
+        match resolved {
+            Type::String(Some(n)) => Dec::Expr(format!("{rt}::decode_bounded_string(r, {n})")),
+            Type::WString(b) => Dec::Expr(format!("{rt}::decode_wstring(r, {})", bound(b))),
+            Type::Basic(BasicType::Object) => Dec::Expr(format!(
+                "{rt}::decode_ref::<{}::ObjectRef>(r, orb)",
+                self.o.orb
+            )),
+            Type::Named(id) if matches!(self.def(id).kind, DefKind::Interface { .. }) => Dec::Expr(
+                format!("{rt}::decode_ref::<{}>(r, orb)", self.path(cur, id, "Ref")),
+            ),
+            Type::Sequence(t, b) => {
+                if !self.custom(&t) && !self.needs_orb(&t) {
+                    let et = self.rty(&t, cur);
+                    Dec::Expr(format!("{cdr}::decode_bounded::<{et}>(r, {})", bound(b)))
+                } else {
+                    let f = self.dec(&t, cur).func();
+                    Dec::Expr(format!("{rt}::decode_seq(r, {}, {f})", bound(b)))
+                }
+            }
+            Type::Array(t, dims) => {
+                // Innermost element first, wrapped once per dimension.
+                let mut f = self.dec(&t, cur).func();
+                for _ in 1..dims.len() {
+                    f = format!("|r| {rt}::decode_array(r, {f})");
+                }
+                Dec::Expr(format!("{rt}::decode_array(r, {f})"))
+            }
+            _ => Dec::Path(format!("<{rty} as {cdr}::Decode>::decode")),
+        }
+    }
+
+    // ----- scopes -----------------------------------------------------
+
+    fn push(&mut self, cur: &[String], key: String, file_of: DefId, code: String) {
+        let file = self.file_stem(file_of);
+        self.tree.at(cur).items.push((key, file, code));
+    }
+
+    fn file_stem(&self, id: DefId) -> String {
+        let span = self.def(id).span;
+        self.spec
+            .sources
+            .get(span.file)
+            .map(|f| {
+                std::path::Path::new(&f.name)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default()
+    }
+
+    fn scope(&mut self, contents: &[DefId], cur: &[String]) {
+        for &id in contents {
+            if self.omitted.contains(&id) {
+                continue;
+            }
+            let d = self.def(id);
+            match &d.kind {
+                DefKind::Module { contents } => {
+                    let mut p = cur.to_vec();
+                    p.push(snake(&d.name));
+                    let t = self.tree.at(&p);
+                    if t.doc.is_none() {
+                        t.doc = Some(match &d.doc {
+                            Some(doc) => doc.clone(),
+                            None => format!("IDL module `{}`.", d.scoped_name),
+                        });
+                    }
+                    self.scope(contents, &p);
+                }
+                DefKind::Interface {
+                    defined: true,
+                    contents,
+                    is_local,
+                    ..
+                } => {
+                    let p = self.inner_path(id);
+                    self.nested_doc(&p, id, "interface");
+                    self.scope(contents, &p);
+                    self.interface(id, cur, *is_local);
+                }
+                DefKind::Struct {
+                    defined: true,
+                    contents,
+                    ..
+                } => {
+                    self.nested(id, contents);
+                    self.structure(id, cur);
+                }
+                DefKind::Exception { contents, .. } => {
+                    self.nested(id, contents);
+                    self.exception(id, cur);
+                }
+                DefKind::Union {
+                    defined: true,
+                    contents,
+                    ..
+                } => {
+                    self.nested(id, contents);
+                    self.union(id, cur);
+                }
+                DefKind::Enum { .. } => self.enumeration(id, cur),
+                DefKind::Typedef { ty } => {
+                    let rt = self.rty(ty, cur);
+                    let code = format!(
+                        "{}pub type {} = {rt};\n",
+                        doc_attrs(
+                            d.doc.as_deref(),
+                            &format!("IDL typedef `{}` (`{}`).", d.scoped_name, d.repo_id)
+                        ),
+                        camel(&d.name)
+                    );
+                    self.push(cur, d.scoped_name.clone(), id, code);
+                }
+                DefKind::Const { ty, value } => self.constant(id, ty, value, cur),
+                _ => {}
+            }
+        }
+    }
+
+    fn nested_doc(&mut self, p: &[String], id: DefId, what: &str) {
+        let d = self.def(id);
+        let t = self.tree.at(p);
+        if t.doc.is_none() {
+            t.doc = Some(format!(
+                "Types and helpers defined inside {what} `{}`.",
+                d.scoped_name
+            ));
+        }
+    }
+
+    fn nested(&mut self, id: DefId, contents: &[DefId]) {
+        if contents.iter().any(|c| !self.omitted.contains(c)) {
+            let p = self.inner_path(id);
+            let what = match self.def(id).kind {
+                DefKind::Union { .. } => "union",
+                DefKind::Exception { .. } => "exception",
+                _ => "struct",
+            };
+            self.nested_doc(&p, id, what);
+            self.scope(contents, &p);
+        }
+    }
+
+    // ----- constants --------------------------------------------------
+
+    fn constant(&mut self, id: DefId, ty: &Type, value: &ConstValue, cur: &[String]) {
+        let d = self.def(id);
+        let rty = match self.resolve(ty) {
+            Type::String(_) | Type::WString(_) => "&str".to_string(),
+            _ => self.rty(ty, cur),
+        };
+        let float = matches!(self.resolve(ty), Type::Basic(BasicType::Float));
+        let long_double = matches!(self.resolve(ty), Type::Basic(BasicType::LongDouble));
+        let v = match value {
+            ConstValue::Int(i) => format!("{i}"),
+            ConstValue::Float(f) if long_double => {
+                format!("{}::LongDouble({:?})", self.rt(cur), long_double_bytes(*f))
+            }
+            ConstValue::Float(f) if float => {
+                let v = *f as f32;
+                if v.is_finite() {
+                    format!("{v:?}")
+                } else {
+                    float_lit(*f).replace("f64", "f32")
+                }
+            }
+            ConstValue::Float(f) => float_lit(*f),
+            ConstValue::Char(c) => {
+                if c.is_ascii_graphic() && *c != b'\'' && *c != b'\\' {
+                    format!("b'{}'", *c as char)
+                } else {
+                    format!("{c}")
+                }
+            }
+            ConstValue::WChar(c) => format!("{:?}", char::from_u32(*c).unwrap_or('\0')),
+            ConstValue::Str(s) | ConstValue::WStr(s) => lit_str(s),
+            ConstValue::Bool(b) => format!("{b}"),
+            ConstValue::Enum {
+                enum_def,
+                enumerator,
+                ..
+            } => format!(
+                "{}::{}",
+                self.path(cur, *enum_def, ""),
+                camel(&self.def(*enumerator).name)
+            ),
+            ConstValue::Fixed(_) => return,
+        };
+        let code = format!(
+            "{}pub const {}: {rty} = {v};\n",
+            doc_attrs(
+                d.doc.as_deref(),
+                &format!("IDL constant `{}`.", d.scoped_name)
+            ),
+            screaming(&d.name)
+        );
+        self.push(cur, d.scoped_name.clone(), id, code);
+    }
+
+    // ----- enums ------------------------------------------------------
+
+    fn enumeration(&mut self, id: DefId, cur: &[String]) {
+        let d = self.def(id);
+        let DefKind::Enum { enumerators } = &d.kind else {
+            return;
+        };
+        let name = camel(&d.name);
+        let cdr = &self.o.cdr;
+        let mut variants = String::new();
+        let mut arms = String::new();
+        for (i, e) in enumerators.iter().enumerate() {
+            let ed = self.def(*e);
+            let v = camel(&ed.name);
+            variants.push_str(&doc_attrs(
+                ed.doc.as_deref(),
+                &format!("`{}`", ed.scoped_name),
+            ));
+            let _ = writeln!(variants, "{v} = {i},");
+            let _ = writeln!(arms, "{i} => Ok(Self::{v}),");
+        }
+        let n = enumerators.len();
+        let code = format!(
+            "{doc}#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum {name} {{
+{variants}}}
+
+impl {name} {{
+    /// Repository id.
+    pub const REPOSITORY_ID: &'static str = {rid};
+    /// Number of enumerators.
+    pub const COUNT: u32 = {n};
+    /// The enumerator with ordinal `v`.
+    pub fn from_u32(v: u32) -> {cdr}::Result<Self> {{
+        match v {{
+            {arms}
+            v => Err({cdr}::CdrError::InvalidEnum(v)),
+        }}
+    }}
+}}
+
+impl {cdr}::Encode for {name} {{
+    #[inline]
+    fn encode(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+        w.write_u32(*self as u32);
+        Ok(())
+    }}
+}}
+
+impl<'de> {cdr}::Decode<'de> for {name} {{
+    #[inline]
+    fn decode(r: &mut {cdr}::Reader<'de>) -> {cdr}::Result<Self> {{
+        Self::from_u32(r.read_u32()?)
+    }}
+}}
+",
+            doc = doc_attrs(d.doc.as_deref(), &format!("IDL enum `{}`.", d.scoped_name)),
+            rid = lit_str(&d.repo_id),
+        );
+        self.push(cur, d.scoped_name.clone(), id, code);
+    }
+
+    // ----- structs and exceptions -------------------------------------
+
+    fn ptype(&mut self, ty: &Type) -> Option<PType> {
+        match self.resolve_owned(ty) {
+            Type::Basic(b) => match b {
+                BasicType::Char | BasicType::Octet => Some(PType::Prim {
+                    size: 1,
+                    float: false,
+                }),
+                BasicType::Short | BasicType::UShort => Some(PType::Prim {
+                    size: 2,
+                    float: false,
+                }),
+                BasicType::Long | BasicType::ULong => Some(PType::Prim {
+                    size: 4,
+                    float: false,
+                }),
+                BasicType::LongLong | BasicType::ULongLong => Some(PType::Prim {
+                    size: 8,
+                    float: false,
+                }),
+                BasicType::Float => Some(PType::Prim {
+                    size: 4,
+                    float: true,
+                }),
+                BasicType::Double => Some(PType::Prim {
+                    size: 8,
+                    float: true,
+                }),
+                _ => None,
+            },
+            Type::Array(t, dims) => {
+                let mut p = self.ptype(&t)?;
+                for d in dims.iter().rev() {
+                    p = PType::Array(Box::new(p), *d as usize);
+                }
+                Some(p)
+            }
+            Type::Named(id) if matches!(self.def(id).kind, DefKind::Struct { .. }) => {
+                self.plain_info(id).map(PType::Struct)
+            }
+            _ => None,
+        }
+    }
+
+    fn plain_info(&mut self, id: DefId) -> Option<Rc<PlainInfo>> {
+        if let Some(v) = self.plain.get(&id) {
+            return v.clone();
+        }
+        self.plain.insert(id, None);
+        let DefKind::Struct { members, .. } = &self.def(id).kind else {
+            return None;
+        };
+        let mut ms = Vec::new();
+        for m in members {
+            match self.ptype(&m.ty) {
+                Some(p) => ms.push((snake(&m.name), p)),
+                None => return None,
+            }
+        }
+        let info = plain::analyze(&ms).map(Rc::new);
+        self.plain.insert(id, info.clone());
+        info
+    }
+
+    fn fields(&mut self, members: &[peregrine_idl::Field], cur: &[String]) -> String {
+        let mut s = String::new();
+        for m in members {
+            s.push_str(&doc_attrs(
+                m.doc.as_deref(),
+                &format!("IDL member `{}`.", m.name),
+            ));
+            let t = self.rty(&m.ty, cur);
+            let _ = writeln!(s, "pub {}: {t},", snake(&m.name));
+        }
+        s
+    }
+
+    /// `Encode` body and decode expression (`Self { .. }`) for members.
+    fn member_codec(
+        &mut self,
+        members: &[peregrine_idl::Field],
+        cur: &[String],
+    ) -> (String, String) {
+        let mut enc = String::new();
+        let mut init = String::new();
+        for m in members {
+            let f = snake(&m.name);
+            enc.push_str(&self.enc(&m.ty, &format!("&self.{f}"), cur));
+            let d = self.dec(&m.ty, cur).expr();
+            let _ = writeln!(init, "{f}: {d}?,");
+        }
+        (enc, format!("Self {{ {init} }}"))
+    }
+
+    /// Encode impl plus either a `Decode` impl or, for types holding
+    /// object references, an inherent `decode_in(r, orb)`.
+    fn codec_impls(
+        &mut self,
+        id: DefId,
+        name: &str,
+        enc_body: &str,
+        dec_body: &str,
+        extra_enc: &str,
+        extra_dec: &str,
+    ) -> String {
+        let cdr = self.o.cdr.clone();
+        let orb = self.o.orb.clone();
+        let wname = if enc_body.trim().is_empty() {
+            "_w"
+        } else {
+            "w"
+        };
+        let uses_r = dec_body.contains("(r") || dec_body.contains("r.");
+        let rname = if uses_r { "r" } else { "_r" };
+        let recursive = self.recursive.contains(&id);
+        let dec_body = if recursive {
+            // Depth counted by the reader: see `Reader::enter`.
+            format!("r.enter()?;\nlet v = (|| -> {cdr}::Result<Self> {{ {dec_body} }})();\nr.leave();\nv")
+        } else {
+            dec_body.to_string()
+        };
+        let rname = if recursive { "r" } else { rname };
+        let mut s = format!(
+            "impl {cdr}::Encode for {name} {{
+    fn encode(&self, {wname}: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+        {enc_body}
+        Ok(())
+    }}
+    {extra_enc}
+}}
+"
+        );
+        if self.needs_orb(&Type::Named(id)) {
+            let _ = write!(
+                s,
+                "impl {name} {{
+    /// Decodes a value; object references inside are bound to `orb`.
+    pub fn decode_in(r: &mut {cdr}::Reader<'_>, orb: &{orb}::Orb) -> {cdr}::Result<Self> {{
+        let _ = orb;
+        {dec_body}
+    }}
+}}
+"
+            );
+        } else {
+            let _ = write!(
+                s,
+                "impl<'de> {cdr}::Decode<'de> for {name} {{
+    fn decode({rname}: &mut {cdr}::Reader<'de>) -> {cdr}::Result<Self> {{
+        {dec_body}
+    }}
+    {extra_dec}
+}}
+"
+            );
+        }
+        s
+    }
+
+    fn structure(&mut self, id: DefId, cur: &[String]) {
+        let d = self.def(id);
+        let DefKind::Struct { members, .. } = &d.kind else {
+            return;
+        };
+        let name = camel(&d.name);
+        let cdr = self.o.cdr.clone();
+        let fields = self.fields(members, cur);
+        let (enc, init) = self.member_codec(members, cur);
+        let plain = self.plain_info(id);
+        let eq = self.eq_ok(&Type::Named(id));
+        let mut s = doc_attrs(
+            d.doc.as_deref(),
+            &format!("IDL struct `{}`.", d.scoped_name),
+        );
+        let (extra_enc, extra_dec) = match &plain {
+            Some(info) => {
+                let default = if info.default_ok { ", Default" } else { "" };
+                let _ = writeln!(
+                    s,
+                    "#[repr(C)]\n#[derive(Debug, Clone, Copy, PartialEq{default})]"
+                );
+                // On i686 `u64`/`f64` are 4-aligned in `repr(C)`, so the
+                // layout differs from CDR there: no bulk path on that target.
+                let cfg = if info.has8 {
+                    "#[cfg(not(target_arch = \"x86\"))]\n"
+                } else {
+                    ""
+                };
+                (
+                    format!("{cfg}#[inline]\nfn encode_slice(items: &[Self], w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{ w.write_plain(items, Self::encode) }}"),
+                    format!("{cfg}#[inline]\nfn decode_vec(r: &mut {cdr}::Reader<'de>, n: usize) -> {cdr}::Result<Vec<Self>> {{ r.read_plain(n, Self::decode) }}"),
+                )
+            }
+            None => {
+                let peq = if eq { ", PartialEq" } else { "" };
+                let _ = writeln!(s, "#[derive(Debug, Clone{peq})]");
+                (String::new(), String::new())
+            }
+        };
+        let _ = write!(
+            s,
+            "pub struct {name} {{\n{fields}}}\n\nimpl {name} {{\n/// Repository id.\npub const REPOSITORY_ID: &'static str = {};\n}}\n\n",
+            lit_str(&d.repo_id)
+        );
+        s.push_str(&self.codec_impls(
+            id,
+            &name,
+            &enc,
+            &format!("Ok({init})"),
+            &extra_enc,
+            &extra_dec,
+        ));
+        if let Some(info) = plain {
+            s.push_str(&self.plain_impl(&name, members, &info));
+        }
+        self.push(cur, d.scoped_name.clone(), id, s);
+    }
+
+    fn plain_impl(
+        &mut self,
+        name: &str,
+        members: &[peregrine_idl::Field],
+        info: &PlainInfo,
+    ) -> String {
+        let cdr = self.o.cdr.clone();
+        let cfg = if info.has8 {
+            "#[cfg(not(target_arch = \"x86\"))]\n"
+        } else {
+            ""
+        };
+        let mut s = format!(
+            "// The generator computed this layout as equal to the CDR layout;\n// these asserts make the compiler confirm the `repr(C)` side.\n{cfg}const _: () = {{\nlet size = core::mem::size_of::<{name}>();\nlet align = core::mem::align_of::<{name}>();\nassert!(size == {});\nassert!(align <= {});\n",
+            info.size, info.align
+        );
+        for (f, off) in &info.offsets {
+            let _ = writeln!(s, "assert!(core::mem::offset_of!({name}, {f}) == {off});");
+        }
+        s.push_str("};\n\n");
+        let mut swap = String::new();
+        for m in members {
+            if let Some(p) = self.ptype(&m.ty) {
+                plain::swap_code(&p, &format!("self.{}", snake(&m.name)), &cdr, &mut swap);
+            }
+        }
+        let padding = info
+            .padding
+            .iter()
+            .map(|(a, b)| format!("({a}, {b})"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let write_native = if !info.padding.is_empty() && info.size <= plain::MAX_WORDWISE {
+            format!(
+                "#[inline(always)]\nunsafe fn write_native(&self, elem: *mut u8) {{\n{}\n}}\n",
+                plain::write_native_body(info)
+            )
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            s,
+            "// SAFETY: every member is an integer, float, `char`/`octet` or an
+// array or plain struct of those (any bit pattern is valid); size and
+// offsets are asserted above to equal the CDR layout from a {align}-aligned
+// start; PADDING lists every byte that belongs to no member.
+{cfg}unsafe impl {cdr}::PlainData for {name} {{
+    const CDR_SIZE: usize = {size};
+    const CDR_ALIGN: usize = {align};
+    const PADDING: &'static [(usize, usize)] = &[{padding}];
+    {write_native}
+    fn swap_members(&mut self) {{
+        {swap}
+    }}
+}}
+",
+            align = info.align,
+            size = info.size,
+        );
+        s
+    }
+
+    fn exception(&mut self, id: DefId, cur: &[String]) {
+        let d = self.def(id);
+        let DefKind::Exception { members, .. } = &d.kind else {
+            return;
+        };
+        let name = camel(&d.name);
+        let fields = self.fields(members, cur);
+        let (enc, init) = self.member_codec(members, cur);
+        let eq = self.eq_ok(&Type::Named(id));
+        let mut s = doc_attrs(
+            d.doc.as_deref(),
+            &format!("IDL exception `{}`.", d.scoped_name),
+        );
+        let peq = if eq { ", PartialEq" } else { "" };
+        let _ = write!(
+            s,
+            "///
+/// `Encode`/`Decode` cover the members; the repository id before them is
+/// written and read by the ORB.
+#[derive(Debug, Clone{peq})]
+pub struct {name} {{\n{fields}}}
+
+impl {name} {{
+    /// Repository id.
+    pub const REPOSITORY_ID: &'static str = {rid};
+}}
+
+impl core::fmt::Display for {name} {{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{
+        f.write_str(Self::REPOSITORY_ID)
+    }}
+}}
+
+impl std::error::Error for {name} {{}}
+
+",
+            rid = lit_str(&d.repo_id)
+        );
+        s.push_str(&self.codec_impls(id, &name, &enc, &format!("Ok({init})"), "", ""));
+        self.push(cur, d.scoped_name.clone(), id, s);
+    }
+
+    // ----- unions -----------------------------------------------------
+
+    fn label_pat(&self, v: &ConstValue, cur: &[String]) -> String {
+        match v {
+            ConstValue::Int(i) => format!("{i}"),
+            ConstValue::Char(c) => format!("{c}"),
+            ConstValue::WChar(c) => format!("{:?}", char::from_u32(*c).unwrap_or('\0')),
+            ConstValue::Bool(b) => format!("{b}"),
+            ConstValue::Enum {
+                enum_def,
+                enumerator,
+                ..
+            } => format!(
+                "{}::{}",
+                self.path(cur, *enum_def, ""),
+                camel(&self.def(*enumerator).name)
+            ),
+            _ => "_".into(),
+        }
+    }
+
+    fn union(&mut self, id: DefId, cur: &[String]) {
+        let d = self.def(id);
+        let DefKind::Union {
+            discriminator,
+            branches,
+            ..
+        } = &d.kind
+        else {
+            return;
+        };
+        let cdr = self.o.cdr.clone();
+        let name = camel(&d.name);
+        let dty = self.rty(discriminator, cur);
+        let disc_res = self.resolve_owned(discriminator);
+        // Every value of the discriminator has a label?
+        let mut explicit: Vec<&ConstValue> = Vec::new();
+        let mut has_default = false;
+        for b in branches {
+            for l in &b.labels {
+                match l {
+                    Label::Value(v) => explicit.push(v),
+                    Label::Default => has_default = true,
+                }
+            }
+        }
+        let covered = match &disc_res {
+            Type::Basic(BasicType::Boolean) => {
+                explicit.contains(&&ConstValue::Bool(true))
+                    && explicit.contains(&&ConstValue::Bool(false))
+            }
+            Type::Named(e) => match &self.def(*e).kind {
+                DefKind::Enum { enumerators } => enumerators.len() <= explicit.len(),
+                _ => false,
+            },
+            _ => false,
+        };
+        let mut variants = String::new();
+        let mut enc_arms = String::new();
+        let mut dec_arms = String::new();
+        let mut all_pats = Vec::new();
+        let mut default_arm = None;
+        let mut used: HashSet<String> = HashSet::new();
+        for b in branches {
+            let v = camel(&b.name);
+            used.insert(v.clone());
+            let t = self.rty(&b.ty, cur);
+            let dec = self.dec(&b.ty, cur).expr();
+            let enc = self.enc(&b.ty, "v", cur);
+            let pats: Vec<String> = b
+                .labels
+                .iter()
+                .filter_map(|l| match l {
+                    Label::Value(v) => Some(self.label_pat(v, cur)),
+                    Label::Default => None,
+                })
+                .collect();
+            let is_default = b.labels.contains(&Label::Default);
+            let labels = b
+                .labels
+                .iter()
+                .map(|l| match l {
+                    Label::Value(_) => format!("`{}`", self.label_pat_doc(l)),
+                    Label::Default => "`default`".into(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let doc = doc_attrs(
+                b.doc.as_deref(),
+                &format!("Branch `{}` (case {labels}).", b.name),
+            );
+            if is_default {
+                let _ = writeln!(
+                    variants,
+                    "{doc}///\n/// Carries the discriminator, which must match no other label.\n{v}({dty}, {t}),"
+                );
+                default_arm = Some(format!("d => Self::{v}(d, {dec}?),"));
+                let _ = writeln!(
+                    enc_arms,
+                    "Self::{v}(d, v) => {{ check_default(d)?; {cdr}::Encode::encode(d, w)?; {enc} }}"
+                );
+            } else {
+                let _ = writeln!(variants, "{doc}{v}({t}),");
+                let first = pats.first().cloned().unwrap_or_default();
+                let _ = writeln!(dec_arms, "{} => Self::{v}({dec}?),", pats.join(" | "));
+                let _ = writeln!(
+                    enc_arms,
+                    "Self::{v}(v) => {{ {cdr}::Encode::encode(&{}, w)?; {enc} }}",
+                    typed_lit(&first, &disc_res)
+                );
+            }
+            all_pats.extend(pats);
+        }
+        let mut implicit_default = String::new();
+        if !has_default && !covered {
+            let dv = if used.contains("Default") {
+                "DefaultDiscriminator".to_string()
+            } else {
+                "Default".to_string()
+            };
+            let _ = writeln!(
+                variants,
+                "/// A discriminator that selects no branch (the union holds no value).\n{dv}({dty}),"
+            );
+            default_arm = Some(format!("d => Self::{dv}(d),"));
+            let _ = writeln!(
+                enc_arms,
+                "Self::{dv}(d) => {{ check_default(d)?; {cdr}::Encode::encode(d, w)?; }}"
+            );
+            implicit_default = dv;
+        }
+        let _ = implicit_default;
+        let check_default = if default_arm.is_some() {
+            let pats = if all_pats.is_empty() {
+                "false".to_string()
+            } else {
+                format!("matches!(*d, {})", all_pats.join(" | "))
+            };
+            format!(
+                "// A default value equal to an explicit label would decode as that branch.\nlet check_default = |d: &{dty}| -> {cdr}::Result<()> {{ if {pats} {{ Err({cdr}::CdrError::InvalidDiscriminator) }} else {{ Ok(()) }} }};\n"
+            )
+        } else {
+            String::new()
+        };
+        let dec_disc = self.dec(discriminator, cur).expr();
+        let default_arm = default_arm.unwrap_or_default();
+        let eq = self.eq_ok(&Type::Named(id));
+        let peq = if eq { ", PartialEq" } else { "" };
+        let mut s = doc_attrs(d.doc.as_deref(), &format!("IDL union `{}`.", d.scoped_name));
+        let _ = write!(
+            s,
+            "///
+/// A branch with several labels is encoded with its first label.
+{ALLOWS}
+#[derive(Debug, Clone{peq})]
+pub enum {name} {{
+{variants}}}
+
+impl {name} {{
+    /// Repository id.
+    pub const REPOSITORY_ID: &'static str = {rid};
+}}
+
+",
+            rid = lit_str(&d.repo_id)
+        );
+        let enc_body = format!("{check_default}match self {{\n{enc_arms}}}");
+        let dec_body =
+            format!("let d: {dty} = {dec_disc}?;\nOk(match d {{\n{dec_arms}{default_arm}}})");
+        s.push_str(&self.codec_impls(id, &name, &enc_body, &dec_body, "", ""));
+        self.push(cur, d.scoped_name.clone(), id, s);
+    }
+
+    fn label_pat_doc(&self, l: &Label) -> String {
+        match l {
+            Label::Value(ConstValue::Int(i)) => format!("{i}"),
+            Label::Value(ConstValue::Char(c)) => format!("{:?}", *c as char),
+            Label::Value(ConstValue::WChar(c)) => {
+                format!("{:?}", char::from_u32(*c).unwrap_or('\0'))
+            }
+            Label::Value(ConstValue::Bool(b)) => format!("{b}"),
+            Label::Value(ConstValue::Enum { enumerator, .. }) => self.def(*enumerator).name.clone(),
+            _ => "?".into(),
+        }
+    }
+
+    // ----- interfaces -------------------------------------------------
+
+    fn own_ops(&self, iface: DefId) -> Vec<OpInfo> {
+        let mut ops = Vec::new();
+        for &c in self.spec.contents(iface) {
+            if self.omitted.contains(&c) {
+                continue;
+            }
+            let d = self.def(c);
+            match &d.kind {
+                DefKind::Operation {
+                    oneway,
+                    result,
+                    params,
+                    raises,
+                    ..
+                } => ops.push(OpInfo {
+                    wire: d.name.clone(),
+                    method: snake(&d.name),
+                    oneway: *oneway,
+                    result: result.clone(),
+                    params: params.clone(),
+                    raises: raises.clone(),
+                    iface,
+                    doc: d.doc.clone(),
+                }),
+                DefKind::Attribute {
+                    readonly,
+                    ty,
+                    get_raises,
+                    set_raises,
+                } => {
+                    let base = bare(&snake(&d.name)).to_string();
+                    ops.push(OpInfo {
+                        wire: format!("_get_{}", d.name),
+                        method: format!("get_{base}"),
+                        oneway: false,
+                        result: ty.clone(),
+                        params: Vec::new(),
+                        raises: get_raises.clone(),
+                        iface,
+                        doc: Some(
+                            d.doc
+                                .clone()
+                                .unwrap_or_else(|| format!("Reads attribute `{}`.", d.name)),
+                        ),
+                    });
+                    if !readonly {
+                        ops.push(OpInfo {
+                            wire: format!("_set_{}", d.name),
+                            method: format!("set_{base}"),
+                            oneway: false,
+                            result: Type::Basic(BasicType::Void),
+                            params: vec![Param {
+                                name: "value".into(),
+                                dir: ParamDir::In,
+                                ty: ty.clone(),
+                                span: d.span,
+                            }],
+                            raises: set_raises.clone(),
+                            iface,
+                            doc: Some(format!("Writes attribute `{}`.", d.name)),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        ops
+    }
+
+    fn error_name(op: &OpInfo) -> String {
+        format!("{}Error", bare(&camel(&op.method)))
+    }
+
+    /// The error type of `op` seen from `cur`.
+    fn err_ty(&self, op: &OpInfo, cur: &[String]) -> String {
+        if op.raises.is_empty() || op.oneway {
+            format!("{}::SystemException", self.o.orb)
+        } else {
+            format!(
+                "{}::{}",
+                self.inner_mod(cur, op.iface),
+                Self::error_name(op)
+            )
+        }
+    }
+
+    /// Borrowed parameter type for an `in` argument.
+    fn in_ty(&mut self, ty: &Type, cur: &[String]) -> String {
+        match self.resolve_owned(ty) {
+            Type::String(_) | Type::WString(_) => "&str".into(),
+            Type::Sequence(t, _) => {
+                if matches!(self.resolve_owned(&t), Type::Basic(BasicType::Octet)) {
+                    "&[u8]".into()
+                } else {
+                    format!("&[{}]", self.rty(&t, cur))
+                }
+            }
+            Type::Basic(BasicType::Object) => {
+                self.uses_orb = true;
+                format!("Option<&{}::ObjectRef>", self.o.orb)
+            }
+            Type::Basic(_) => self.rty(ty, cur),
+            Type::Named(id) => match &self.def(id).kind {
+                DefKind::Enum { .. } => self.rty(ty, cur),
+                DefKind::Interface { .. } => {
+                    self.uses_orb = true;
+                    format!("Option<&{}>", self.path(cur, id, "Ref"))
+                }
+                _ => format!("&{}", self.rty(ty, cur)),
+            },
+            _ => format!("&{}", self.rty(ty, cur)),
+        }
+    }
+
+    fn by_value(&self, ty: &Type) -> bool {
+        match self.resolve_owned(ty) {
+            Type::Basic(BasicType::Object) => false,
+            Type::Basic(_) => true,
+            Type::Named(id) => matches!(self.def(id).kind, DefKind::Enum { .. }),
+            _ => false,
+        }
+    }
+
+    /// `(return type, tuple parts)` of an operation's success value.
+    fn ret_ty(&mut self, op: &OpInfo, cur: &[String]) -> String {
+        let mut parts = Vec::new();
+        if op.result != Type::Basic(BasicType::Void) {
+            parts.push(self.rty(&op.result, cur));
+        }
+        for p in &op.params {
+            if p.dir == ParamDir::Out {
+                parts.push(self.rty(&p.ty, cur));
+            }
+        }
+        tuple(&parts)
+    }
+
+    fn sig(&mut self, op: &OpInfo, cur: &[String]) -> String {
+        let mut s = format!("fn {}(&self", op.method);
+        for p in &op.params {
+            let t = match p.dir {
+                ParamDir::In => self.in_ty(&p.ty, cur),
+                ParamDir::InOut => format!("&mut {}", self.rty(&p.ty, cur)),
+                ParamDir::Out => continue,
+            };
+            let _ = write!(s, ", {}: {t}", snake(&p.name));
+        }
+        let ret = if op.oneway {
+            "()".to_string()
+        } else {
+            self.ret_ty(op, cur)
+        };
+        let _ = write!(s, ") -> Result<{ret}, {}>", self.err_ty(op, cur));
+        s
+    }
+
+    fn op_doc(&self, op: &OpInfo) -> String {
+        let fallback = format!("IDL operation `{}`.", op.wire);
+        let mut s = doc_attrs(op.doc.as_deref(), &fallback);
+        if op.oneway {
+            s.push_str("///\n/// `oneway`: returns once the request is sent.\n");
+        }
+        s
+    }
+
+    fn interface(&mut self, id: DefId, cur: &[String], is_local: bool) {
+        self.uses_orb = true;
+        let d = self.def(id);
+        let name = camel(&d.name);
+        let inner = self.inner_path(id);
+        let inner_rel = snake(&d.name);
+        let own = self.own_ops(id);
+        let bases: Vec<DefId> = match &d.kind {
+            DefKind::Interface { bases, .. } => bases.clone(),
+            _ => Vec::new(),
+        };
+        let all_bases = self.spec.all_bases(id);
+        let orb = self.o.orb.clone();
+        let cdr = self.o.cdr.clone();
+
+        // Error enums, in the interface's module.
+        let mut support = String::new();
+        for op in &own {
+            if op.raises.is_empty() || op.oneway {
+                continue;
+            }
+            let ename = Self::error_name(op);
+            let mut vars = String::new();
+            let mut froms = String::new();
+            let mut display = String::new();
+            let mut seen = HashSet::new();
+            let mut eq = true;
+            for e in &op.raises {
+                let ed = self.def(*e);
+                let mut v = camel(&ed.name);
+                if !seen.insert(v.clone()) {
+                    v = camel(&ed.scoped_name.replace("::", "_"));
+                }
+                eq &= self.eq_ok(&Type::Named(*e));
+                let p = self.path(&inner, *e, "");
+                let _ = writeln!(vars, "/// `{}`\n{v}({p}),", ed.scoped_name);
+                let _ = writeln!(
+                    froms,
+                    "impl From<{p}> for {ename} {{ fn from(e: {p}) -> Self {{ Self::{v}(e) }} }}"
+                );
+                let _ = writeln!(display, "Self::{v}(e) => core::fmt::Display::fmt(e, f),");
+            }
+            let peq = if eq { ", PartialEq" } else { "" };
+            let _ = write!(
+                support,
+                "/// Errors of `{}::{}`: its user exceptions or a system exception.
+#[derive(Debug, Clone{peq})]
+pub enum {ename} {{
+{vars}/// A CORBA system exception.
+System({orb}::SystemException),
+}}
+
+impl From<{orb}::SystemException> for {ename} {{
+    fn from(e: {orb}::SystemException) -> Self {{ Self::System(e) }}
+}}
+{froms}
+impl core::fmt::Display for {ename} {{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{
+        match self {{
+            {display}Self::System(e) => core::fmt::Display::fmt(e, f),
+        }}
+    }}
+}}
+
+impl std::error::Error for {ename} {{}}
+
+",
+                d.scoped_name, op.wire
+            );
+        }
+
+        // Servant trait.
+        let mut out = String::new();
+        if self.o.server || is_local {
+            let mut methods = String::new();
+            for op in &own {
+                methods.push_str(&self.op_doc(op));
+                let sig = self.sig(op, cur);
+                let _ = writeln!(methods, "{sig};");
+            }
+            let supers = bases
+                .iter()
+                .map(|b| self.path(cur, *b, ""))
+                .collect::<Vec<_>>();
+            let supers = if supers.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", supers.join(" + "))
+            };
+            let doc = doc_attrs(
+                d.doc.as_deref(),
+                &format!("IDL interface `{}`.", d.scoped_name),
+            );
+            let _ = write!(
+                out,
+                "{doc}///
+/// The servant side: implement this trait and activate the implementation
+/// wrapped in [`{name}Skeleton`]; clients call through [`{name}Ref`].
+{ALLOWS}
+pub trait {name}{supers} {{
+{methods}}}
+
+"
+            );
+            if is_local {
+                let out = out.replace(
+                    &format!("///\n/// The servant side: implement this trait and activate the implementation\n/// wrapped in [`{name}Skeleton`]; clients call through [`{name}Ref`].\n"),
+                    "///\n/// A local interface: implemented and called in-process only.\n",
+                );
+                self.push(cur, d.scoped_name.clone(), id, out);
+                if !support.is_empty() {
+                    self.push(&inner, format!("{}#support", d.scoped_name), id, support);
+                }
+                return;
+            }
+        }
+
+        // The operations the skeleton dispatches and the stub offers: own
+        // and inherited ones.
+        let mut all_ops = own;
+        for b in &all_bases {
+            all_ops.extend(self.own_ops(*b));
+        }
+
+        if self.o.server {
+            // One handler per own operation, generic over the servant, so
+            // skeletons of derived interfaces reuse it.
+            for op in all_ops.iter().filter(|o| o.iface == id) {
+                let h = self.handler(op, &inner, &name);
+                support.push_str(&h);
+            }
+            let names: Vec<&str> = all_ops.iter().map(|o| o.wire.as_str()).collect();
+            let demux = demux_body(&names);
+            let mut arms = String::new();
+            for (i, op) in all_ops.iter().enumerate() {
+                let m = self.inner_mod(cur, op.iface);
+                let _ = writeln!(
+                    arms,
+                    "Some({i}) => {m}::__handle_{}(&self.servant, req),",
+                    bare(&op.method)
+                );
+            }
+            let mut ids = vec![lit_str(&d.repo_id)];
+            for b in &all_bases {
+                ids.push(lit_str(&self.def(*b).repo_id));
+            }
+            ids.push(lit_str("IDL:omg.org/CORBA/Object:1.0"));
+            let _ = write!(
+                out,
+                "/// Skeleton of `{scoped}`: wraps a [`{name}`] implementation as a
+/// [`{orb}::Servant`].
+pub struct {name}Skeleton<S> {{
+    /// The implementation.
+    pub servant: S,
+}}
+
+impl<S> {name}Skeleton<S> {{
+    /// Wraps `servant`.
+    pub fn new(servant: S) -> Self {{
+        Self {{ servant }}
+    }}
+
+    /// Index of operation `op` in the dispatch table: a switch on the
+    /// length and distinguishing bytes chosen at generation time, then one
+    /// full comparison (O(1) in the number of operations).
+    #[inline]
+    fn op_index(op: &[u8]) -> Option<u32> {{
+        {demux}
+    }}
+}}
+
+impl<S: {name} + Send + Sync + 'static> {orb}::Servant for {name}Skeleton<S> {{
+    fn repository_id(&self) -> &'static str {{
+        {rid}
+    }}
+
+    fn is_a(&self, repo_id: &str) -> bool {{
+        matches!(repo_id, {ids})
+    }}
+
+    fn dispatch(&self, req: &mut {orb}::ServerRequest<'_>) -> Result<(), {orb}::SystemException> {{
+        match Self::op_index(req.operation().as_bytes()) {{
+            {arms}
+            _ => Err({orb}::SystemException::new({orb}::SystemExceptionKind::BadOperation, 0, {orb}::CompletionStatus::No)),
+        }}
+    }}
+}}
+
+",
+                scoped = d.scoped_name,
+                rid = lit_str(&d.repo_id),
+                ids = ids.join(" | "),
+            );
+        }
+
+        if self.o.client {
+            let mut methods = String::new();
+            for op in &all_ops {
+                methods.push_str(&self.stub_method(op, cur));
+            }
+            let mut upcasts = String::new();
+            for b in &all_bases {
+                let bp = self.path(cur, *b, "Ref");
+                let _ = writeln!(
+                    upcasts,
+                    "impl From<{name}Ref> for {bp} {{ fn from(r: {name}Ref) -> Self {{ {bp}::unchecked_narrow(r.0) }} }}"
+                );
+            }
+            let _ = write!(
+                out,
+                "/// Client stub of `{scoped}`: an object reference with its operations.
+#[derive(Clone, Debug)]
+pub struct {name}Ref({orb}::ObjectRef);
+
+{ALLOWS}
+impl {name}Ref {{
+    /// Repository id.
+    pub const REPOSITORY_ID: &'static str = {rid};
+
+    /// `obj` as a `{name}` if it supports the interface (asks the
+    /// server unless the IOR's type id already says so).
+    pub fn narrow(obj: {orb}::ObjectRef) -> Result<Option<Self>, {orb}::SystemException> {{
+        Ok(if obj.is_a(Self::REPOSITORY_ID)? {{ Some(Self(obj)) }} else {{ None }})
+    }}
+
+    /// `obj` as a `{name}` without checking.
+    pub fn unchecked_narrow(obj: {orb}::ObjectRef) -> Self {{
+        Self(obj)
+    }}
+
+    /// The underlying object reference.
+    pub fn object(&self) -> &{orb}::ObjectRef {{
+        &self.0
+    }}
+
+{methods}}}
+
+impl From<{name}Ref> for {orb}::ObjectRef {{
+    fn from(r: {name}Ref) -> Self {{ r.0 }}
+}}
+{upcasts}
+/// References are equal when they denote the same object as far as the
+/// ORB can tell without a call (`ObjectRef::is_equivalent`).
+impl PartialEq for {name}Ref {{
+    fn eq(&self, other: &Self) -> bool {{ self.0.is_equivalent(&other.0) }}
+}}
+
+impl {cdr}::Encode for {name}Ref {{
+    fn encode(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{ {cdr}::Encode::encode(&self.0, w) }}
+}}
+
+impl {rt}::ObjRef for {name}Ref {{
+    fn object_ref(&self) -> &{orb}::ObjectRef {{ &self.0 }}
+    fn from_object_ref(obj: {orb}::ObjectRef) -> Self {{ Self(obj) }}
+}}
+
+",
+                scoped = d.scoped_name,
+                rid = lit_str(&d.repo_id),
+                rt = self.rt(cur),
+            );
+        }
+        let _ = inner_rel;
+        self.push(cur, d.scoped_name.clone(), id, out);
+        if !support.is_empty() {
+            self.push(&inner, format!("{}#support", d.scoped_name), id, support);
+        }
+    }
+
+    /// Encode statements for the `in`/`inout` arguments as the stub holds
+    /// them (`in` borrowed or by value, `inout` as `&mut`).
+    fn stub_method(&mut self, op: &OpInfo, cur: &[String]) -> String {
+        let orb = self.o.orb.clone();
+        let cdr = self.o.cdr.clone();
+        let rt = self.rt(cur);
+        let mut s = self.op_doc(op);
+        let sig = self.sig(op, cur);
+        let _ = writeln!(s, "pub {sig} {{");
+        // Arguments.
+        let mut enc = String::new();
+        for p in &op.params {
+            let n = snake(&p.name);
+            match p.dir {
+                ParamDir::In => {
+                    if self.is_iface(&p.ty).is_some()
+                        || matches!(self.resolve_owned(&p.ty), Type::Basic(BasicType::Object))
+                    {
+                        let _ = writeln!(enc, "{rt}::encode_ref({n}, w)?;");
+                    } else if self.by_value(&p.ty) {
+                        enc.push_str(&self.enc(&p.ty, &format!("&{n}"), cur));
+                    } else {
+                        enc.push_str(&self.enc(&p.ty, &n, cur));
+                    }
+                }
+                ParamDir::InOut => enc.push_str(&self.enc(&p.ty, &format!("&*{n}"), cur)),
+                ParamDir::Out => {}
+            }
+        }
+        let enc_closure = if enc.is_empty() {
+            "|_| Ok(())".to_string()
+        } else {
+            format!("|w| {{ {enc} Ok(()) }}")
+        };
+        let wire = lit_str(&op.wire);
+        if op.oneway {
+            let _ = writeln!(s, "self.0.invoke_oneway({wire}, {enc_closure})\n}}\n");
+            return s;
+        }
+        // Results: return value, then inout and out in order.
+        let mut decs = Vec::new();
+        let mut names = Vec::new();
+        let mut needs_orb = false;
+        if op.result != Type::Basic(BasicType::Void) {
+            needs_orb |= self.needs_orb(&op.result);
+            decs.push(self.dec(&op.result, cur).expr());
+            names.push("ret".to_string());
+        }
+        let mut assigns = String::new();
+        let mut outs = Vec::new();
+        if op.result != Type::Basic(BasicType::Void) {
+            outs.push("ret".to_string());
+        }
+        for p in &op.params {
+            let n = snake(&p.name);
+            match p.dir {
+                ParamDir::In => {}
+                ParamDir::InOut | ParamDir::Out => {
+                    needs_orb |= self.needs_orb(&p.ty);
+                    decs.push(self.dec(&p.ty, cur).expr());
+                    let v = format!("{}_out", bare(&n));
+                    if p.dir == ParamDir::InOut {
+                        let _ = writeln!(assigns, "*{n} = {v};");
+                    } else {
+                        outs.push(v.clone());
+                    }
+                    names.push(v);
+                }
+            }
+        }
+        let mut exc_needs_orb = false;
+        let exc = if op.raises.is_empty() {
+            format!("|_, _| None::<{cdr}::Result<{}>>", self.err_ty(op, cur))
+        } else {
+            let et = self.err_ty(op, cur);
+            let mut arms = String::new();
+            let mut seen = HashSet::new();
+            for e in &op.raises {
+                let ed = self.def(*e);
+                let mut v = camel(&ed.name);
+                if !seen.insert(v.clone()) {
+                    v = camel(&ed.scoped_name.replace("::", "_"));
+                }
+                let p = self.path(cur, *e, "");
+                exc_needs_orb |= self.needs_orb(&Type::Named(*e));
+                let dec = self.dec(&Type::Named(*e), cur).expr();
+                let _ = writeln!(arms, "{p}::REPOSITORY_ID => Some({dec}.map({et}::{v})),");
+            }
+            format!("|id, r| match id {{ {arms} _ => None, }}")
+        };
+        let orb_line = if needs_orb || exc_needs_orb {
+            "let orb = self.0.orb();\n"
+        } else {
+            ""
+        };
+        let _ = orb;
+        let _ = cdr;
+        let dec_closure = match decs.len() {
+            0 => "|_| Ok(())".to_string(),
+            // A block rather than `|r| f(r)`: a path would not be
+            // higher-ranked over the reader's lifetime.
+            1 => format!("|r| {{ let v = {}?; Ok(v) }}", decs[0]),
+            _ => format!(
+                "|r| Ok(({}))",
+                decs.iter()
+                    .map(|d| format!("{d}?"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let call = format!("self.0.invoke({wire}, {enc_closure}, {dec_closure}, {exc})");
+        if assigns.is_empty() && names.len() <= 1 && outs.len() == names.len() {
+            let _ = writeln!(s, "{orb_line}{call}\n}}\n");
+        } else {
+            let _ = writeln!(
+                s,
+                "{orb_line}let {} = {call}?;\n{assigns}Ok({})\n}}\n",
+                tuple(&names),
+                tuple(&outs)
+            );
+        }
+        s
+    }
+
+    /// `__handle_<op>`: decodes the arguments in place, calls the
+    /// servant, encodes the reply.
+    fn handler(&mut self, op: &OpInfo, cur: &[String], trait_name: &str) -> String {
+        let orb = self.o.orb.clone();
+        let cdr = self.o.cdr.clone();
+        let rt = self.rt(cur);
+        let tpath = self.path(cur, op.iface, "");
+        let _ = trait_name;
+        let mut decs = String::new();
+        let mut args = Vec::new();
+        let mut needs_orb = false;
+        for p in &op.params {
+            if p.dir == ParamDir::Out {
+                continue;
+            }
+            let n = bare(&snake(&p.name)).to_string();
+            let v = format!("a_{n}");
+            needs_orb |= self.needs_orb(&p.ty);
+            if p.dir == ParamDir::InOut {
+                let d = self.dec(&p.ty, cur).expr();
+                let _ = writeln!(decs, "let mut {v} = {d}?;");
+                args.push(format!("&mut {v}"));
+                continue;
+            }
+            let resolved = self.resolve_owned(&p.ty);
+            match &resolved {
+                Type::String(b) => {
+                    let _ = writeln!(decs, "let {v} = {rt}::decode_str(r, {})?;", bound(*b));
+                    args.push(format!("&{v}"));
+                }
+                Type::Sequence(t, b)
+                    if matches!(self.resolve_owned(t), Type::Basic(BasicType::Octet)) =>
+                {
+                    let _ = writeln!(decs, "let {v} = {rt}::decode_octets(r, {})?;", bound(*b));
+                    args.push(v);
+                }
+                _ => {
+                    let d = self.dec(&p.ty, cur).expr();
+                    let _ = writeln!(decs, "let {v} = {d}?;");
+                    if self.is_iface(&p.ty).is_some()
+                        || matches!(resolved, Type::Basic(BasicType::Object))
+                    {
+                        args.push(format!("{v}.as_ref()"));
+                    } else if self.by_value(&p.ty) {
+                        args.push(v);
+                    } else {
+                        args.push(format!("&{v}"));
+                    }
+                }
+            }
+        }
+        let orb_line = if needs_orb {
+            // `ServerRequest::orb` borrows the request, which decoding
+            // borrows mutably: a cheap clone ends the first borrow.
+            "let orb = req.orb().clone();\nlet orb = &orb;\n"
+        } else {
+            ""
+        };
+        let args_line = if decs.is_empty() {
+            String::new()
+        } else {
+            format!("let r = req.args();\n{decs}")
+        };
+        let call = format!("{tpath}::{}(servant, {})", op.method, args.join(", "));
+        let mut s = format!(
+            "/// Skeleton handler of `{}`.\n#[doc(hidden)]\npub fn __handle_{}<S: {tpath} + ?Sized>(servant: &S, req: &mut {orb}::ServerRequest<'_>) -> Result<(), {orb}::SystemException> {{\n{orb_line}{args_line}",
+            op.wire,
+            bare(&op.method)
+        );
+        if op.oneway {
+            let unused = if args_line.is_empty() && orb_line.is_empty() {
+                "let _ = req;\n"
+            } else {
+                ""
+            };
+            let _ = writeln!(s, "{unused}{call}\n}}\n");
+            return s;
+        }
+        // Reply: return value, then inout and out arguments in order.
+        let mut pat = Vec::new();
+        let mut enc = String::new();
+        if op.result != Type::Basic(BasicType::Void) {
+            pat.push("ret".to_string());
+            enc.push_str(&self.enc(&op.result, "&ret", cur));
+        }
+        for p in &op.params {
+            let n = bare(&snake(&p.name)).to_string();
+            match p.dir {
+                ParamDir::InOut => enc.push_str(&self.enc(&p.ty, &format!("&a_{n}"), cur)),
+                ParamDir::Out => {
+                    pat.push(format!("o_{n}"));
+                    enc.push_str(&self.enc(&p.ty, &format!("&o_{n}"), cur));
+                }
+                ParamDir::In => {}
+            }
+        }
+        let reply = if enc.is_empty() {
+            "let _ = req.reply();\nOk(())".to_string()
+        } else {
+            format!("{rt}::write_reply(req.reply(), |w| {{ {enc} Ok(()) }})")
+        };
+        let mut exc_arms = String::new();
+        if !op.raises.is_empty() {
+            let et = self.err_ty(op, cur);
+            let mut seen = HashSet::new();
+            for e in &op.raises {
+                let ed = self.def(*e);
+                let mut v = camel(&ed.name);
+                if !seen.insert(v.clone()) {
+                    v = camel(&ed.scoped_name.replace("::", "_"));
+                }
+                let p = self.path(cur, *e, "");
+                let _ = writeln!(
+                    exc_arms,
+                    "Err({et}::{v}(e)) => {rt}::write_reply(req.user_exception({p}::REPOSITORY_ID), |w| {cdr}::Encode::encode(&e, w)),"
+                );
+            }
+            let _ = writeln!(exc_arms, "Err({et}::System(e)) => Err(e),");
+        } else {
+            exc_arms.push_str("Err(e) => Err(e),\n");
+        }
+        let _ = writeln!(
+            s,
+            "match {call} {{\nOk({}) => {{ {reply} }}\n{exc_arms}}}\n}}\n",
+            tuple(&pat)
+        );
+        s
+    }
+}
+
+/// IEEE binary128 bytes (most significant first) of `v`; the same
+/// conversion as `idl_rt::LongDouble::from_f64`, done at generation time
+/// so that constants need no `const fn`.
+fn long_double_bytes(v: f64) -> [u8; 16] {
+    let bits = v.to_bits();
+    let sign = (bits >> 63) as u128;
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let frac = (bits & ((1u64 << 52) - 1)) as u128;
+    let (e, f) = if exp == 0 && frac == 0 {
+        (0u128, 0u128)
+    } else if exp == 0x7ff {
+        (0x7fff, frac << 60)
+    } else if exp == 0 {
+        let p = 63 - (frac as u64).leading_zeros() as i64;
+        let f = (frac & ((1u128 << p) - 1)) << (112 - p);
+        ((p - 1074 + 16383) as u128, f)
+    } else {
+        ((exp - 1023 + 16383) as u128, frac << 60)
+    };
+    ((sign << 127) | (e << 112) | f).to_be_bytes()
+}
+
+fn bound(b: Option<u32>) -> String {
+    match b {
+        Some(n) => format!("{n}"),
+        None => "u32::MAX".into(),
+    }
+}
+
+fn tuple(parts: &[String]) -> String {
+    match parts.len() {
+        0 => "()".into(),
+        1 => parts[0].clone(),
+        _ => format!("({})", parts.join(", ")),
+    }
+}
+
+fn float_lit(f: f64) -> String {
+    if f.is_nan() {
+        "f64::NAN".into()
+    } else if f.is_infinite() {
+        if f > 0.0 {
+            "f64::INFINITY".into()
+        } else {
+            "f64::NEG_INFINITY".into()
+        }
+    } else {
+        let s = format!("{f:?}");
+        if s.contains('.') || s.contains('e') {
+            s
+        } else {
+            format!("{s}.0")
+        }
+    }
+}
+
+/// A label literal typed as the discriminator, for encoding.
+fn typed_lit(pat: &str, disc: &Type) -> String {
+    let suffix = match disc {
+        Type::Basic(BasicType::Short) => "i16",
+        Type::Basic(BasicType::Long) => "i32",
+        Type::Basic(BasicType::LongLong) => "i64",
+        Type::Basic(BasicType::UShort) => "u16",
+        Type::Basic(BasicType::ULong) => "u32",
+        Type::Basic(BasicType::ULongLong) => "u64",
+        Type::Basic(BasicType::Char) | Type::Basic(BasicType::Octet) => "u8",
+        _ => "",
+    };
+    if suffix.is_empty() {
+        pat.to_string()
+    } else {
+        format!("{pat}{suffix}")
+    }
+}

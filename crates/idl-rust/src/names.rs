@@ -1,0 +1,135 @@
+//! IDL identifiers to Rust identifiers.
+//!
+//! IDL names keep their words but follow Rust's case conventions, so the
+//! generated code passes `non_camel_case_types`/`non_snake_case` without
+//! blanket `allow`s: types and variants `UpperCamelCase`, modules,
+//! functions and fields `snake_case`, constants `SCREAMING_SNAKE_CASE`.
+//! Rust keywords become raw identifiers (`r#type`), or get a trailing `_`
+//! where Rust has no raw form (`self_`, `Self_`, `crate_`, `super_`).
+
+/// Splits an identifier into words: at `_`, at a lower-to-upper change
+/// (`BinStruct` -> `Bin`, `Struct`), before the last capital of a run of
+/// capitals followed by a lower-case letter (`IORTable` -> `IOR`,
+/// `Table`), and between letters and digits only where a digit run ends
+/// (`utf8String` -> `utf8`, `String`).
+pub fn words(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '_' {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if !cur.is_empty() && c.is_uppercase() {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// `UpperCamelCase`.
+pub fn camel(name: &str) -> String {
+    let mut s = String::new();
+    for w in words(name) {
+        let mut cs = w.chars();
+        if let Some(f) = cs.next() {
+            s.extend(f.to_uppercase());
+            s.push_str(&cs.as_str().to_lowercase());
+        }
+    }
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 'X');
+    }
+    type_ident(s)
+}
+
+/// `snake_case`.
+pub fn snake(name: &str) -> String {
+    let s = words(name)
+        .iter()
+        .map(|w| w.to_lowercase())
+        .collect::<Vec<_>>()
+        .join("_");
+    let s = if s.is_empty() { "x".to_string() } else { s };
+    ident(s)
+}
+
+/// `SCREAMING_SNAKE_CASE`.
+pub fn screaming(name: &str) -> String {
+    let s = words(name)
+        .iter()
+        .map(|w| w.to_uppercase())
+        .collect::<Vec<_>>()
+        .join("_");
+    if s.is_empty() {
+        "X".to_string()
+    } else {
+        s
+    }
+}
+
+const KEYWORDS: &[&str] = &[
+    "as", "break", "const", "continue", "else", "enum", "extern", "false", "fn", "for", "if",
+    "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "static",
+    "struct", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn",
+    "abstract", "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized",
+    "virtual", "yield", "try", "gen",
+];
+
+/// Keywords that cannot be raw identifiers.
+const NO_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
+
+fn ident(s: String) -> String {
+    if NO_RAW.contains(&s.as_str()) {
+        format!("{s}_")
+    } else if KEYWORDS.contains(&s.as_str()) {
+        format!("r#{s}")
+    } else {
+        s
+    }
+}
+
+fn type_ident(s: String) -> String {
+    // `Self` is the only camel-case keyword.
+    ident(s)
+}
+
+/// The name with any `r#` prefix removed (for building derived names).
+pub fn bare(s: &str) -> &str {
+    s.strip_prefix("r#").unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases() {
+        assert_eq!(camel("BinStruct"), "BinStruct");
+        assert_eq!(camel("ttcp_sequence"), "TtcpSequence");
+        assert_eq!(camel("Fixed_Struct"), "FixedStruct");
+        assert_eq!(camel("IORTable"), "IorTable");
+        assert_eq!(camel("nobject"), "Nobject");
+        assert_eq!(camel("Self"), "Self_");
+        assert_eq!(snake("CosNaming"), "cos_naming");
+        assert_eq!(snake("CORBA"), "corba");
+        assert_eq!(snake("sendShortSeq"), "send_short_seq");
+        assert_eq!(snake("sendNoParams_2way"), "send_no_params_2way");
+        assert_eq!(snake("type"), "r#type");
+        assert_eq!(snake("self"), "self_");
+        assert_eq!(snake("utf8String"), "utf8_string");
+        assert_eq!(screaming("maxLen"), "MAX_LEN");
+        assert_eq!(screaming("MAX_LEN"), "MAX_LEN");
+    }
+}

@@ -1,0 +1,216 @@
+//! Text of the `idl_rt` support module that every output directory's
+//! `_include.rs` carries: helpers the generated code calls for bounds,
+//! wide strings, object references and replies.
+
+/// The support module; `{cdr}` and `{orb}` are replaced by the crate paths.
+const CORE: &str = r#"
+/// Support code for the generated modules (bounds checks, wide strings,
+/// `long double`, object references, replies).
+#[allow(dead_code)]
+pub mod idl_rt {
+    /// IDL `long double`: the 16 bytes of an IEEE 754 binary128 value,
+    /// most significant first (Rust has no `f128` on stable).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct LongDouble(pub [u8; 16]);
+
+    impl LongDouble {
+        /// The binary128 value equal to `v` (exact: every `f64` is representable).
+        pub fn from_f64(v: f64) -> Self {
+            let bits = v.to_bits();
+            let sign = (bits >> 63) as u128;
+            let exp = ((bits >> 52) & 0x7ff) as i64;
+            let frac = (bits & ((1u64 << 52) - 1)) as u128;
+            let (e, f) = if exp == 0 && frac == 0 {
+                (0u128, 0u128)
+            } else if exp == 0x7ff {
+                (0x7fff, frac << 60)
+            } else if exp == 0 {
+                // Subnormal double: frac * 2^-1074, normalized.
+                let p = 63 - (frac as u64).leading_zeros() as i64;
+                let f = (frac & ((1u128 << p) - 1)) << (112 - p);
+                ((p - 1074 + 16383) as u128, f)
+            } else {
+                ((exp - 1023 + 16383) as u128, frac << 60)
+            };
+            Self(((sign << 127) | (e << 112) | f).to_be_bytes())
+        }
+
+        /// The nearest `f64` (truncating extra fraction bits).
+        pub fn to_f64(self) -> f64 {
+            let bits = u128::from_be_bytes(self.0);
+            let sign = ((bits >> 127) as u64) << 63;
+            let exp = ((bits >> 112) & 0x7fff) as i64;
+            let frac = ((bits >> 60) & ((1u128 << 52) - 1)) as u64;
+            if exp == 0 {
+                return f64::from_bits(sign);
+            }
+            if exp == 0x7fff {
+                return f64::from_bits(sign | (0x7ff << 52) | frac);
+            }
+            let e = exp - 16383 + 1023;
+            if e >= 0x7ff {
+                f64::from_bits(sign | (0x7ff << 52))
+            } else if e <= 0 {
+                f64::from_bits(sign)
+            } else {
+                f64::from_bits(sign | ((e as u64) << 52) | frac)
+            }
+        }
+    }
+
+    impl {cdr}::Encode for LongDouble {
+        fn encode(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {
+            w.write_long_double(self.0);
+            Ok(())
+        }
+    }
+
+    impl<'de> {cdr}::Decode<'de> for LongDouble {
+        fn decode(r: &mut {cdr}::Reader<'de>) -> {cdr}::Result<Self> {
+            Ok(Self(r.read_long_double()?))
+        }
+    }
+
+    /// Fails with `BoundExceeded` when `len` is over `bound`.
+    #[inline]
+    pub fn check_bound(len: usize, bound: u32) -> {cdr}::Result<()> {
+        if len as u64 > u64::from(bound) {
+            Err({cdr}::CdrError::BoundExceeded { bound, len: len as u64 })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A bounded `string` (the bound counts octets of the UTF-8 text).
+    pub fn encode_bounded_string(s: &str, bound: u32, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {
+        check_bound(s.len(), bound)?;
+        w.write_string(s)
+    }
+
+    /// Reads a bounded `string`.
+    pub fn decode_bounded_string(r: &mut {cdr}::Reader<'_>, bound: u32) -> {cdr}::Result<String> {
+        let s = r.read_string()?;
+        check_bound(s.len(), bound)?;
+        Ok(s)
+    }
+
+    /// Reads a `string` borrowed from the input where the code set allows.
+    pub fn decode_str<'de>(r: &mut {cdr}::Reader<'de>, bound: u32) -> {cdr}::Result<std::borrow::Cow<'de, str>> {
+        let s = r.read_str()?;
+        check_bound(s.len(), bound)?;
+        Ok(s)
+    }
+
+    /// A `wstring` (the bound counts characters).
+    pub fn encode_wstring(s: &str, bound: u32, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {
+        if bound != u32::MAX {
+            check_bound(s.chars().count(), bound)?;
+        }
+        w.write_wstring(s)
+    }
+
+    /// Reads a `wstring`.
+    pub fn decode_wstring(r: &mut {cdr}::Reader<'_>, bound: u32) -> {cdr}::Result<String> {
+        let s = r.read_wstring()?;
+        if bound != u32::MAX {
+            check_bound(s.chars().count(), bound)?;
+        }
+        Ok(s)
+    }
+
+    /// Reads a `sequence<octet>` borrowed from the input.
+    pub fn decode_octets<'de>(r: &mut {cdr}::Reader<'de>, bound: u32) -> {cdr}::Result<&'de [u8]> {
+        let b = r.read_octet_seq()?;
+        check_bound(b.len(), bound)?;
+        Ok(b)
+    }
+
+    /// A sequence whose elements need generated code.
+    pub fn encode_seq<T>(
+        items: &[T],
+        bound: u32,
+        w: &mut {cdr}::Writer,
+        mut f: impl FnMut(&T, &mut {cdr}::Writer) -> {cdr}::Result<()>,
+    ) -> {cdr}::Result<()> {
+        check_bound(items.len(), bound)?;
+        w.write_len(items.len())?;
+        items.iter().try_for_each(|x| f(x, w))
+    }
+
+    /// Reads a sequence whose elements need generated code; the length is
+    /// checked against the bound and the input before anything is reserved.
+    pub fn decode_seq<'de, T>(
+        r: &mut {cdr}::Reader<'de>,
+        bound: u32,
+        mut f: impl FnMut(&mut {cdr}::Reader<'de>) -> {cdr}::Result<T>,
+    ) -> {cdr}::Result<Vec<T>> {
+        let n = r.read_u32()?;
+        check_bound(n as usize, bound)?;
+        let n = r.check_len(n, 1)?;
+        let mut v = Vec::with_capacity(n.min(r.remaining() / core::mem::size_of::<T>().max(1)));
+        for _ in 0..n {
+            v.push(f(r)?);
+        }
+        Ok(v)
+    }
+
+    /// Reads an array whose elements need generated code.
+    pub fn decode_array<'de, T, const N: usize>(
+        r: &mut {cdr}::Reader<'de>,
+        mut f: impl FnMut(&mut {cdr}::Reader<'de>) -> {cdr}::Result<T>,
+    ) -> {cdr}::Result<[T; N]> {
+        let mut v = Vec::with_capacity(N);
+        for _ in 0..N {
+            v.push(f(r)?);
+        }
+        v.try_into().map_err(|_| {cdr}::CdrError::Truncated { needed: N, remaining: 0 })
+    }
+"#;
+
+const ORB: &str = r#"
+    /// An object reference type: `ObjectRef` or a generated `IRef`.
+    pub trait ObjRef: Sized {
+        /// The untyped reference.
+        fn object_ref(&self) -> &{orb}::ObjectRef;
+        /// Wraps a reference without checking its type.
+        fn from_object_ref(obj: {orb}::ObjectRef) -> Self;
+    }
+
+    impl ObjRef for {orb}::ObjectRef {
+        fn object_ref(&self) -> &{orb}::ObjectRef {
+            self
+        }
+        fn from_object_ref(obj: {orb}::ObjectRef) -> Self {
+            obj
+        }
+    }
+
+    /// A possibly nil reference (`None` is the nil IOR).
+    pub fn encode_ref<R: ObjRef>(v: Option<&R>, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {
+        {orb}::ObjectRef::encode_opt(v.map(ObjRef::object_ref), w)
+    }
+
+    /// Reads a possibly nil reference bound to `orb`.
+    pub fn decode_ref<R: ObjRef>(r: &mut {cdr}::Reader<'_>, orb: &{orb}::Orb) -> {cdr}::Result<Option<R>> {
+        Ok({orb}::ObjectRef::decode(r, orb)?.map(R::from_object_ref))
+    }
+
+    /// Writes a reply body; an encoding failure after the servant ran is
+    /// a system exception with `COMPLETED_YES`.
+    pub fn write_reply(
+        w: &mut {cdr}::Writer,
+        f: impl FnOnce(&mut {cdr}::Writer) -> {cdr}::Result<()>,
+    ) -> Result<(), {orb}::SystemException> {
+        f(w).map_err(|e| {orb}::SystemException::from_cdr(&e, {orb}::CompletionStatus::Yes))
+    }
+"#;
+
+/// The `idl_rt` module source.
+pub fn support_module(cdr: &str, orb: &str, with_orb: bool) -> String {
+    let mut s = CORE.to_string();
+    if with_orb {
+        s.push_str(ORB);
+    }
+    s.push_str("}\n");
+    s.replace("{cdr}", cdr).replace("{orb}", orb)
+}
