@@ -18,6 +18,19 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
 
+# The unsafe bulk copies of the CDR codec under Miri (undefined-behaviour
+# checker). Miri is a rustup component; where it cannot be installed the
+# step says so and is skipped.
+if [ "${PEREGRINE_NO_MIRI:-0}" != 1 ]; then
+  if rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; then
+    echo "== miri: peregrine-cdr unsafe paths"
+    PROPTEST_CASES=4 MIRIFLAGS=-Zmiri-disable-isolation \
+      cargo +nightly miri test -p peregrine-cdr --lib --test binstruct
+  else
+    echo "== miri: component not installable here, skipped"
+  fi
+fi
+
 if [ "${PEREGRINE_NO_FUZZ:-0}" != 1 ]; then
   echo "== fuzz: replay kept corpora, then ${FUZZ_SECONDS:-10}s of new inputs per target"
   passed=0
