@@ -1,0 +1,178 @@
+//! The command line (see BENCHMARKS.md for the contract).
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::pin::PinMode;
+use crate::transport::OrbKind;
+
+/// The port `ttcp serve` and `--host` use for the raw server by default
+/// (Peregrine listens on the next one).
+pub const DEFAULT_PORT: u16 = 7070;
+
+/// ttcp: the seed papers' CORBA measurements (TTCP throughput, latency
+/// over many objects, latency vs payload, demultiplexing), Peregrine
+/// beside a raw-TCP baseline with the same bytes on the wire.
+#[derive(Debug, Parser)]
+#[command(name = "ttcp", version, about, long_about = None)]
+pub struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The suites and the server.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// T1: oneway send<Type>Seq throughput per type and buffer size.
+    Throughput(RunArgs),
+    /// T2: twoway latency over 1..1,000,000 objects; oneway calls/s.
+    Latency(RunArgs),
+    /// T3: twoway latency of sequences of 1..1024 units.
+    Payload(RunArgs),
+    /// T4: first vs last operation of a 100-operation interface.
+    Demux(RunArgs),
+    /// T5 (reserved): Param_Test, compiled vs interpreted.
+    Param(RunArgs),
+    /// T6 (reserved): code size of stubs, skeletons and the ORB.
+    Footprint(RunArgs),
+    /// Every available suite.
+    All(RunArgs),
+    /// Runs the servers alone, for a client on another host (`--host`).
+    Serve(ServeArgs),
+    /// Internal: the server process a suite starts.
+    #[command(name = "__server", hide = true)]
+    Server(ServerArgs),
+}
+
+/// Which implementations to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrbChoice {
+    /// Peregrine only.
+    Peregrine,
+    /// The raw-TCP baseline only.
+    Raw,
+    /// Both, interleaved point by point.
+    Both,
+}
+
+impl OrbChoice {
+    /// The implementations, in measuring order.
+    pub fn kinds(self) -> Vec<OrbKind> {
+        match self {
+            OrbChoice::Peregrine => vec![OrbKind::Peregrine],
+            OrbChoice::Raw => vec![OrbKind::Raw],
+            OrbChoice::Both => vec![OrbKind::Peregrine, OrbKind::Raw],
+        }
+    }
+}
+
+/// Options of the suites.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Shrink totals and call counts (`ttcp all --quick` takes < 2 min).
+    #[arg(long)]
+    pub quick: bool,
+    /// Measure against `ttcp serve` on this host instead of a local server.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Port of the remote raw server (Peregrine: the next port).
+    #[arg(long, requires = "host", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Which implementations to measure.
+    #[arg(long, value_enum, default_value_t = OrbChoice::Both)]
+    pub orb: OrbChoice,
+    /// CPU pinning of client and server [default: same for the latency
+    /// suites, none for throughput].
+    #[arg(long, value_enum)]
+    pub pin: Option<PinMode>,
+    /// Repeats of each point; the median is reported [default: 3, quick 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
+    /// Write one JSON object per measurement to FILE (`-`: stdout, and the
+    /// tables go to stderr).
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<String>,
+    /// Write report.md and SVG charts into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Payload bytes per throughput point (suffixes K, M, G: binary)
+    /// [default: 256M, quick 64M].
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub total: Option<u64>,
+}
+
+/// Options of `ttcp serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub bind: IpAddr,
+    /// Port of the raw server (Peregrine: the next port; 0: any).
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Which servers to run.
+    #[arg(long, value_enum, default_value_t = OrbChoice::Both)]
+    pub orb: OrbChoice,
+    /// Pin the server to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+}
+
+/// Options of the internal server process.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// Pin to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Servers to start.
+    #[arg(long, value_parser = parse_orb)]
+    pub orb: Vec<OrbKind>,
+}
+
+fn parse_orb(s: &str) -> Result<OrbKind, String> {
+    OrbKind::from_name(s).ok_or_else(|| format!("unknown orb {s:?}"))
+}
+
+/// Parses a byte count: digits with an optional K, M or G (powers of 1024).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, mult) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1u64 << 10),
+        Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
+        Some((i, 'g' | 'G')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("not a byte count: {s:?}"))?;
+    match n.checked_mul(mult) {
+        Some(0) | None => Err(format!("byte count out of range: {s:?}")),
+        Some(v) => Ok(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("65536"), Ok(65536));
+        assert_eq!(parse_bytes("64K"), Ok(65536));
+        assert_eq!(parse_bytes("256M"), Ok(256 << 20));
+        assert_eq!(parse_bytes("1g"), Ok(1 << 30));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("x").is_err());
+        assert!(parse_bytes("").is_err());
+        assert!(parse_bytes("99999999999999G").is_err());
+    }
+
+    #[test]
+    fn cli_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,199 @@
+//! The human table of a suite: one row per point, a column per ORB and
+//! the Peregrine / raw ratio of the headline figure.
+
+use crate::record::Record;
+
+/// The ORBs as columns, in this order when present.
+const ORBS: [&str; 2] = ["raw", "peregrine"];
+
+/// Names of the columns identifying a point of `suite`.
+fn key_columns(suite: &str) -> &'static [&'static str] {
+    match suite {
+        "throughput" => &["type", "buffer"],
+        "latency" => &["objects", "order", "op"],
+        "payload" => &["type", "units"],
+        "demux" => &["operations", "position"],
+        _ => &[],
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+fn key_cells(r: &Record) -> Vec<String> {
+    match r.suite {
+        "throughput" => vec![opt(r.ty), opt(r.buffer.map(|b| format!("{}K", b >> 10)))],
+        "latency" => vec![opt(r.objects), opt(r.order), opt(r.op)],
+        "payload" => vec![opt(r.ty), opt(r.units)],
+        "demux" => vec![opt(r.operations), opt(r.position)],
+        _ => vec![],
+    }
+}
+
+/// The headline figure of a record and whether higher is better.
+pub fn headline(r: &Record) -> Option<f64> {
+    if !r.measured() {
+        return None;
+    }
+    match r.suite {
+        "throughput" => r.mbps,
+        "latency" if r.op == Some("oneway") => r.calls_per_s,
+        _ => r.p50_us,
+    }
+}
+
+/// The cell of one ORB's measurement.
+fn value_cell(r: &Record) -> String {
+    if !r.measured() {
+        return "skipped".into();
+    }
+    match r.suite {
+        "throughput" => {
+            let lost = match r.lost {
+                Some(0) | None => String::new(),
+                Some(l) => format!(" LOST {l}"),
+            };
+            format!("{:.1} Mbit/s{lost}", r.mbps.unwrap_or(0.0))
+        }
+        "latency" if r.op == Some("oneway") => {
+            format!("{:.0} calls/s", r.calls_per_s.unwrap_or(0.0))
+        }
+        _ => format!(
+            "{:.1} / {:.1} / {:.1} us",
+            r.p50_us.unwrap_or(0.0),
+            r.mean_us.unwrap_or(0.0),
+            r.p99_us.unwrap_or(0.0)
+        ),
+    }
+}
+
+/// What the value columns hold.
+fn value_legend(suite: &str) -> &'static str {
+    match suite {
+        "throughput" => "Mbit/s, median of repeats",
+        _ => "p50 / mean / p99 per call (oneway: calls/s), median of repeats",
+    }
+}
+
+/// Renders the table of `suite` from `records` (other suites ignored).
+pub fn render(suite: &str, records: &[Record]) -> String {
+    let rows: Vec<&Record> = records.iter().filter(|r| r.suite == suite).collect();
+    let orbs: Vec<&str> = ORBS
+        .into_iter()
+        .filter(|o| rows.iter().any(|r| r.orb == *o))
+        .collect();
+    let mut points: Vec<(Vec<String>, Vec<&Record>)> = Vec::new();
+    for r in &rows {
+        let k = key_cells(r);
+        match points.iter_mut().find(|(pk, _)| *pk == k) {
+            Some((_, v)) => v.push(r),
+            None => points.push((k, vec![r])),
+        }
+    }
+    let both = orbs.len() == 2;
+    let mut header: Vec<String> = key_columns(suite).iter().map(|s| s.to_string()).collect();
+    header.extend(orbs.iter().map(|o| o.to_string()));
+    if both {
+        header.push("peregrine/raw".into());
+    }
+    let mut table = vec![header];
+    for (k, recs) in &points {
+        let mut row = k.clone();
+        let find = |o: &str| recs.iter().find(|r| r.orb == o);
+        for o in &orbs {
+            row.push(find(o).map(|r| value_cell(r)).unwrap_or_default());
+        }
+        if both {
+            let ratio = match (
+                find("peregrine").and_then(|r| headline(r)),
+                find("raw").and_then(|r| headline(r)),
+            ) {
+                (Some(p), Some(r)) if r > 0.0 => format!("{:.3}", p / r),
+                _ => "-".into(),
+            };
+            row.push(ratio);
+        }
+        table.push(row);
+    }
+    let ncols = table.iter().map(|r| r.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..ncols)
+        .map(|c| {
+            table
+                .iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.len())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let nkeys = key_columns(suite).len();
+    let mut out = format!("\n== {suite} ({}) ==\n", value_legend(suite));
+    for row in &table {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if i < nkeys {
+                    format!("{s:<w$}", w = widths[i])
+                } else {
+                    format!("{s:>w$}", w = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let mut reasons: Vec<(&str, &str)> = rows
+        .iter()
+        .filter_map(|r| r.skipped.as_deref().map(|s| (r.orb, s)))
+        .collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    for (orb, why) in reasons {
+        out.push_str(&format!("{orb} skipped: {why}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_and_skips() {
+        let base = Record {
+            suite: "demux",
+            operations: Some(100),
+            position: Some("last"),
+            ..Record::default()
+        };
+        let raw = Record {
+            orb: "raw",
+            p50_us: Some(10.0),
+            mean_us: Some(11.0),
+            p99_us: Some(20.0),
+            ..base.clone()
+        };
+        let per = Record {
+            orb: "peregrine",
+            p50_us: Some(12.0),
+            mean_us: Some(12.0),
+            p99_us: Some(30.0),
+            ..base.clone()
+        };
+        let t = render("demux", &[raw.clone(), per]);
+        assert!(t.contains("1.200"), "{t}");
+        let skipped = Record {
+            orb: "peregrine",
+            skipped: Some("not built".into()),
+            ..base
+        };
+        let t = render("demux", &[raw, skipped]);
+        assert!(
+            t.contains("skipped") && t.contains("peregrine skipped: not built"),
+            "{t}"
+        );
+        assert!(render("latency", &[]).contains("== latency"));
+    }
+}

@@ -1,0 +1,167 @@
+//! T2 (seed 001): twoway `sendNoParams_2way` latency over N objects in one
+//! server, in Round Robin order (a different object every call) and in
+//! Request Train order (100 calls per object before moving on); and the
+//! rate of oneway `sendNoParams_1way` calls, streamed and closed by a
+//! `sync()`.
+
+use std::io;
+use std::time::Instant;
+
+use super::{emit, run_suite, Session, Settings};
+use crate::output::Output;
+use crate::pin::PinMode;
+use crate::record::{round, Record};
+use crate::stats::{latency, median, median_latency, time_calls};
+use crate::transport::TtcpClient;
+
+/// Numbers of objects.
+pub const OBJECTS: [u32; 6] = [1, 100, 1_000, 10_000, 100_000, 1_000_000];
+/// Numbers of objects in quick mode.
+pub const QUICK_OBJECTS: [u32; 2] = [1, 1_000];
+/// Calls per object of a request train (the seed's MAXITER).
+pub const TRAIN: usize = 100;
+/// Step between consecutive objects: prime, so coprime with the object
+/// counts, which spreads the calls over the whole table.
+const STRIDE: u64 = 7_919;
+
+/// Timed twoway calls (and warm-up) per point.
+pub fn twoway_calls(quick: bool) -> (usize, usize) {
+    if quick {
+        (10_000, 1_000)
+    } else {
+        (20_000, 2_000)
+    }
+}
+
+/// Oneway calls per point.
+pub fn oneway_calls(quick: bool) -> u64 {
+    if quick {
+        20_000
+    } else {
+        200_000
+    }
+}
+
+/// The order in which objects are called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// A different object on every call.
+    RoundRobin,
+    /// [`TRAIN`] calls on one object, then the next.
+    RequestTrain,
+}
+
+impl Order {
+    /// The name used in JSON (`"order"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::RoundRobin => "round-robin",
+            Order::RequestTrain => "request-train",
+        }
+    }
+
+    /// The object of call `i` among `n`.
+    pub fn object(self, i: usize, n: u32) -> u32 {
+        let step = match self {
+            Order::RoundRobin => i as u64,
+            Order::RequestTrain => (i / TRAIN) as u64,
+        };
+        ((step * STRIDE) % n.max(1) as u64) as u32
+    }
+}
+
+fn oneway_rate(c: &mut dyn TtcpClient, n: u32, calls: u64) -> io::Result<f64> {
+    c.sync()?;
+    let t0 = Instant::now();
+    for i in 0..calls {
+        c.no_params_1way(Order::RoundRobin.object(i as usize, n))?;
+    }
+    c.sync()?;
+    Ok(calls as f64 / t0.elapsed().as_secs_f64().max(1e-9))
+}
+
+/// Runs the suite.
+pub fn run_latency(settings: &Settings, out: &mut Output) -> io::Result<()> {
+    let pin = settings.pin.unwrap_or(PinMode::Same);
+    let objects: &[u32] = if settings.quick {
+        &QUICK_OBJECTS
+    } else {
+        &OBJECTS
+    };
+    let (calls, warmup) = twoway_calls(settings.quick);
+    let oneway = oneway_calls(settings.quick);
+    out.add_points(objects.len() as u64 * 3);
+    run_suite("latency", settings, pin, out, |s: &mut Session, out| {
+        for &n in objects {
+            out.status(&format!("latency: activating {n} objects"));
+            s.setup(|c| c.activate(n));
+            for order in [Order::RoundRobin, Order::RequestTrain] {
+                out.status(&format!("latency {n} objects {}", order.name()));
+                let results = s.repeated(settings.repeat, |c| {
+                    let mut v =
+                        time_calls(warmup, calls, |i| c.no_params_2way(order.object(i, n)))?;
+                    Ok(latency(&mut v))
+                });
+                let base = Record {
+                    suite: "latency",
+                    objects: Some(n as u64),
+                    order: Some(order.name()),
+                    op: Some("twoway"),
+                    pin: Some(s.pin.name()),
+                    calls: Some(calls as u64),
+                    ..Record::default()
+                };
+                emit(out, &base, results, |r, v| {
+                    let l = median_latency(v);
+                    r.mean_us = Some(round(l.mean_us, 2));
+                    r.p50_us = Some(round(l.p50_us, 2));
+                    r.p99_us = Some(round(l.p99_us, 2));
+                })?;
+            }
+            out.status(&format!("latency {n} objects oneway"));
+            let results = s.repeated(settings.repeat, |c| oneway_rate(c, n, oneway));
+            let base = Record {
+                suite: "latency",
+                objects: Some(n as u64),
+                order: Some(Order::RoundRobin.name()),
+                op: Some("oneway"),
+                pin: Some(s.pin.name()),
+                calls: Some(oneway),
+                ..Record::default()
+            };
+            emit(out, &base, results, |r, v| {
+                r.calls_per_s = Some(round(median(v), 1));
+            })?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_visit_objects_as_the_seed_does() {
+        let n = 1000;
+        let rr: Vec<u32> = (0..n as usize)
+            .map(|i| Order::RoundRobin.object(i, n))
+            .collect();
+        let mut seen = rr.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(
+            seen.len(),
+            n as usize,
+            "round robin visits every object once"
+        );
+        assert!(rr.windows(2).all(|w| w[0] != w[1]));
+        let rt: Vec<u32> = (0..300).map(|i| Order::RequestTrain.object(i, n)).collect();
+        assert!(rt[..TRAIN].iter().all(|&o| o == rt[0]));
+        assert_ne!(rt[TRAIN], rt[0]);
+        assert_eq!(Order::RoundRobin.object(12345, 1), 0);
+        for &n in &OBJECTS {
+            assert!((0..5000).all(|i| Order::RoundRobin.object(i, n) < n));
+        }
+    }
+}
