@@ -51,7 +51,10 @@ pub mod idl_rt {
             if e >= 0x7ff {
                 f64::from_bits(sign | (0x7ff << 52))
             } else if e <= 0 {
-                f64::from_bits(sign)
+                // Subnormal in f64 (or zero when too small).
+                let shift = 1 - e;
+                let m = if shift < 64 { ((1u64 << 52) | frac) >> shift } else { 0 };
+                f64::from_bits(sign | m)
             } else {
                 f64::from_bits(sign | ((e as u64) << 52) | frac)
             }

@@ -1,0 +1,353 @@
+//! Golden snippets of generated code, diagnostics for unsupported
+//! constructs, and every IDL file shipped with omniORB.
+
+use std::path::{Path, PathBuf};
+
+use peregrine_idl::DiagKind;
+use peregrine_idl_rust::Builder;
+
+fn gen(src: &str) -> String {
+    Builder::new()
+        .compile_to_string("t.idl", src)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Compares ignoring whitespace differences, so that the snippets stay
+/// readable here.
+fn assert_contains(code: &str, snippet: &str) {
+    // prettyplease may wrap a signature with a trailing comma.
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<String>()
+            .replace(",)", ")")
+            .replace(",}", "}")
+    };
+    assert!(
+        norm(code).contains(norm(snippet).trim_end_matches(',')),
+        "snippet not found:\n{snippet}\n--- in ---\n{code}"
+    );
+}
+
+#[test]
+fn module_struct_enum_const_typedef() {
+    let code = gen(r#"
+        /// Doc of M.
+        module CosThing {
+          /// A point.
+          struct Point { long x; long y; };
+          enum Kind { small_one, BigOne };
+          const unsigned short MaxLen = 1 << 4;
+          const string Name = "n\"q";
+          typedef sequence<Point> PointSeq;
+          typedef Point Grid[2][3];
+        };
+    "#);
+    assert_contains(&code, "/// Doc of M.");
+    assert_contains(&code, "pub mod cos_thing {");
+    assert_contains(
+        &code,
+        "/// A point.
+        #[repr(C)]
+        #[derive(Debug, Clone, Copy, PartialEq, Default)]
+        pub struct Point {
+            /// IDL member `x`.
+            pub x: i32,
+            /// IDL member `y`.
+            pub y: i32,
+        }",
+    );
+    assert_contains(
+        &code,
+        r#"pub const REPOSITORY_ID: &'static str = "IDL:CosThing/Point:1.0";"#,
+    );
+    assert_contains(&code, "unsafe impl ::peregrine_cdr::PlainData for Point {");
+    assert_contains(&code, "const PADDING: &'static [(usize, usize)] = &[];");
+    assert_contains(
+        &code,
+        "#[repr(u32)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Kind {",
+    );
+    assert_contains(&code, "SmallOne = 0,");
+    assert_contains(&code, "BigOne = 1,");
+    assert_contains(
+        &code,
+        "v => Err(::peregrine_cdr::CdrError::InvalidEnum(v)),",
+    );
+    assert_contains(&code, "pub const MAX_LEN: u16 = 16;");
+    assert_contains(&code, r#"pub const NAME: &str = "n\"q";"#);
+    assert_contains(&code, "pub type PointSeq = Vec<Point>;");
+    assert_contains(&code, "pub type Grid = [[Point; 3]; 2];");
+}
+
+#[test]
+fn plain_struct_write_native_is_word_wise() {
+    let code = gen("struct B { short s; char c; long l; octet o; double d; octet pad[8]; };");
+    assert_contains(
+        &code,
+        "const _: () = {
+            let size = core::mem::size_of::<B>();
+            let align = core::mem::align_of::<B>();
+            assert!(size == 32);
+            assert!(align <= 8);
+            assert!(core::mem::offset_of!(B, s) == 0);
+            assert!(core::mem::offset_of!(B, c) == 2);
+            assert!(core::mem::offset_of!(B, l) == 4);
+            assert!(core::mem::offset_of!(B, o) == 8);
+            assert!(core::mem::offset_of!(B, d) == 16);
+            assert!(core::mem::offset_of!(B, pad) == 24);
+        };",
+    );
+    assert_contains(
+        &code,
+        "let mut w0 = [0u8; 8];
+        w0[0..2].copy_from_slice(&self.s.to_ne_bytes());
+        w0[2] = self.c;
+        w0[4..8].copy_from_slice(&self.l.to_ne_bytes());
+        let mut w1 = [0u8; 8];
+        w1[0] = self.o;",
+    );
+    assert_contains(
+        &code,
+        "elem.add(16).cast::<[u8; 8]>().write_unaligned(self.d.to_ne_bytes());
+        elem.add(24).cast::<[u8; 8]>().write_unaligned(self.pad);",
+    );
+    assert_contains(
+        &code,
+        "fn encode_slice(items: &[Self], w: &mut ::peregrine_cdr::Writer) -> ::peregrine_cdr::Result<()> {
+            w.write_plain(items, Self::encode)
+        }",
+    );
+    // boolean members and trailing padding make a struct non-plain.
+    for src in [
+        "struct F { long l; boolean b; };",
+        "struct T { double d; octet o; };",
+    ] {
+        let code = gen(src);
+        assert!(!code.contains("PlainData"), "{src}:\n{code}");
+        assert!(!code.contains("repr(C)"), "{src}");
+    }
+}
+
+#[test]
+fn union_mapping() {
+    let code = gen("enum E { a, b, c };
+         union U switch (E) { case a: long x; case b: case c: string y; };
+         union D switch (short) { case 1: long p; default: octet q; };
+         union N switch (long) { case 1: long only; };");
+    assert_contains(&code, "pub enum U {");
+    assert_contains(&code, "X(i32),");
+    assert_contains(&code, "Y(String),");
+    // All enumerators covered: no default variant.
+    assert!(!code.contains("U::Default"));
+    assert_contains(&code, "E::B | E::C => Self::Y(");
+    // Explicit default: the variant carries the discriminator.
+    assert_contains(&code, "Q(i16, u8),");
+    assert_contains(&code, "d => Self::Q(d,");
+    // Not all values covered, no default: an empty Default variant.
+    assert_contains(&code, "Default(i32),");
+    assert_contains(
+        &code,
+        "Err(::peregrine_cdr::CdrError::InvalidDiscriminator)",
+    );
+}
+
+#[test]
+fn interface_mapping() {
+    let code = gen(r#"
+        module M {
+          exception Bad { string why; };
+          interface Base { readonly attribute long id; void hello(); };
+          interface I : Base {
+            string op(in string s, in sequence<octet> data, inout long n, out double d) raises (Bad);
+            oneway void note(in I peer);
+            attribute string label;
+          };
+        };
+    "#);
+    // Servant trait with supertrait, borrowed in-args, inout as &mut,
+    // return value then outs.
+    assert_contains(&code, "pub trait I: Base {");
+    assert_contains(
+        &code,
+        "fn op(&self, s: &str, data: &[u8], n: &mut i32) -> Result<(String, f64), i::OpError>;",
+    );
+    assert_contains(
+        &code,
+        "fn note(&self, peer: Option<&IRef>) -> Result<(), ::peregrine_orb::SystemException>;",
+    );
+    assert_contains(
+        &code,
+        "fn get_label(&self) -> Result<String, ::peregrine_orb::SystemException>;",
+    );
+    assert_contains(
+        &code,
+        "fn set_label(&self, value: &str) -> Result<(), ::peregrine_orb::SystemException>;",
+    );
+    // Error enum per operation.
+    assert_contains(&code, "pub enum OpError {");
+    assert_contains(&code, "Bad(super::Bad),");
+    assert_contains(&code, "System(::peregrine_orb::SystemException),");
+    // Stub with narrowing and upcasts, inherited operations included.
+    assert_contains(&code, "pub struct IRef(::peregrine_orb::ObjectRef);");
+    assert_contains(&code, "pub fn narrow(");
+    assert_contains(&code, "pub fn unchecked_narrow(");
+    assert_contains(&code, "impl From<IRef> for BaseRef {");
+    assert_contains(&code, "impl From<IRef> for ::peregrine_orb::ObjectRef {");
+    assert_contains(&code, "pub fn hello(&self)");
+    // Skeleton: the in-args borrow from the request buffer; O(1) demux.
+    assert_contains(
+        &code,
+        "let a_s = super::super::idl_rt::decode_str(r, u32::MAX)?;",
+    );
+    assert_contains(
+        &code,
+        "let a_data = super::super::idl_rt::decode_octets(r, u32::MAX)?;",
+    );
+    assert_contains(&code, "fn op_index(op: &[u8]) -> Option<u32> {");
+    assert_contains(&code, "match op.len() {");
+    assert!(!code.contains("== \"op\""), "no string compare chain");
+    assert_contains(&code, "Some(0) => i::__handle_op(&self.servant, req),");
+    assert_contains(&code, "base::__handle_hello(&self.servant, req)");
+    assert_contains(
+        &code,
+        r#"matches!(repo_id, "IDL:M/I:1.0" | "IDL:M/Base:1.0" | "IDL:omg.org/CORBA/Object:1.0")"#,
+    );
+    // Wire names of attributes.
+    assert_contains(&code, r#""_get_label""#);
+    assert_contains(&code, r#""_set_label""#);
+}
+
+#[test]
+fn unsupported_constructs_are_diagnosed_at_their_location() {
+    let src = "module M {\n  struct S { any a; };\n  interface I { void f(in TypeCode t); long g(); };\n  typedef fixed<5,2> F;\n  valuetype V { public long x; };\n};\n";
+    let err = Builder::new().compile_to_string("u.idl", src).unwrap_err();
+    let r = &err.rendered;
+    assert!(
+        r.contains("`any` is not supported yet: `::M::S` cannot be generated"),
+        "{r}"
+    );
+    assert!(r.contains("u.idl:2:"), "{r}");
+    assert!(
+        r.contains("`TypeCode` is not supported yet: `::M::I::f`"),
+        "{r}"
+    );
+    assert!(r.contains("u.idl:3:"), "{r}");
+    assert!(r.contains("`fixed` is not supported yet"), "{r}");
+    assert!(r.contains("valuetypes are not supported yet"), "{r}");
+    assert!(err.errors().all(|d| d.kind == DiagKind::Unsupported));
+    // Skipping leaves the rest: g() is generated, f() and S are not.
+    let code = Builder::new()
+        .skip_unsupported(true)
+        .compile_to_string("u.idl", src)
+        .unwrap();
+    assert!(code.contains("fn g(&self)"));
+    assert!(!code.contains("fn f(&self"));
+    assert!(!code.contains("pub struct S"));
+}
+
+#[test]
+fn build_api_writes_files() {
+    let dir = std::env::temp_dir().join(format!("peregrine-idl-rust-{}", std::process::id()));
+    let idl = dir.join("in");
+    std::fs::create_dir_all(&idl).unwrap();
+    std::fs::write(
+        idl.join("a.idl"),
+        "#include \"b.idl\"\nmodule A { struct S { B::T t; }; };\nconst long TOP = 1;\n",
+    )
+    .unwrap();
+    std::fs::write(idl.join("b.idl"), "module B { typedef long T; };\n").unwrap();
+    let written = Builder::new()
+        .include_dir(&idl)
+        .out_dir(dir.join("out"))
+        .cargo_directives(false)
+        .compile(&[idl.join("a.idl")])
+        .unwrap();
+    let names: Vec<String> = written
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["a.rs", "b.rs", "a_defs.rs", "_include.rs"]);
+    let a = std::fs::read_to_string(dir.join("out/a.rs")).unwrap();
+    assert!(a.contains("pub t: super::b::T,"), "{a}");
+    let inc = std::fs::read_to_string(dir.join("out/_include.rs")).unwrap();
+    assert!(inc.contains("include!(\"a.rs\");"));
+    assert!(inc.contains("pub mod idl_rt"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+const OMNI: &str = "/usr/share/idl/omniORB";
+
+fn idl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            idl_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "idl") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every omniORB IDL file generates without panicking: either code, or
+/// only front-end errors (files whose includes omniORB does not ship, see
+/// crates/idl/tests/omniorb.rs) and "not supported yet" diagnostics. With
+/// `skip_unsupported` every file the front end accepts generates code
+/// that parses.
+#[test]
+fn every_omniorb_idl_file_generates() {
+    let dir = Path::new(OMNI);
+    if !dir.is_dir() {
+        if std::env::var("PEREGRINE_NO_OMNIORB_IDL").as_deref() == Ok("1") {
+            return;
+        }
+        panic!("{OMNI} missing: apt-get install omniorb-idl (or PEREGRINE_NO_OMNIORB_IDL=1)");
+    }
+    let mut files = Vec::new();
+    idl_files(dir, &mut files);
+    files.sort();
+    assert!(files.len() > 40);
+    let builder = |skip| {
+        Builder::new()
+            .include_dir(OMNI)
+            .include_dir(dir.join("COS"))
+            .define("ENABLE_CLIENT_IR_SUPPORT", "1")
+            .skip_unsupported(skip)
+            .cargo_directives(false)
+    };
+    let (mut ok, mut unsupported, mut frontend) = (0, 0, 0);
+    for f in &files {
+        match builder(false).generate(&[f]) {
+            Ok(_) => ok += 1,
+            Err(e) if e.errors().all(|d| d.kind == DiagKind::Unsupported) => {
+                assert!(
+                    e.rendered.contains("not supported yet")
+                        || e.rendered.contains("no Rust mapping yet")
+                        || e.rendered.contains("never defined"),
+                    "{}: {}",
+                    f.display(),
+                    e
+                );
+                assert!(
+                    e.rendered.contains(".idl:"),
+                    "{}: no location:\n{e}",
+                    f.display()
+                );
+                unsupported += 1;
+                let out = builder(true).generate(&[f]);
+                assert!(out.is_ok(), "{}: {}", f.display(), out.unwrap_err());
+            }
+            Err(e) => {
+                assert!(
+                    e.errors().all(|d| d.kind != DiagKind::Unsupported),
+                    "{}: {e}",
+                    f.display()
+                );
+                frontend += 1;
+            }
+        }
+    }
+    eprintln!("omniORB IDL: {ok} generated, {unsupported} need skip_unsupported, {frontend} rejected by the front end");
+    assert!(ok >= 5, "{ok}");
+    assert!(frontend <= 10, "{frontend}");
+}

@@ -1,0 +1,107 @@
+//! The `idlc` binary: exit codes, rustc-style diagnostics, output files.
+
+use std::process::Command;
+
+fn idlc(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_idlc"))
+        .args(args)
+        .output()
+        .expect("run idlc");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("idlc-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn generates_files() {
+    let d = tmp("ok");
+    let idl = d.join("e.idl");
+    std::fs::write(
+        &idl,
+        "module Echo { interface E { string echo(in string s); }; };\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let (code, stdout, stderr) = idlc(&["--out", out.to_str().unwrap(), idl.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("echo.rs"), "{stdout}");
+    let rs = std::fs::read_to_string(out.join("echo.rs")).unwrap();
+    assert!(rs.contains("pub trait E"));
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn errors_exit_1_with_location() {
+    let d = tmp("bad");
+    let idl = d.join("bad.idl");
+    std::fs::write(&idl, "module M {\n  struct S { Undefined x; };\n};\n").unwrap();
+    let (code, stdout, stderr) = idlc(&["--check", idl.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("error"), "{stderr}");
+    assert!(stderr.contains("bad.idl:2:"), "{stderr}");
+    assert!(stderr.contains("aborting due to"), "{stderr}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn unsupported_is_an_error_unless_skipped() {
+    let d = tmp("any");
+    let idl = d.join("a.idl");
+    std::fs::write(
+        &idl,
+        "interface I {\n  void f(in any a);\n  void g();\n};\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = idlc(&["--check", idl.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("`any` is not supported yet"), "{stderr}");
+    assert!(stderr.contains("a.idl:2:"), "{stderr}");
+    let (code, _, stderr) = idlc(&["--check", "--skip-unsupported", idl.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("warning"), "{stderr}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn defines_and_includes() {
+    let d = tmp("pp");
+    std::fs::create_dir_all(d.join("inc")).unwrap();
+    std::fs::write(d.join("inc/t.idl"), "typedef long T;\n").unwrap();
+    let idl = d.join("m.idl");
+    std::fs::write(
+        &idl,
+        "#include <t.idl>\n#ifndef FLAG\n#error FLAG needed\n#endif\nconst T X = VAL;\n",
+    )
+    .unwrap();
+    let inc = format!("-I{}", d.join("inc").display());
+    let (code, _, stderr) = idlc(&[
+        "--check",
+        &inc,
+        "-D",
+        "FLAG",
+        "-DVAL=3",
+        idl.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = idlc(&["--check", &inc, idl.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(idlc(&[]).0, 2);
+    assert_eq!(idlc(&["--bogus", "x.idl"]).0, 2);
+    let (code, stdout, _) = idlc(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("usage: idlc"));
+}
