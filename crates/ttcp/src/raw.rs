@@ -5,19 +5,23 @@
 //! counts sequence payload for `sync()` and answers twoways with
 //! prebuilt replies. Anything unexpected closes the connection.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread;
 
-use crate::frame::{invalid, FrameReader};
+use peregrine_giop::HEADER_LEN;
+
+use crate::frame::{frame_len, invalid, FrameReader};
 use crate::transport::{Orb, OrbKind, TtcpClient};
 use crate::types::{DataType, SeqData};
 use crate::wire_size::{self, Args};
 
 /// Most objects a raw server will size its table for.
 pub const MAX_OBJECTS: u32 = 1 << 24;
-/// Read buffer of server and client.
-const READ_BUFFER: usize = 256 << 10;
+/// Read buffer of the client (replies are small).
+const READ_BUFFER: usize = 64 << 10;
+/// Read buffer of the server.
+const SERVER_BUFFER: usize = 64 << 10;
 
 /// The raw-TCP implementation of [`Orb`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -60,6 +64,10 @@ impl Orb for RawOrb {
     }
 }
 
+/// Bytes of a request the raw server looks at (the header fields and the
+/// first argument bytes); the rest of a message is read and dropped.
+const PREFIX: usize = 256;
+
 /// A request as the raw server sees it.
 #[derive(Debug, PartialEq, Eq)]
 struct RawRequest<'a> {
@@ -67,7 +75,10 @@ struct RawRequest<'a> {
     response: bool,
     object: usize,
     op: &'a [u8],
+    /// The start of the arguments (as far as the prefix goes).
     body: &'a [u8],
+    /// Length of the whole argument body.
+    body_len: usize,
     little: bool,
 }
 
@@ -83,8 +94,9 @@ fn u32_at(m: &[u8], at: usize, little: bool) -> io::Result<u32> {
     })
 }
 
-/// Reads the fixed-offset fields of a GIOP 1.2 request from a raw client.
-fn parse_request(m: &[u8]) -> io::Result<RawRequest<'_>> {
+/// Reads the fixed-offset fields of a GIOP 1.2 request from a raw client:
+/// `m` holds the first bytes of a message of `total` bytes.
+fn parse_request(m: &[u8], total: usize) -> io::Result<RawRequest<'_>> {
     if m.get(4..8)
         .map_or(true, |v| v[0] != 1 || v[1] != 2 || v[3] != 0)
     {
@@ -117,13 +129,14 @@ fn parse_request(m: &[u8]) -> io::Result<RawRequest<'_>> {
     if u32_at(m, sc_at, little)? != 0 {
         return Err(invalid("unexpected service contexts"));
     }
-    let body_at = (sc_at + 4).next_multiple_of(8).min(m.len());
+    let body_at = (sc_at + 4).next_multiple_of(8).min(total);
     Ok(RawRequest {
         request_id,
         response,
         object,
         op,
-        body: &m[body_at..],
+        body: m.get(body_at..).unwrap_or_default(),
+        body_len: total - body_at,
         little,
     })
 }
@@ -133,49 +146,141 @@ fn serve_connection(stream: TcpStream) {
     let _ = run_connection(stream);
 }
 
-fn run_connection(stream: TcpStream) -> io::Result<()> {
-    stream.set_nodelay(true)?;
-    let mut out = stream.try_clone()?;
-    let mut frames = FrameReader::new(stream, READ_BUFFER);
-    let mut objects: Vec<u64> = vec![0; 1];
-    let mut received: u64 = 0;
-    let mut void_reply = wire_size::reply(0, None);
-    let mut sync_reply = wire_size::reply(0, Some(0));
-    let id_at = wire_size::REQUEST_ID_AT;
-    while let Some(m) = frames.next_frame()? {
-        let req = parse_request(m)?;
-        let slot = objects
+/// What to answer once a request has been read to its end.
+#[derive(Debug, Clone, Copy)]
+enum Answer {
+    None,
+    Void(u32),
+    Sync(u32, u64),
+}
+
+/// Per-connection server state: the object table and the payload count.
+struct Conn {
+    out: TcpStream,
+    objects: Vec<u64>,
+    received: u64,
+    void_reply: Vec<u8>,
+    sync_reply: Vec<u8>,
+}
+
+impl Conn {
+    /// Dispatches a request (seen through its prefix); returns the answer
+    /// due when its last byte has arrived.
+    fn dispatch(&mut self, req: &RawRequest<'_>) -> io::Result<Answer> {
+        let slot = self
+            .objects
             .get_mut(req.object)
             .ok_or_else(|| invalid("no such object"))?;
         *slot += 1;
         if req.op == wire_size::SYNC.as_bytes() {
-            let n = sync_reply.len();
-            sync_reply[id_at..id_at + 4].copy_from_slice(&req.request_id.to_ne_bytes());
-            sync_reply[n - 8..].copy_from_slice(&received.to_ne_bytes());
-            received = 0;
-            out.write_all(&sync_reply)?;
-            continue;
+            let n = std::mem::take(&mut self.received);
+            return Ok(Answer::Sync(req.request_id, n));
         }
         if req.op == wire_size::ACTIVATE.as_bytes() {
             let count = u32_at(req.body, 0, req.little)?;
             if count > MAX_OBJECTS {
                 return Err(invalid("too many objects"));
             }
-            objects = vec![0; count.max(1) as usize];
+            self.objects = vec![0; count.max(1) as usize];
         } else if let Some(ty) = DataType::from_op(req.op) {
             let len = u32_at(req.body, 0, req.little)? as u64;
             let bytes = len * ty.size() as u64;
-            if bytes > req.body.len() as u64 {
+            if bytes > req.body_len as u64 {
                 return Err(invalid("sequence longer than its message"));
             }
-            received += bytes;
+            self.received += bytes;
         }
-        if req.response {
-            void_reply[id_at..id_at + 4].copy_from_slice(&req.request_id.to_ne_bytes());
-            out.write_all(&void_reply)?;
+        Ok(if req.response {
+            Answer::Void(req.request_id)
+        } else {
+            Answer::None
+        })
+    }
+
+    fn answer(&mut self, a: Answer) -> io::Result<()> {
+        let at = wire_size::REQUEST_ID_AT;
+        match a {
+            Answer::None => Ok(()),
+            Answer::Void(id) => {
+                self.void_reply[at..at + 4].copy_from_slice(&id.to_ne_bytes());
+                self.out.write_all(&self.void_reply)
+            }
+            Answer::Sync(id, n) => {
+                let len = self.sync_reply.len();
+                self.sync_reply[at..at + 4].copy_from_slice(&id.to_ne_bytes());
+                self.sync_reply[len - 8..].copy_from_slice(&n.to_ne_bytes());
+                self.out.write_all(&self.sync_reply)
+            }
         }
     }
-    Ok(())
+}
+
+/// The server loop, as close to a plain TTCP receiver as framing allows:
+/// one fixed buffer, only each message's first [`PREFIX`] bytes are
+/// looked at, the rest is read and dropped without copying.
+fn run_connection(stream: TcpStream) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut conn = Conn {
+        out: stream.try_clone()?,
+        objects: vec![0; 1],
+        received: 0,
+        void_reply: wire_size::reply(0, None),
+        sync_reply: wire_size::reply(0, Some(0)),
+    };
+    let mut input = stream;
+    let mut buf = vec![0u8; SERVER_BUFFER];
+    let (mut start, mut end) = (0usize, 0usize);
+    // Bytes of the current message still to drop, and its answer.
+    let mut skip = 0usize;
+    let mut pending = Answer::None;
+    loop {
+        if skip > 0 {
+            let n = skip.min(end - start);
+            start += n;
+            skip -= n;
+            if skip == 0 {
+                conn.answer(std::mem::replace(&mut pending, Answer::None))?;
+            }
+        }
+        let avail = end - start;
+        if skip == 0 && avail >= HEADER_LEN {
+            let total = frame_len(&buf[start..end])?;
+            let need = total.min(PREFIX);
+            if avail >= need {
+                let req = parse_request(&buf[start..start + need], total)?;
+                let answer = conn.dispatch(&req)?;
+                let have = avail.min(total);
+                start += have;
+                skip = total - have;
+                if skip == 0 {
+                    conn.answer(answer)?;
+                } else {
+                    pending = answer;
+                }
+                continue;
+            }
+        }
+        if start == end {
+            start = 0;
+            end = 0;
+        } else if buf.len() - start < PREFIX {
+            buf.copy_within(start..end, 0);
+            end -= start;
+            start = 0;
+        }
+        let n = match input.read(&mut buf[end..]) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => r?,
+        };
+        if n == 0 {
+            return if start == end && skip == 0 {
+                Ok(())
+            } else {
+                Err(invalid("connection closed inside a message"))
+            };
+        }
+        end += n;
+    }
 }
 
 /// A raw-TCP client: prebuilt messages, patched and written whole.
@@ -345,14 +450,17 @@ mod tests {
     fn parses_what_wire_size_builds() {
         let d = SeqData::new(DataType::Long, 10);
         let m = wire_size::request(42, 7, "sendLongSeq", false, Args::Seq(&d));
-        let r = parse_request(&m).unwrap();
+        let r = parse_request(&m, m.len()).unwrap();
         assert_eq!(r.request_id, 42);
         assert!(!r.response);
         assert_eq!(r.object, 7);
         assert_eq!(r.op, b"sendLongSeq");
         assert_eq!(r.body.len(), 4 + 40);
+        assert_eq!(r.body_len, 4 + 40);
+        let r = parse_request(&m[..40 + 16], m.len()).unwrap();
+        assert_eq!(r.body_len, 44);
         let m = wire_size::request(1, 0, wire_size::NO_PARAMS_2WAY, true, Args::None);
-        let r = parse_request(&m).unwrap();
+        let r = parse_request(&m, m.len()).unwrap();
         assert!(r.response && r.body.is_empty());
     }
 
@@ -361,16 +469,17 @@ mod tests {
         let d = SeqData::new(DataType::Octet, 5);
         let m = wire_size::request(1, 0, "sendOctetSeq", true, Args::Seq(&d));
         for cut in 0..m.len() {
-            let _ = parse_request(&m[..cut]);
+            let _ = parse_request(&m[..cut], m.len());
+            let _ = parse_request(&m[..cut], cut);
         }
         for i in 0..m.len() {
             for v in [0u8, 1, 0x7f, 0xff] {
                 let mut x = m.clone();
                 x[i] = v;
-                let _ = parse_request(&x);
+                let _ = parse_request(&x, x.len());
             }
         }
-        assert!(parse_request(b"GIOP").is_err());
+        assert!(parse_request(b"GIOP", 4).is_err());
     }
 
     #[test]
@@ -394,11 +503,16 @@ mod tests {
         let addr = RawOrb.serve("127.0.0.1:0".parse().unwrap()).unwrap();
         let mut c = RawClient::connect(&addr).unwrap();
         for ty in DataType::ALL {
-            let d = SeqData::with_bytes(ty, 1024);
-            for _ in 0..5 {
-                c.send_seq(&d).unwrap();
+            for size in [1024, 100, 128 << 10, 1 << 20] {
+                let d = SeqData::with_bytes(ty, size);
+                for _ in 0..5 {
+                    c.send_seq(&d).unwrap();
+                }
+                assert_eq!(c.sync().unwrap(), 5 * d.payload_bytes(), "{ty:?} {size}");
+                c.send_seq_2way(&SeqData::new(DataType::Struct, size / 32 + 1))
+                    .unwrap();
+                assert_eq!(c.sync().unwrap(), (size / 32 + 1) as u64 * 32);
             }
-            assert_eq!(c.sync().unwrap(), 5 * 1024);
         }
         c.activate(1000).unwrap();
         c.no_params_2way(999).unwrap();

@@ -20,12 +20,34 @@ pub struct Series {
     pub name: String,
     /// (x, y) points, x ascending.
     pub points: Vec<(f64, f64)>,
-    /// Drawn in black (the raw baseline).
+    /// The raw baseline: drawn dashed.
     pub baseline: bool,
+    /// Series with equal keys share a colour (the raw and the Peregrine
+    /// line of one type or order).
+    pub color_key: String,
 }
 
 fn other<E: std::fmt::Display>(e: E) -> io::Error {
     io::Error::other(e.to_string())
+}
+
+/// `x` as a short label: 1K, 64K, 1M for powers of two from 1024, else
+/// the number (10000, 1000000 as 10k, 1M).
+fn human(x: f64) -> String {
+    let v = x.round() as u64;
+    if v >= 1024 && v.is_power_of_two() {
+        if v >= 1 << 20 {
+            format!("{}M", v >> 20)
+        } else {
+            format!("{}K", v >> 10)
+        }
+    } else if v >= 1_000_000 && v % 1_000_000 == 0 {
+        format!("{}M", v / 1_000_000)
+    } else if v >= 10_000 && v % 1000 == 0 {
+        format!("{}k", v / 1000)
+    } else {
+        v.to_string()
+    }
 }
 
 /// Draws `series` into an SVG at `path`: x on a log scale, y linear from 0.
@@ -51,6 +73,13 @@ pub fn line_chart(
     }
     let xmin = xmin.max(1e-3);
     let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
+    // Ticks at the measured x values (1K, 2K, ...; 1, 100, 1000, ...).
+    let mut ticks: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(other)?;
     let mut chart = ChartBuilder::on(&root)
@@ -58,33 +87,46 @@ pub fn line_chart(
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(70)
-        .build_cartesian_2d((xmin..xmax).log_scale(), 0f64..ymax)
+        .build_cartesian_2d((xmin..xmax).log_scale().with_key_points(ticks), 0f64..ymax)
         .map_err(other)?;
     chart
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .x_label_formatter(&|x| format!("{x:.0}"))
+        .x_label_formatter(&|x| human(*x))
+        .y_label_formatter(&|y| {
+            if ymax > 100.0 {
+                format!("{y:.0}")
+            } else {
+                format!("{y:.1}")
+            }
+        })
         .draw()
         .map_err(other)?;
-    let mut color_index = 0;
+    let mut keys: Vec<&str> = series.iter().map(|s| s.color_key.as_str()).collect();
+    keys.dedup();
     for s in series {
-        let color = if s.baseline {
+        let k = keys.iter().position(|k| *k == s.color_key).unwrap_or(0);
+        let color = if keys.len() == 1 && s.baseline {
             BLACK
         } else {
-            color_index += 1;
-            let c = Palette99::pick(color_index).to_rgba();
+            let c = Palette99::pick(k + 1).to_rgba();
             RGBColor(c.0, c.1, c.2)
         };
-        chart
-            .draw_series(LineSeries::new(
-                s.points.iter().copied(),
-                color.stroke_width(2),
-            ))
+        let style = color.stroke_width(2);
+        let points = s.points.iter().copied();
+        let drawn = if s.baseline {
+            chart.draw_series(DashedLineSeries::new(points, 8, 5, style))
+        } else {
+            chart.draw_series(LineSeries::new(points, style))
+        };
+        let dashed = s.baseline;
+        drawn
             .map_err(other)?
             .label(s.name.as_str())
             .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                let to = if dashed { x + 8 } else { x + 20 };
+                PathElement::new(vec![(x, y), (to, y)], style)
             });
         chart
             .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
@@ -104,6 +146,7 @@ pub fn line_chart(
 /// One series per group of measured records sharing a label.
 fn group(
     records: &[&Record],
+    color_key: impl Fn(&Record) -> String,
     label: impl Fn(&Record) -> String,
     xy: impl Fn(&Record) -> Option<(f64, f64)>,
 ) -> Vec<Series> {
@@ -117,6 +160,7 @@ fn group(
                 name,
                 points: vec![p],
                 baseline: r.orb == "raw",
+                color_key: color_key(r),
             }),
         }
     }
@@ -212,6 +256,7 @@ pub fn write_report(
                         .collect();
                     let series = group(
                         &of,
+                        |_| String::new(),
                         |r| r.orb.to_string(),
                         |r| Some((r.buffer? as f64, r.mbps?)),
                     );
@@ -238,6 +283,7 @@ pub fn write_report(
                     .collect();
                 let series = group(
                     &tw,
+                    |r| r.order.unwrap_or("").to_string(),
                     |r| format!("{} {}", r.orb, r.order.unwrap_or("")),
                     |r| Some((r.objects? as f64, r.p50_us?)),
                 );
@@ -257,6 +303,7 @@ pub fn write_report(
             "payload" => {
                 let series = group(
                     &rs,
+                    |r| r.ty.unwrap_or("").to_string(),
                     |r| format!("{} {}", r.orb, r.ty.unwrap_or("")),
                     |r| Some((r.units? as f64, r.p50_us?)),
                 );
@@ -294,6 +341,7 @@ mod tests {
             name: "raw".into(),
             points: vec![(1024.0, 100.0), (2048.0, 180.0)],
             baseline: true,
+            color_key: String::new(),
         };
         line_chart(&p, "t", "x", "y", &[s]).unwrap();
         let text = fs::read_to_string(&p).unwrap();
