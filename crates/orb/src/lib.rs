@@ -22,7 +22,8 @@ pub use orb::{
     InitialReference, Orb, OrbBuilder, ResolveError, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
 };
 pub use poa::{
-    IdAssignment, IdUniqueness, ImplicitActivation, Lifespan, ObjectId, Poa, PoaError, PoaManager,
-    PoaManagerState, Policies, RequestProcessing, ServantRetention,
+    Cookie, IdAssignment, IdUniqueness, ImplicitActivation, Lifespan, NoContext, ObjectId, Poa,
+    PoaCurrent, PoaError, PoaManager, PoaManagerState, Policies, RequestProcessing,
+    ServantActivator, ServantLocator, ServantManager, ServantManagerError, ServantRetention,
 };
 pub use runtime::*;

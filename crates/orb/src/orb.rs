@@ -299,6 +299,8 @@ impl OrbBuilder {
 pub enum InitialReference {
     /// `RootPOA`.
     RootPoa(Poa),
+    /// `POACurrent`.
+    PoaCurrent(crate::poa::PoaCurrent),
     /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`).
     Object(ObjectRef),
 }
@@ -510,7 +512,7 @@ impl Orb {
             let key = String::from_utf8_lossy(&loc.key).into_owned();
             return match self.resolve_initial_references(&key) {
                 Ok(InitialReference::Object(o)) => Ok(o),
-                Ok(InitialReference::RootPoa(_)) => Err(bad_param(format_args!(
+                Ok(_) => Err(bad_param(format_args!(
                     "{s:?}: {key} is a local object, not a reference"
                 ))),
                 Err(ResolveError::System(e)) => Err(e),
@@ -548,11 +550,19 @@ impl Orb {
             .clone()
     }
 
-    /// `resolve_initial_references`: `RootPOA`, then names configured
+    /// `PortableServer::Current` (also `resolve_initial_references("POACurrent")`).
+    pub fn poa_current(&self) -> crate::poa::PoaCurrent {
+        crate::poa::PoaCurrent
+    }
+
+    /// `resolve_initial_references`: `RootPOA`, `POACurrent`, then names configured
     /// with `-ORBInitRef`, then `-ORBDefaultInitRef`/name.
     pub fn resolve_initial_references(&self, name: &str) -> Result<InitialReference, ResolveError> {
         if name == "RootPOA" {
             return Ok(InitialReference::RootPoa(self.root_poa()));
+        }
+        if name == "POACurrent" {
+            return Ok(InitialReference::PoaCurrent(crate::poa::PoaCurrent));
         }
         let url = match (self.inner.init_refs.get(name), &self.inner.default_init_ref) {
             (Some(u), _) => u.clone(),
@@ -568,7 +578,7 @@ impl Orb {
 
     /// The names `resolve_initial_references` knows.
     pub fn list_initial_services(&self) -> Vec<String> {
-        let mut v = vec!["RootPOA".to_string()];
+        let mut v = vec!["RootPOA".to_string(), "POACurrent".to_string()];
         v.extend(self.inner.init_refs.keys().cloned());
         v
     }
@@ -619,7 +629,7 @@ impl Orb {
     pub fn destroy(&self) {
         self.shutdown(true);
         if let Some(root) = self.inner.root.get() {
-            root.destroy();
+            let _ = root.destroy(true, false);
         }
         self.inner.state.store(DESTROYED, Ordering::Release);
     }

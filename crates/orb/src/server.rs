@@ -453,8 +453,11 @@ fn dispatch(
     key: &[u8],
     args: peregrine_cdr::Reader<'_>,
 ) -> Result<(), SystemException> {
-    let resolved = match poa::resolve(orb.inner(), key, HOLD_MAX) {
-        Ok(r) => r,
+    let up = match poa::resolve(orb.inner(), key, operation, HOLD_MAX) {
+        Ok(poa::Resolution::Upcall(u)) => u,
+        Ok(poa::Resolution::Forward(to)) => {
+            return location_forward(tx, version, request_id, operation, &to)
+        }
         Err(e) if e.kind == K::ObjectNotExist && is_non_existent(operation) => {
             let mut req = request(
                 orb,
@@ -478,10 +481,10 @@ fn dispatch(
         request_id,
         response_expected,
         operation,
-        resolved.object_id,
+        up.object_id,
         args,
     );
-    let servant = &resolved.servant;
+    let servant = &up.servant;
     if operation.starts_with('_') {
         match operation {
             "_is_a" => {
@@ -512,7 +515,7 @@ fn dispatch(
             _ => {}
         }
     }
-    match catch_unwind(AssertUnwindSafe(|| servant.dispatch(&mut req))) {
+    let r = match catch_unwind(AssertUnwindSafe(|| servant.dispatch(&mut req))) {
         Ok(Ok(())) => finish(req),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(raise(
@@ -521,7 +524,42 @@ fn dispatch(
             CompletionStatus::Maybe,
             format_args!("servant panicked in {operation:?}"),
         )),
+    };
+    // postinvoke (servant locators) runs after the upcall, whatever its
+    // outcome; its exception replaces the reply.
+    match up.finish() {
+        Err(e) => Err(e),
+        Ok(()) => r,
     }
+}
+
+/// A LOCATION_FORWARD reply to `to` (`ForwardRequest` from a servant
+/// manager).
+#[cold]
+fn location_forward(
+    tx: &mut Writer,
+    version: GiopVersion,
+    request_id: u32,
+    operation: &str,
+    to: &crate::runtime::ObjectRef,
+) -> Result<(), SystemException> {
+    let h = peregrine_giop::ReplyHeader {
+        request_id,
+        status: peregrine_giop::ReplyStatus::LocationForward,
+        service_contexts: ServiceContexts::EMPTY,
+    };
+    let fail = |e: &dyn std::fmt::Display| {
+        raise(
+            K::Marshal,
+            0,
+            CompletionStatus::No,
+            format_args!("forwarding {operation:?}: {e}"),
+        )
+    };
+    let p = peregrine_giop::encode_reply(tx, version, &h).map_err(|e| fail(&e))?;
+    peregrine_cdr::Encode::encode(to, tx).map_err(|e| fail(&e))?;
+    p.finish(tx).map_err(|e| fail(&e))?;
+    Ok(())
 }
 
 fn is_non_existent(op: &str) -> bool {

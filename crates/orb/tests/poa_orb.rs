@@ -99,7 +99,7 @@ fn child_poas_user_ids_persistent_and_default_servant() {
         }
         // Destroying a POA kills its references.
         let r = dflt.create_reference_with_id(b"x", ECHO_ID).unwrap();
-        dflt.destroy();
+        dflt.destroy(false, false).unwrap();
         let d = EchoRef(client.object_from_ior(r.ior().clone()).unwrap());
         assert_eq!(d.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
         assert!(matches!(

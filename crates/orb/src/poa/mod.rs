@@ -1,17 +1,8 @@
 //! The Portable Object Adapter: RootPOA, child POAs with the standard
-//! policies (lifespan, id assignment, id uniqueness, implicit activation,
-//! servant retention, request processing with an active object map or a
-//! default servant), POA managers, and object keys built for O(1)
-//! demultiplexing (DESIGN.md rule 6).
-//!
-//! # Object keys
-//!
-//! ```text
-//! "PGR1" kind:u8
-//!   kind 0 (TRANSIENT):  orb_instance:u32le poa_index:u32le object_id...
-//!   kind 1 (PERSISTENT): path_len:u16le poa_path object_id...
-//! SYSTEM_ID object ids: slot:u32le generation:u32le
-//! ```
+//! policies ([`policies`]), POA managers ([`manager`]), the active object
+//! map, default servants, servant managers (activators and locators,
+//! [`servant_manager`]), `POACurrent` ([`current`]), and object keys built
+//! for O(1) demultiplexing (DESIGN.md rule 6; layout in `key.rs`).
 //!
 //! A transient key finds its POA by index in a vector and, for system ids,
 //! its servant by slot in another, checking the generation (a deactivated
@@ -19,12 +10,24 @@
 //! from an earlier run of the ORB, whose instance number differs).
 //! Persistent keys name the POA by its path, so they survive a restart on
 //! the same endpoint; user ids go through a hash map.
+//!
+//! No POA lock is held while a servant, servant manager or etherealize
+//! runs: they may call back into the POA freely.
+
+mod aom;
+pub mod current;
+mod key;
+pub mod manager;
+pub mod policies;
+pub mod servant_manager;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
-use std::time::Duration;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
 
 use peregrine_giop::system_exception::minor;
 
@@ -34,107 +37,20 @@ use crate::orb::{Orb, OrbInner};
 use crate::runtime::{
     CompletionStatus, ObjectRef, Servant, SystemException, SystemExceptionKind as K,
 };
+use aom::Aom;
+pub use current::{NoContext, PoaCurrent};
+use key::PoaAddr;
+pub use manager::{PoaManager, PoaManagerState};
+pub use policies::{
+    IdAssignment, IdUniqueness, ImplicitActivation, Lifespan, Policies, RequestProcessing,
+    ServantRetention,
+};
+pub use servant_manager::{
+    Cookie, ServantActivator, ServantLocator, ServantManager, ServantManagerError,
+};
 
 /// An object id: opaque octets within one POA.
 pub type ObjectId = Vec<u8>;
-
-const MAGIC: &[u8; 4] = b"PGR1";
-
-/// `LifespanPolicy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lifespan {
-    /// References die with the POA (and with the ORB process).
-    Transient,
-    /// References stay valid across restarts on the same endpoint.
-    Persistent,
-}
-
-/// `IdAssignmentPolicy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IdAssignment {
-    /// The POA assigns ids (slot + generation: O(1) lookup).
-    System,
-    /// The application assigns ids (hash map lookup).
-    User,
-}
-
-/// `IdUniquenessPolicy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IdUniqueness {
-    /// A servant incarnates at most one object.
-    Unique,
-    /// A servant may incarnate several objects.
-    Multiple,
-}
-
-/// `ImplicitActivationPolicy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImplicitActivation {
-    /// `servant_to_reference` activates an inactive servant.
-    Implicit,
-    /// It does not.
-    NoImplicit,
-}
-
-/// `ServantRetentionPolicy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServantRetention {
-    /// An active object map holds the servants.
-    Retain,
-    /// No map: every request goes to the default servant.
-    NonRetain,
-}
-
-/// `RequestProcessingPolicy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RequestProcessing {
-    /// Only objects in the active object map.
-    ActiveObjectMapOnly,
-    /// Objects not in the map go to the default servant.
-    DefaultServant,
-    /// Servant managers (activators/locators): not implemented yet.
-    ServantManager,
-}
-
-/// The policies of a POA.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Policies {
-    /// Lifespan.
-    pub lifespan: Lifespan,
-    /// Id assignment.
-    pub id_assignment: IdAssignment,
-    /// Id uniqueness.
-    pub id_uniqueness: IdUniqueness,
-    /// Implicit activation.
-    pub implicit_activation: ImplicitActivation,
-    /// Servant retention.
-    pub servant_retention: ServantRetention,
-    /// Request processing.
-    pub request_processing: RequestProcessing,
-}
-
-impl Policies {
-    /// The RootPOA's policies (CORBA 3 §11.3.8.2).
-    pub const ROOT: Policies = Policies {
-        lifespan: Lifespan::Transient,
-        id_assignment: IdAssignment::System,
-        id_uniqueness: IdUniqueness::Unique,
-        implicit_activation: ImplicitActivation::Implicit,
-        servant_retention: ServantRetention::Retain,
-        request_processing: RequestProcessing::ActiveObjectMapOnly,
-    };
-}
-
-/// The defaults for `create_POA` with no policies: as the RootPOA but
-/// without implicit activation.
-impl Default for Policies {
-    fn default() -> Self {
-        Policies {
-            implicit_activation: ImplicitActivation::NoImplicit,
-            ..Policies::ROOT
-        }
-    }
-}
 
 /// The POA's exceptions (`PortableServer::POA::*`) plus system exceptions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,124 +99,20 @@ impl From<SystemException> for PoaError {
     }
 }
 
-/// The state of a [`PoaManager`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum PoaManagerState {
-    /// Requests wait (the initial state).
-    Holding = 0,
-    /// Requests are dispatched.
-    Active = 1,
-    /// Requests are refused with `TRANSIENT` (minor 1).
-    Discarding = 2,
-    /// Requests are refused with `OBJ_ADAPTER`; final.
-    Inactive = 3,
-}
-
-struct PmInner {
-    state: AtomicU8,
-    lock: Mutex<()>,
-    cv: Condvar,
-}
-
-/// `PortableServer::POAManager`: the request gate of one or more POAs.
-#[derive(Clone)]
-pub struct PoaManager {
-    inner: Arc<PmInner>,
-}
-
-impl Default for PoaManager {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl PoaManager {
-    /// A manager in the holding state.
-    pub fn new() -> Self {
-        PoaManager {
-            inner: Arc::new(PmInner {
-                state: AtomicU8::new(PoaManagerState::Holding as u8),
-                lock: Mutex::new(()),
-                cv: Condvar::new(),
-            }),
-        }
-    }
-
-    /// The current state.
-    pub fn state(&self) -> PoaManagerState {
-        match self.inner.state.load(Ordering::Acquire) {
-            0 => PoaManagerState::Holding,
-            1 => PoaManagerState::Active,
-            2 => PoaManagerState::Discarding,
-            _ => PoaManagerState::Inactive,
-        }
-    }
-
-    fn set(&self, s: PoaManagerState) -> Result<(), PoaError> {
-        let _g = lock(&self.inner.lock);
-        if self.state() == PoaManagerState::Inactive {
-            return Err(PoaError::AdapterInactive);
-        }
-        self.inner.state.store(s as u8, Ordering::Release);
-        self.inner.cv.notify_all();
-        Ok(())
-    }
-
-    /// Starts dispatching requests (held ones too).
-    pub fn activate(&self) -> Result<(), PoaError> {
-        self.set(PoaManagerState::Active)
-    }
-
-    /// Makes requests wait.
-    pub fn hold_requests(&self) -> Result<(), PoaError> {
-        self.set(PoaManagerState::Holding)
-    }
-
-    /// Refuses requests with `TRANSIENT`.
-    pub fn discard_requests(&self) -> Result<(), PoaError> {
-        self.set(PoaManagerState::Discarding)
-    }
-
-    /// Refuses requests for good (`OBJ_ADAPTER`).
-    pub fn deactivate(&self) -> Result<(), PoaError> {
-        self.set(PoaManagerState::Inactive)
-    }
-
-    /// Waits (up to `max`) while holding; returns the state.
-    fn wait_while_holding(&self, max: Duration) -> PoaManagerState {
-        let mut g = lock(&self.inner.lock);
-        let end = std::time::Instant::now() + max;
-        while self.state() == PoaManagerState::Holding {
-            let now = std::time::Instant::now();
-            if now >= end {
-                break;
-            }
-            g = self
-                .inner
-                .cv
-                .wait_timeout(g, end - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        self.state()
-    }
-}
-
-struct Slot {
-    generation: u32,
-    /// Allocated (by activation or `create_reference`).
-    used: bool,
-    servant: Option<Arc<dyn Servant>>,
-}
-
+/// Requests in progress on one object of a POA with a servant activator,
+/// and the etherealization waiting for them to finish.
 #[derive(Default)]
-struct Aom {
-    slots: Vec<Slot>,
-    free: Vec<u32>,
-    by_user_id: HashMap<Box<[u8]>, Arc<dyn Servant>>,
-    /// Servant address -> id, for UNIQUE_ID.
-    by_servant: HashMap<usize, ObjectId>,
+struct Busy {
+    count: usize,
+    /// (servant, cleanup_in_progress, remaining_activations)
+    etherealize: Vec<(Arc<dyn Servant>, bool, bool)>,
+}
+
+/// Incarnations in progress and busy objects (servant activator POAs).
+#[derive(Default)]
+struct Activations {
+    incarnating: HashMap<Box<[u8]>, ThreadId>,
+    busy: HashMap<Box<[u8]>, Busy>,
 }
 
 pub(crate) struct PoaInner {
@@ -312,9 +124,18 @@ pub(crate) struct PoaInner {
     manager: PoaManager,
     aom: RwLock<Aom>,
     default_servant: RwLock<Option<Arc<dyn Servant>>>,
+    servant_manager: OnceLock<ServantManager>,
     children: Mutex<HashMap<String, Poa>>,
     destroyed: AtomicBool,
     key_prefix: Vec<u8>,
+    /// Requests in progress (for `destroy(_, wait_for_completion)`).
+    inflight: AtomicUsize,
+    quiet: Mutex<()>,
+    quiet_cv: Condvar,
+    activations: Mutex<Activations>,
+    activations_cv: Condvar,
+    /// Next system id under NON_RETAIN (no slot is kept).
+    next_id: AtomicU32,
 }
 
 /// `PortableServer::POA` (cheap to clone).
@@ -338,26 +159,6 @@ fn wlock<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(|e| e.into_inner())
 }
 
-fn servant_addr(s: &Arc<dyn Servant>) -> usize {
-    Arc::as_ptr(s) as *const () as usize
-}
-
-fn system_id(slot: u32, generation: u32) -> ObjectId {
-    let mut v = Vec::with_capacity(8);
-    v.extend_from_slice(&slot.to_le_bytes());
-    v.extend_from_slice(&generation.to_le_bytes());
-    v
-}
-
-fn parse_system_id(id: &[u8]) -> Option<(u32, u32)> {
-    if id.len() != 8 {
-        return None;
-    }
-    let slot = u32::from_le_bytes(id[..4].try_into().ok()?);
-    let generation = u32::from_le_bytes(id[4..].try_into().ok()?);
-    Some((slot, generation))
-}
-
 impl PoaRegistry {
     pub(crate) fn create(
         &self,
@@ -369,20 +170,11 @@ impl PoaRegistry {
     ) -> Poa {
         let mut v = wlock(&self.by_index);
         let index = v.len() as u32;
-        let mut key_prefix = MAGIC.to_vec();
-        match policies.lifespan {
-            Lifespan::Transient => {
-                key_prefix.push(0);
-                key_prefix.extend_from_slice(&orb.instance.to_le_bytes());
-                key_prefix.extend_from_slice(&index.to_le_bytes());
-            }
-            Lifespan::Persistent => {
-                key_prefix.push(1);
-                key_prefix.extend_from_slice(&(path.len() as u16).to_le_bytes());
-                key_prefix.extend_from_slice(path.as_bytes());
-                wlock(&self.persistent).insert(path.clone(), index);
-            }
+        let key_prefix = key::prefix(policies.lifespan, orb.instance, index, &path);
+        if policies.lifespan == Lifespan::Persistent {
+            wlock(&self.persistent).insert(path.clone(), index);
         }
+        let servant_manager = policies.request_processing == RequestProcessing::ServantManager;
         let inner = Arc::new(PoaInner {
             orb: Arc::downgrade(orb),
             name: name.to_string(),
@@ -390,11 +182,18 @@ impl PoaRegistry {
             index,
             policies,
             manager,
-            aom: RwLock::new(Aom::default()),
+            aom: RwLock::new(Aom::new(&policies, servant_manager)),
             default_servant: RwLock::new(None),
+            servant_manager: OnceLock::new(),
             children: Mutex::new(HashMap::new()),
             destroyed: AtomicBool::new(false),
             key_prefix,
+            inflight: AtomicUsize::new(0),
+            quiet: Mutex::new(()),
+            quiet_cv: Condvar::new(),
+            activations: Mutex::new(Activations::default()),
+            activations_cv: Condvar::new(),
+            next_id: AtomicU32::new(0),
         });
         v.push(Some(inner.clone()));
         Poa { inner }
@@ -405,40 +204,28 @@ impl PoaRegistry {
             *e = None;
         }
         if p.policies.lifespan == Lifespan::Persistent {
-            wlock(&self.persistent).remove(&p.path);
+            let mut m = wlock(&self.persistent);
+            if m.get(&p.path) == Some(&p.index) {
+                m.remove(&p.path);
+            }
         }
     }
 
     /// The POA and object id a key names.
     fn find<'k>(&self, orb: &OrbInner, key: &'k [u8]) -> Option<(Arc<PoaInner>, &'k [u8])> {
-        let rest = key.strip_prefix(MAGIC)?;
-        let (&kind, rest) = rest.split_first()?;
-        match kind {
-            0 => {
-                let inst = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?);
-                let index = u32::from_le_bytes(rest.get(4..8)?.try_into().ok()?);
-                if inst != orb.instance {
+        let (addr, id) = key::parse(key)?;
+        let index = match addr {
+            PoaAddr::Transient { instance, index } => {
+                if instance != orb.instance {
                     return None;
                 }
-                let poa = rlock(&self.by_index).get(index as usize)?.clone()?;
-                Some((poa, &rest[8..]))
+                index
             }
-            1 => {
-                let n = u16::from_le_bytes(rest.get(..2)?.try_into().ok()?) as usize;
-                let path = std::str::from_utf8(rest.get(2..2 + n)?).ok()?;
-                let index = *rlock(&self.persistent).get(path)?;
-                let poa = rlock(&self.by_index).get(index as usize)?.clone()?;
-                Some((poa, &rest[2 + n..]))
-            }
-            _ => None,
-        }
+            PoaAddr::Persistent { path } => *rlock(&self.persistent).get(path)?,
+        };
+        let poa = rlock(&self.by_index).get(index as usize)?.clone()?;
+        Some((poa, id))
     }
-}
-
-/// What a request's object key resolved to.
-pub(crate) struct Resolved<'k> {
-    pub(crate) servant: Arc<dyn Servant>,
-    pub(crate) object_id: &'k [u8],
 }
 
 fn not_exist(detail: fmt::Arguments<'_>) -> SystemException {
@@ -450,19 +237,140 @@ fn not_exist(detail: fmt::Arguments<'_>) -> SystemException {
     )
 }
 
+fn no_such_object(poa: &PoaInner, id: &[u8]) -> SystemException {
+    not_exist(format_args!(
+        "no object {} in POA {:?}",
+        peregrine_giop::corbaloc::escape_key(id),
+        poa.path
+    ))
+}
+
+fn panicked(what: &str) -> SystemException {
+    raise(
+        K::Unknown,
+        0,
+        CompletionStatus::Maybe,
+        format_args!("{what} panicked"),
+    )
+}
+
+/// What a request's object key resolved to.
+pub(crate) enum Resolution<'a> {
+    /// Call this servant.
+    Upcall(Upcall<'a>),
+    /// Answer LOCATION_FORWARD to this reference (`ForwardRequest` from a
+    /// servant manager).
+    Forward(ObjectRef),
+}
+
+/// One request's hold on its POA and servant: keeps the POA Current
+/// frame pushed and the request counted while the servant runs, and on
+/// drop runs `postinvoke` (locators) and any etherealization that was
+/// waiting for the request to finish (activators).
+pub(crate) struct Upcall<'a> {
+    pub(crate) servant: Arc<dyn Servant>,
+    pub(crate) object_id: &'a [u8],
+    operation: &'a str,
+    poa: Arc<PoaInner>,
+    locator: Option<(Arc<dyn ServantLocator>, Cookie)>,
+    /// Counted in `activations.busy`.
+    busy: bool,
+}
+
+impl Upcall<'_> {
+    /// Ends the upcall: `postinvoke` for a locator's servant (its error
+    /// replaces the reply).
+    pub(crate) fn finish(mut self) -> Result<(), SystemException> {
+        self.postinvoke()
+    }
+
+    fn postinvoke(&mut self) -> Result<(), SystemException> {
+        let Some((loc, cookie)) = self.locator.take() else {
+            return Ok(());
+        };
+        let poa = Poa {
+            inner: self.poa.clone(),
+        };
+        let servant = self.servant.clone();
+        match catch_unwind(AssertUnwindSafe(|| {
+            loc.postinvoke(self.object_id, &poa, self.operation, cookie, servant)
+        })) {
+            Ok(r) => r,
+            Err(_) => Err(panicked("ServantLocator::postinvoke")),
+        }
+    }
+}
+
+impl Drop for Upcall<'_> {
+    fn drop(&mut self) {
+        let _ = self.postinvoke();
+        current::pop();
+        if self.busy {
+            self.poa.unbusy(self.object_id);
+        }
+        self.poa.request_done();
+    }
+}
+
+/// Counts a request in its POA until dropped (before the upcall exists).
+struct Inflight(Option<Arc<PoaInner>>);
+
+impl Inflight {
+    fn new(poa: &Arc<PoaInner>) -> Self {
+        poa.inflight.fetch_add(1, Ordering::AcqRel);
+        Inflight(Some(poa.clone()))
+    }
+
+    fn upcall<'a>(
+        mut self,
+        servant: Arc<dyn Servant>,
+        object_id: &'a [u8],
+        operation: &'a str,
+        locator: Option<(Arc<dyn ServantLocator>, Cookie)>,
+        busy: bool,
+    ) -> Upcall<'a> {
+        let poa = self.0.take().expect("taken once");
+        current::push(current::Frame {
+            poa: poa.clone(),
+            oid: key::InlineId::new(object_id),
+            servant: servant.clone(),
+        });
+        Upcall {
+            servant,
+            object_id,
+            operation,
+            poa,
+            locator,
+            busy,
+        }
+    }
+}
+
+impl Drop for Inflight {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            p.request_done();
+        }
+    }
+}
+
 /// Finds the servant for `key`, honouring the POA manager's state
-/// (waiting while it holds, up to `hold_max`).
-pub(crate) fn resolve<'k>(
+/// (waiting while it holds, up to `hold_max`) and the POA's request
+/// processing policy (active object map, default servant, servant
+/// activator or locator).
+pub(crate) fn resolve<'a>(
     orb: &OrbInner,
-    key: &'k [u8],
+    key: &'a [u8],
+    operation: &'a str,
     hold_max: Duration,
-) -> Result<Resolved<'k>, SystemException> {
+) -> Result<Resolution<'a>, SystemException> {
     let Some((poa, id)) = orb.poas.find(orb, key) else {
         return Err(not_exist(format_args!(
             "no POA for object key {}",
             peregrine_giop::corbaloc::escape_key(key)
         )));
     };
+    let inflight = Inflight::new(&poa);
     if poa.destroyed.load(Ordering::Acquire) {
         return Err(not_exist(format_args!("POA {:?} was destroyed", poa.path)));
     }
@@ -482,26 +390,88 @@ pub(crate) fn resolve<'k>(
         },
         s => return Err(refused(&poa, s)),
     }
-    let servant = poa.lookup(id);
-    match servant {
-        Some(s) => Ok(Resolved {
-            servant: s,
-            object_id: id,
-        }),
-        None => Err(not_exist(format_args!(
-            "no object {} in POA {:?}",
-            peregrine_giop::corbaloc::escape_key(id),
-            poa.path
-        ))),
+    let p = poa.policies;
+    match (p.servant_retention, p.request_processing) {
+        (ServantRetention::Retain, RequestProcessing::ServantManager) => {
+            poa.activator_upcall(inflight, id, operation)
+        }
+        (ServantRetention::NonRetain, RequestProcessing::ServantManager) => {
+            let Some(ServantManager::Locator(loc)) = poa.servant_manager.get().cloned() else {
+                return Err(no_manager(&poa));
+            };
+            let adapter = Poa { inner: poa.clone() };
+            match catch_unwind(AssertUnwindSafe(|| loc.preinvoke(id, &adapter, operation))) {
+                Ok(Ok((servant, cookie))) => Ok(Resolution::Upcall(inflight.upcall(
+                    servant,
+                    id,
+                    operation,
+                    Some((loc, cookie)),
+                    false,
+                ))),
+                Ok(Err(ServantManagerError::ForwardRequest(r))) => Ok(Resolution::Forward(r)),
+                Ok(Err(ServantManagerError::System(e))) => Err(e),
+                Err(_) => Err(panicked("ServantLocator::preinvoke")),
+            }
+        }
+        (retention, rp) => {
+            let found = if retention == ServantRetention::Retain {
+                let aom = rlock(&poa.aom);
+                match aom.get(id) {
+                    Some(s) => Ok(s.clone()),
+                    None => Err(aom.valid(id)),
+                }
+            } else {
+                Err(true)
+            };
+            let servant = match found {
+                Ok(s) => s,
+                Err(valid) if valid && rp == RequestProcessing::DefaultServant => {
+                    match rlock(&poa.default_servant).clone() {
+                        Some(s) => s,
+                        None => {
+                            return Err(raise(
+                                K::ObjAdapter,
+                                minor::OBJ_ADAPTER_NO_DEFAULT_SERVANT,
+                                CompletionStatus::No,
+                                format_args!("POA {:?} has no default servant", poa.path),
+                            ))
+                        }
+                    }
+                }
+                Err(_) => return Err(no_such_object(&poa, id)),
+            };
+            Ok(Resolution::Upcall(
+                inflight.upcall(servant, id, operation, None, false),
+            ))
+        }
     }
 }
 
-/// True if `key` names an object that exists now (LocateRequest).
+fn no_manager(poa: &PoaInner) -> SystemException {
+    raise(
+        K::ObjAdapter,
+        minor::OBJ_ADAPTER_NO_SERVANT_MANAGER,
+        CompletionStatus::No,
+        format_args!("POA {:?} has no servant manager", poa.path),
+    )
+}
+
+/// True if `key` names an object that exists now or that a default
+/// servant or servant manager may serve (LocateRequest).
 pub(crate) fn exists(orb: &OrbInner, key: &[u8]) -> bool {
-    match orb.poas.find(orb, key) {
-        Some((poa, id)) => !poa.destroyed.load(Ordering::Acquire) && poa.lookup(id).is_some(),
-        None => false,
+    let Some((poa, id)) = orb.poas.find(orb, key) else {
+        return false;
+    };
+    if poa.destroyed.load(Ordering::Acquire) {
+        return false;
     }
+    let p = poa.policies;
+    if !p.retain() {
+        return true;
+    }
+    let aom = rlock(&poa.aom);
+    aom.get(id).is_some()
+        || (p.request_processing != RequestProcessing::ActiveObjectMapOnly && aom.valid(id))
 }
 
 fn refused(poa: &PoaInner, s: PoaManagerState) -> SystemException {
@@ -521,32 +491,205 @@ fn refused(poa: &PoaInner, s: PoaManagerState) -> SystemException {
     }
 }
 
+/// Removes an id from the incarnations in progress (also on unwind).
+struct Incarnating<'p> {
+    poa: &'p PoaInner,
+    id: &'p [u8],
+}
+
+impl Drop for Incarnating<'_> {
+    fn drop(&mut self) {
+        lock(&self.poa.activations).incarnating.remove(self.id);
+        self.poa.activations_cv.notify_all();
+    }
+}
+
 impl PoaInner {
-    fn lookup(&self, id: &[u8]) -> Option<Arc<dyn Servant>> {
-        if self.policies.servant_retention == ServantRetention::Retain {
-            let aom = rlock(&self.aom);
-            let found = match self.policies.id_assignment {
-                IdAssignment::System => parse_system_id(id).and_then(|(slot, generation)| {
-                    let s = aom.slots.get(slot as usize)?;
-                    if s.used && s.generation == generation {
-                        Some(s.servant.clone())
-                    } else {
-                        None
-                    }
-                }),
-                IdAssignment::User => Some(aom.by_user_id.get(id).cloned()),
+    fn request_done(&self) {
+        if self.inflight.fetch_sub(1, Ordering::AcqRel) == 1
+            && self.destroyed.load(Ordering::Acquire)
+        {
+            let _g = lock(&self.quiet);
+            self.quiet_cv.notify_all();
+        }
+    }
+
+    fn activator(&self) -> Option<Arc<dyn ServantActivator>> {
+        match self.servant_manager.get() {
+            Some(ServantManager::Activator(a)) => Some(a.clone()),
+            _ => None,
+        }
+    }
+
+    /// RETAIN + servant activator: the map, else incarnate (one at a time
+    /// per id; requests for an id being incarnated wait for it).
+    fn activator_upcall<'a>(
+        self: &Arc<Self>,
+        inflight: Inflight,
+        id: &'a [u8],
+        operation: &'a str,
+    ) -> Result<Resolution<'a>, SystemException> {
+        // Counted busy before the lookup, so a concurrent deactivation
+        // leaves etherealization to whoever finishes last.
+        lock(&self.activations)
+            .busy
+            .entry(id.into())
+            .or_default()
+            .count += 1;
+        let mut guard = BusyGuard {
+            poa: self,
+            id,
+            armed: true,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let servant = loop {
+            {
+                let aom = rlock(&self.aom);
+                if let Some(s) = aom.get(id) {
+                    break s.clone();
+                }
+                if !aom.valid(id) {
+                    return Err(no_such_object(self, id));
+                }
+            }
+            let Some(act) = self.activator() else {
+                return Err(no_manager(self));
             };
-            match found {
-                Some(Some(s)) => return Some(s),
-                // A stale system id never reaches the default servant.
-                None if self.policies.id_assignment == IdAssignment::System => return None,
-                _ => {}
+            {
+                let mut a = lock(&self.activations);
+                if let Some(&who) = a.incarnating.get(id) {
+                    if who == std::thread::current().id() {
+                        return Err(raise(
+                            K::ObjAdapter,
+                            0,
+                            CompletionStatus::No,
+                            format_args!("incarnate of POA {:?} recursed on its own id", self.path),
+                        ));
+                    }
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(raise(
+                            K::Transient,
+                            minor::TRANSIENT_POA_NO_RESOURCE,
+                            CompletionStatus::No,
+                            format_args!("incarnate in POA {:?} takes too long", self.path),
+                        ));
+                    }
+                    let _ = self
+                        .activations_cv
+                        .wait_timeout(a, deadline - now)
+                        .unwrap_or_else(|e| e.into_inner());
+                    continue;
+                }
+                a.incarnating.insert(id.into(), std::thread::current().id());
+            }
+            let _inc = Incarnating { poa: self, id };
+            let adapter = Poa {
+                inner: self.clone(),
+            };
+            let servant = match catch_unwind(AssertUnwindSafe(|| act.incarnate(id, &adapter))) {
+                Ok(Ok(s)) => s,
+                Ok(Err(ServantManagerError::ForwardRequest(r))) => {
+                    return Ok(Resolution::Forward(r))
+                }
+                Ok(Err(ServantManagerError::System(e))) => return Err(e),
+                Err(_) => return Err(panicked("ServantActivator::incarnate")),
+            };
+            let mut aom = wlock(&self.aom);
+            if let Some(s) = aom.get(id) {
+                // Activated meanwhile (activate_object_with_id).
+                break s.clone();
+            }
+            match aom.activate_with_id(id, servant.clone()) {
+                Ok(()) => break servant,
+                Err(PoaError::ServantAlreadyActive) => {
+                    return Err(raise(
+                        K::ObjAdapter,
+                        0,
+                        CompletionStatus::No,
+                        format_args!(
+                            "incarnate returned a servant already active in POA {:?} (UNIQUE_ID)",
+                            self.path
+                        ),
+                    ))
+                }
+                Err(_) => return Err(no_such_object(self, id)),
+            }
+        };
+        guard.armed = false;
+        Ok(Resolution::Upcall(
+            inflight.upcall(servant, id, operation, None, true),
+        ))
+    }
+
+    /// One request on `id` finished: run etherealizations it delayed.
+    fn unbusy(self: &Arc<Self>, id: &[u8]) {
+        let due = {
+            let mut a = lock(&self.activations);
+            match a.busy.get_mut(id) {
+                Some(b) if b.count > 1 => {
+                    b.count -= 1;
+                    return;
+                }
+                Some(_) => a.busy.remove(id).map(|b| b.etherealize).unwrap_or_default(),
+                None => return,
+            }
+        };
+        for (servant, cleanup, remaining) in due {
+            self.etherealize(id, servant, cleanup, remaining);
+        }
+    }
+
+    /// Etherealizes now, or once the requests in progress on `id` finish.
+    fn etherealize_when_idle(
+        self: &Arc<Self>,
+        id: &[u8],
+        servant: Arc<dyn Servant>,
+        cleanup: bool,
+        remaining: bool,
+    ) {
+        {
+            let mut a = lock(&self.activations);
+            if let Some(b) = a.busy.get_mut(id) {
+                b.etherealize.push((servant, cleanup, remaining));
+                return;
             }
         }
-        if self.policies.request_processing == RequestProcessing::DefaultServant {
-            return rlock(&self.default_servant).clone();
+        self.etherealize(id, servant, cleanup, remaining);
+    }
+
+    fn etherealize(
+        self: &Arc<Self>,
+        id: &[u8],
+        servant: Arc<dyn Servant>,
+        cleanup: bool,
+        remaining: bool,
+    ) {
+        let Some(act) = self.activator() else {
+            return;
+        };
+        let adapter = Poa {
+            inner: self.clone(),
+        };
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            act.etherealize(id, &adapter, servant, cleanup, remaining)
+        }));
+    }
+}
+
+/// Undoes the busy count of an activator request that never reached
+/// its upcall.
+struct BusyGuard<'p> {
+    poa: &'p Arc<PoaInner>,
+    id: &'p [u8],
+    armed: bool,
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.poa.unbusy(self.id);
         }
-        None
     }
 }
 
@@ -578,6 +721,10 @@ impl Poa {
         Ok(())
     }
 
+    fn p(&self) -> &Policies {
+        &self.inner.policies
+    }
+
     /// The POA's name ("RootPOA" for the root).
     pub fn name(&self) -> &str {
         &self.inner.name
@@ -593,6 +740,11 @@ impl Poa {
         self.inner.manager.clone()
     }
 
+    /// True if both handles are the same POA.
+    pub fn same(&self, other: &Poa) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Creates a child POA; `manager` `None` makes a new one (holding).
     pub fn create_poa(
         &self,
@@ -601,29 +753,10 @@ impl Poa {
         policies: Policies,
     ) -> Result<Poa, PoaError> {
         self.check_alive()?;
-        if policies.request_processing == RequestProcessing::ServantManager {
+        policies.validate()?;
+        if name.is_empty() || name.contains('/') || name.len() > 1024 {
             return Err(PoaError::InvalidPolicy(
-                "USE_SERVANT_MANAGER is not implemented yet",
-            ));
-        }
-        if policies.servant_retention == ServantRetention::NonRetain
-            && policies.request_processing == RequestProcessing::ActiveObjectMapOnly
-        {
-            return Err(PoaError::InvalidPolicy(
-                "NON_RETAIN requires USE_DEFAULT_SERVANT or USE_SERVANT_MANAGER",
-            ));
-        }
-        if policies.implicit_activation == ImplicitActivation::Implicit
-            && (policies.id_assignment != IdAssignment::System
-                || policies.servant_retention != ServantRetention::Retain)
-        {
-            return Err(PoaError::InvalidPolicy(
-                "IMPLICIT_ACTIVATION requires SYSTEM_ID and RETAIN",
-            ));
-        }
-        if name.is_empty() || name.contains('/') {
-            return Err(PoaError::InvalidPolicy(
-                "POA names must be non-empty, without '/'",
+                "POA names must be non-empty, at most 1024 bytes, without '/'",
             ));
         }
         let orb = self.orb()?;
@@ -636,6 +769,9 @@ impl Poa {
         } else {
             format!("{}/{}", self.inner.path, name)
         };
+        if path.len() > u16::MAX as usize {
+            return Err(PoaError::InvalidPolicy("POA path too long for a key"));
+        }
         let manager = manager.cloned().unwrap_or_default();
         let child = orb
             .inner()
@@ -653,47 +789,77 @@ impl Poa {
             .ok_or(PoaError::AdapterNonExistent)
     }
 
-    /// Destroys this POA and its children: their references become
-    /// `OBJECT_NOT_EXIST`.
-    pub fn destroy(&self) {
+    /// `POA::destroy`: destroys this POA and its children (their
+    /// references become `OBJECT_NOT_EXIST`). With `etherealize_objects`
+    /// a servant activator etherealizes every active object
+    /// (`cleanup_in_progress` true), each after its requests in progress
+    /// finish. With `wait_for_completion` it returns once no request is
+    /// in progress in the POA; called so from an upcall in this POA (or
+    /// a descendant) that would deadlock: `BAD_INV_ORDER` minor 3.
+    pub fn destroy(
+        &self,
+        etherealize_objects: bool,
+        wait_for_completion: bool,
+    ) -> Result<(), PoaError> {
+        if wait_for_completion && current::in_upcall_of(&self.inner) {
+            return Err(PoaError::System(raise(
+                K::BadInvOrder,
+                minor::BAD_INV_ORDER_WOULD_DEADLOCK,
+                CompletionStatus::No,
+                format_args!(
+                    "destroy(wait_for_completion) of POA {:?} from one of its own upcalls",
+                    self.inner.path
+                ),
+            )));
+        }
         if self.inner.destroyed.swap(true, Ordering::AcqRel) {
-            return;
+            return Ok(());
         }
         let children: Vec<Poa> = lock(&self.inner.children).drain().map(|(_, c)| c).collect();
         for c in children {
-            c.destroy();
+            c.destroy(etherealize_objects, wait_for_completion)?;
         }
         if let Ok(orb) = self.orb() {
             orb.inner().poas.remove(&self.inner);
         }
-        let mut aom = wlock(&self.inner.aom);
-        *aom = Aom::default();
+        if wait_for_completion {
+            let mut g = lock(&self.inner.quiet);
+            while self.inner.inflight.load(Ordering::Acquire) > 0 {
+                g = self
+                    .inner
+                    .quiet_cv
+                    .wait_timeout(g, Duration::from_millis(50))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+        }
+        let drained = wlock(&self.inner.aom).drain();
+        if etherealize_objects && self.inner.activator().is_some() {
+            for (id, r) in drained {
+                self.inner
+                    .etherealize_when_idle(&id, r.servant, true, r.remaining);
+            }
+        }
+        *wlock(&self.inner.default_servant) = None;
+        Ok(())
     }
 
     fn require_retain(&self) -> Result<(), PoaError> {
-        if self.inner.policies.servant_retention != ServantRetention::Retain {
+        if !self.p().retain() {
             return Err(PoaError::WrongPolicy);
         }
         Ok(())
     }
 
-    /// Activates `servant` under a new system id.
+    /// Activates `servant` under a new system id (SYSTEM_ID, RETAIN).
     pub fn activate_object(&self, servant: Arc<dyn Servant>) -> Result<ObjectId, PoaError> {
         self.check_alive()?;
         self.require_retain()?;
-        if self.inner.policies.id_assignment != IdAssignment::System {
+        if !self.p().system_id() {
             return Err(PoaError::WrongPolicy);
         }
-        let unique = self.inner.policies.id_uniqueness == IdUniqueness::Unique;
-        let mut aom = wlock(&self.inner.aom);
-        if unique && aom.by_servant.contains_key(&servant_addr(&servant)) {
-            return Err(PoaError::ServantAlreadyActive);
-        }
-        let id = alloc_slot(&mut aom, Some(servant.clone()));
-        if unique {
-            aom.by_servant.insert(servant_addr(&servant), id.clone());
-        }
-        Ok(id)
+        let id = wlock(&self.inner.aom).activate(servant)?;
+        Ok(id.to_vec())
     }
 
     /// Activates `servant` under `id` (a user id, or a system id from
@@ -705,69 +871,25 @@ impl Poa {
     ) -> Result<(), PoaError> {
         self.check_alive()?;
         self.require_retain()?;
-        let unique = self.inner.policies.id_uniqueness == IdUniqueness::Unique;
-        let mut aom = wlock(&self.inner.aom);
-        if unique && aom.by_servant.contains_key(&servant_addr(&servant)) {
-            return Err(PoaError::ServantAlreadyActive);
-        }
-        match self.inner.policies.id_assignment {
-            IdAssignment::User => {
-                if aom.by_user_id.contains_key(id) {
-                    return Err(PoaError::ObjectAlreadyActive);
-                }
-                aom.by_user_id.insert(id.into(), servant.clone());
-            }
-            IdAssignment::System => {
-                let (slot, generation) = parse_system_id(id).ok_or_else(|| {
-                    PoaError::System(raise(
-                        K::BadParam,
-                        minor::BAD_PARAM_INVALID_OBJECT_ID,
-                        CompletionStatus::No,
-                        format_args!("not a system id of this POA"),
-                    ))
-                })?;
-                let s = aom
-                    .slots
-                    .get_mut(slot as usize)
-                    .filter(|s| s.used && s.generation == generation)
-                    .ok_or(PoaError::ObjectNotActive)?;
-                if s.servant.is_some() {
-                    return Err(PoaError::ObjectAlreadyActive);
-                }
-                s.servant = Some(servant.clone());
-            }
-        }
-        if unique {
-            aom.by_servant.insert(servant_addr(&servant), id.to_vec());
-        }
-        Ok(())
+        wlock(&self.inner.aom).activate_with_id(id, servant)
     }
 
-    /// Deactivates the object `id`; its references become
-    /// `OBJECT_NOT_EXIST` (a system id's slot gets a new generation).
+    /// Deactivates the object `id`. Without a servant activator its
+    /// references become `OBJECT_NOT_EXIST` (a system id's slot gets a new
+    /// generation); with one, the servant is etherealized once the
+    /// requests in progress on it finish, and the next request on the id
+    /// incarnates it again.
     pub fn deactivate_object(&self, id: &[u8]) -> Result<(), PoaError> {
         self.check_alive()?;
         self.require_retain()?;
-        let mut aom = wlock(&self.inner.aom);
-        let servant = match self.inner.policies.id_assignment {
-            IdAssignment::User => aom.by_user_id.remove(id),
-            IdAssignment::System => {
-                let (slot, generation) = parse_system_id(id).ok_or(PoaError::ObjectNotActive)?;
-                let s = aom
-                    .slots
-                    .get_mut(slot as usize)
-                    .filter(|s| s.used && s.generation == generation)
-                    .ok_or(PoaError::ObjectNotActive)?;
-                let servant = s.servant.take();
-                s.used = false;
-                s.generation = s.generation.wrapping_add(1);
-                aom.free.push(slot);
-                servant
-            }
-        };
-        let servant = servant.ok_or(PoaError::ObjectNotActive)?;
-        if self.inner.policies.id_uniqueness == IdUniqueness::Unique {
-            aom.by_servant.remove(&servant_addr(&servant));
+        let activator = self.inner.activator().is_some();
+        let keep_id = self.p().request_processing == RequestProcessing::ServantManager;
+        let removed = wlock(&self.inner.aom)
+            .deactivate(id, keep_id)
+            .ok_or(PoaError::ObjectNotActive)?;
+        if activator {
+            self.inner
+                .etherealize_when_idle(id, removed.servant, false, removed.remaining);
         }
         Ok(())
     }
@@ -786,57 +908,110 @@ impl Poa {
         Ok(orb.make_reference(type_id, key)?)
     }
 
-    /// A reference with a new system id, not yet activated.
+    /// A reference with a new system id, not yet activated (SYSTEM_ID).
     pub fn create_reference(&self, type_id: &str) -> Result<ObjectRef, PoaError> {
         self.check_alive()?;
-        if self.inner.policies.id_assignment != IdAssignment::System {
+        if !self.p().system_id() {
             return Err(PoaError::WrongPolicy);
         }
-        let id = {
-            let mut aom = wlock(&self.inner.aom);
-            alloc_slot(&mut aom, None)
+        let id = if self.p().retain() {
+            wlock(&self.inner.aom).reserve()
+        } else {
+            // No map to index: any fresh number will do.
+            key::system_id(self.inner.next_id.fetch_add(1, Ordering::Relaxed), u32::MAX)
         };
         self.create_reference_with_id(&id, type_id)
     }
 
-    /// The reference of the active object `id`.
+    /// The reference of the active object `id` (RETAIN).
     pub fn id_to_reference(&self, id: &[u8]) -> Result<ObjectRef, PoaError> {
+        self.check_alive()?;
         self.require_retain()?;
-        let servant = self.id_to_servant(id)?;
+        let servant = rlock(&self.inner.aom)
+            .get(id)
+            .cloned()
+            .ok_or(PoaError::ObjectNotActive)?;
         self.create_reference_with_id(id, servant.repository_id())
     }
 
-    /// The servant of the active object `id` (or the default servant).
+    /// The servant of the active object `id`, or the default servant
+    /// (USE_DEFAULT_SERVANT).
     pub fn id_to_servant(&self, id: &[u8]) -> Result<Arc<dyn Servant>, PoaError> {
         self.check_alive()?;
-        self.inner.lookup(id).ok_or(PoaError::ObjectNotActive)
+        let p = *self.p();
+        if p.retain() {
+            if let Some(s) = rlock(&self.inner.aom).get(id) {
+                return Ok(s.clone());
+            }
+        }
+        match p.request_processing {
+            RequestProcessing::DefaultServant => self.get_servant(),
+            _ if p.retain() => Err(PoaError::ObjectNotActive),
+            _ => Err(PoaError::WrongPolicy),
+        }
     }
 
-    /// The id of an active servant (UNIQUE_ID, RETAIN).
+    /// The servant a reference made by this POA denotes.
+    pub fn reference_to_servant(&self, obj: &ObjectRef) -> Result<Arc<dyn Servant>, PoaError> {
+        let id = self.reference_to_id(obj)?;
+        self.id_to_servant(&id)
+    }
+
+    /// The id of the request this thread serves on `servant` in this POA.
+    fn current_id_for(&self, servant: &Arc<dyn Servant>) -> Option<ObjectId> {
+        current::with_top(|f| {
+            let f = f?;
+            (Arc::ptr_eq(&f.poa, &self.inner)
+                && aom::servant_addr(&f.servant) == aom::servant_addr(servant))
+            .then(|| f.oid.as_slice().to_vec())
+        })
+    }
+
+    /// `POA::servant_to_id`: with RETAIN and UNIQUE_ID, the id of an
+    /// active servant; with IMPLICIT_ACTIVATION, an inactive servant (or
+    /// any servant, with MULTIPLE_ID) is activated under a new id; with
+    /// USE_DEFAULT_SERVANT, the default servant inside one of its upcalls
+    /// gives the current request's id. Otherwise `ServantNotActive`
+    /// (`WrongPolicy` if none of these policies applies).
     pub fn servant_to_id(&self, servant: &Arc<dyn Servant>) -> Result<ObjectId, PoaError> {
-        self.require_retain()?;
-        if self.inner.policies.id_uniqueness != IdUniqueness::Unique
-            && self.inner.policies.implicit_activation != ImplicitActivation::Implicit
-        {
+        self.check_alive()?;
+        let p = *self.p();
+        let implicit = p.implicit_activation == ImplicitActivation::Implicit;
+        let default = p.request_processing == RequestProcessing::DefaultServant;
+        if !(default || (p.retain() && (p.unique() || implicit))) {
             return Err(PoaError::WrongPolicy);
         }
-        let found = rlock(&self.inner.aom)
-            .by_servant
-            .get(&servant_addr(servant))
-            .cloned();
-        match found {
-            Some(id) => Ok(id),
-            None if self.inner.policies.implicit_activation == ImplicitActivation::Implicit => {
-                self.activate_object(servant.clone())
+        if p.retain() && p.unique() {
+            if let Some(id) = rlock(&self.inner.aom).id_of(servant) {
+                return Ok(id);
             }
-            None => Err(PoaError::ServantNotActive),
         }
+        if p.retain() && implicit {
+            return self.activate_object(servant.clone());
+        }
+        if default {
+            let is_default = rlock(&self.inner.default_servant)
+                .as_ref()
+                .is_some_and(|d| aom::servant_addr(d) == aom::servant_addr(servant));
+            if is_default {
+                if let Some(id) = self.current_id_for(servant) {
+                    return Ok(id);
+                }
+            }
+        }
+        Err(PoaError::ServantNotActive)
     }
 
-    /// The reference of a servant, activating it implicitly if the
-    /// policies say so.
+    /// `POA::servant_to_reference`: as [`Poa::servant_to_id`], and inside
+    /// an upcall on `servant` in this POA, the current request's target.
     pub fn servant_to_reference(&self, servant: &Arc<dyn Servant>) -> Result<ObjectRef, PoaError> {
-        let id = self.servant_to_id(servant)?;
+        let id = match self.servant_to_id(servant) {
+            Ok(id) => id,
+            Err(e @ (PoaError::ServantNotActive | PoaError::WrongPolicy)) => {
+                self.current_id_for(servant).ok_or(e)?
+            }
+            Err(e) => return Err(e),
+        };
         self.create_reference_with_id(&id, servant.repository_id())
     }
 
@@ -854,16 +1029,16 @@ impl Poa {
 
     /// Sets the default servant (USE_DEFAULT_SERVANT).
     pub fn set_servant(&self, servant: Arc<dyn Servant>) -> Result<(), PoaError> {
-        if self.inner.policies.request_processing != RequestProcessing::DefaultServant {
+        if self.p().request_processing != RequestProcessing::DefaultServant {
             return Err(PoaError::WrongPolicy);
         }
         *wlock(&self.inner.default_servant) = Some(servant);
         Ok(())
     }
 
-    /// The default servant.
+    /// The default servant (USE_DEFAULT_SERVANT).
     pub fn get_servant(&self) -> Result<Arc<dyn Servant>, PoaError> {
-        if self.inner.policies.request_processing != RequestProcessing::DefaultServant {
+        if self.p().request_processing != RequestProcessing::DefaultServant {
             return Err(PoaError::WrongPolicy);
         }
         rlock(&self.inner.default_servant)
@@ -871,26 +1046,46 @@ impl Poa {
             .ok_or(PoaError::NoServant)
     }
 
+    /// Sets the servant manager (USE_SERVANT_MANAGER), once: an activator
+    /// for RETAIN, a locator for NON_RETAIN (else `OBJ_ADAPTER` minor 4);
+    /// a second call is `BAD_INV_ORDER` minor 6.
+    pub fn set_servant_manager(&self, manager: ServantManager) -> Result<(), PoaError> {
+        self.check_alive()?;
+        if self.p().request_processing != RequestProcessing::ServantManager {
+            return Err(PoaError::WrongPolicy);
+        }
+        let fits = matches!(
+            (&manager, self.p().retain()),
+            (ServantManager::Activator(_), true) | (ServantManager::Locator(_), false)
+        );
+        if !fits {
+            return Err(PoaError::System(raise(
+                K::ObjAdapter,
+                minor::OBJ_ADAPTER_NO_SERVANT_MANAGER,
+                CompletionStatus::No,
+                format_args!("RETAIN takes a ServantActivator, NON_RETAIN a ServantLocator"),
+            )));
+        }
+        self.inner.servant_manager.set(manager).map_err(|_| {
+            PoaError::System(raise(
+                K::BadInvOrder,
+                6,
+                CompletionStatus::No,
+                format_args!("POA {:?} already has a servant manager", self.inner.path),
+            ))
+        })
+    }
+
+    /// The servant manager, if set (USE_SERVANT_MANAGER).
+    pub fn get_servant_manager(&self) -> Result<Option<ServantManager>, PoaError> {
+        if self.p().request_processing != RequestProcessing::ServantManager {
+            return Err(PoaError::WrongPolicy);
+        }
+        Ok(self.inner.servant_manager.get().cloned())
+    }
+
     /// Number of objects in the active object map.
     pub fn active_objects(&self) -> usize {
-        let aom = rlock(&self.inner.aom);
-        aom.slots.iter().filter(|s| s.servant.is_some()).count() + aom.by_user_id.len()
-    }
-}
-
-fn alloc_slot(aom: &mut Aom, servant: Option<Arc<dyn Servant>>) -> ObjectId {
-    if let Some(slot) = aom.free.pop() {
-        let s = &mut aom.slots[slot as usize];
-        s.used = true;
-        s.servant = servant;
-        system_id(slot, s.generation)
-    } else {
-        let slot = aom.slots.len() as u32;
-        aom.slots.push(Slot {
-            generation: 0,
-            used: true,
-            servant,
-        });
-        system_id(slot, 0)
+        rlock(&self.inner.aom).len()
     }
 }
