@@ -60,7 +60,11 @@ impl RefInner {
         if let Some(t) = &*t {
             return Ok(t.clone());
         }
-        let new = Arc::new(Target::from_ior(&self.ior, false)?);
+        let new = Arc::new(Target::from_ior(
+            &self.ior,
+            false,
+            self.orb.inner().config.max_giop,
+        )?);
         *t = Some(new.clone());
         Ok(new)
     }
@@ -85,7 +89,7 @@ pub(crate) struct Target {
 }
 
 impl Target {
-    fn from_ior(ior: &Ior, forwarded: bool) -> Result<Target, SystemException> {
+    fn from_ior(ior: &Ior, forwarded: bool, max: GiopVersion) -> Result<Target, SystemException> {
         let profiles = ior.iiop_profiles().map_err(|e| {
             raise(
                 K::InvObjref,
@@ -114,7 +118,8 @@ impl Target {
             (1, 0) => GiopVersion::V1_0,
             (1, 1) => GiopVersion::V1_1,
             _ => GiopVersion::V1_2,
-        };
+        }
+        .min(max);
         let info = ior.code_sets();
         let negotiate = info.is_some() && version >= GiopVersion::V1_1;
         Ok(Target {
@@ -307,7 +312,12 @@ impl ConnCache {
             self.cv.notify_all();
             match res {
                 Ok(t) => {
-                    let c = Arc::new(ClientConn::new(t, ep.clone(), cfg.limits));
+                    let c = Arc::new(ClientConn::new(
+                        t,
+                        ep.clone(),
+                        cfg.limits,
+                        cfg.fragment_size,
+                    ));
                     st.conn = Some(c.clone());
                     st.failures = 0;
                     st.retry_at = None;
@@ -395,6 +405,7 @@ pub(crate) struct ClientConn {
     t: Box<dyn Transport>,
     ep: Endpoint,
     limits: Limits,
+    fragment_size: usize,
     write_lock: Mutex<()>,
     st: Mutex<ConnState>,
     cv: Condvar,
@@ -412,11 +423,12 @@ enum Lead {
 }
 
 impl ClientConn {
-    fn new(t: Box<dyn Transport>, ep: Endpoint, limits: Limits) -> Self {
+    fn new(t: Box<dyn Transport>, ep: Endpoint, limits: Limits, fragment_size: usize) -> Self {
         Self {
             t,
             ep,
             limits,
+            fragment_size,
             write_lock: Mutex::new(()),
             st: Mutex::new(ConnState {
                 next_id: 1,
@@ -504,7 +516,7 @@ impl ClientConn {
     fn send(&self, bytes: &[u8]) -> std::io::Result<()> {
         let r = {
             let _w = lock(&self.write_lock);
-            self.t.write_all_vectored(&[bytes])
+            crate::transport::write_message(&*self.t, bytes, self.fragment_size)
         };
         if let Err(e) = &r {
             self.fail(Closed::Broken(format!("write failed: {e}")));
@@ -556,7 +568,11 @@ impl ClientConn {
                 match out {
                     Lead::Mine(a) => {
                         st.pending.remove(&id);
-                        st.codesets_acked = true;
+                        // Only a Reply answers the CodeSets context (a
+                        // LocateRequest carries none).
+                        if is_reply(&a.buf.buf) {
+                            st.codesets_acked = true;
+                        }
                         return Ok(a);
                     }
                     Lead::TimedOut => continue,
@@ -717,7 +733,9 @@ impl ClientConn {
                     filled: len,
                 };
                 *slot = Some(Arrived { buf: copy, len });
-                st.codesets_acked = true;
+                if is_reply(&rx.buf) {
+                    st.codesets_acked = true;
+                }
                 drop(st);
                 self.cv.notify_all();
             }
@@ -726,6 +744,11 @@ impl ClientConn {
         rx.consume(len);
         Ok(None)
     }
+}
+
+/// True if `msg` (starting with its GIOP header) is a Reply.
+fn is_reply(msg: &[u8]) -> bool {
+    msg.get(7) == Some(&(peregrine_giop::MsgType::Reply as u8))
 }
 
 // ---------------------------------------------------------------------
@@ -1089,7 +1112,8 @@ impl<'o> Call<'o> {
                             ),
                         ));
                     }
-                    let t = Target::from_ior(&ior, true)?;
+                    let t =
+                        Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
                     self.obj.inner.set_target(Some(Arc::new(t)));
                     self.restore_pending(pending);
                     self.relocate(w)?;
@@ -1216,4 +1240,173 @@ pub(crate) fn invoke_oneway(
 /// Number of open client connections of `orb` (tests, diagnostics).
 pub(crate) fn open_connections(orb: &Orb) -> usize {
     orb.inner().cache.open_connections()
+}
+
+/// Sends a LocateRequest for `obj` and waits for the LocateReply:
+/// `OBJECT_HERE` is `true`, `UNKNOWN_OBJECT` `false`; `OBJECT_FORWARD`
+/// re-targets the reference (as `LOCATION_FORWARD` does) and asks again.
+pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
+    let inner = &obj.inner;
+    if inner.orb.is_shut_down() {
+        return Err(raise(
+            K::BadInvOrder,
+            peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
+            CompletionStatus::No,
+            format_args!("locate: the ORB has shut down"),
+        ));
+    }
+    let timeout = inner
+        .timeout
+        .unwrap_or(inner.orb.inner().config.call_timeout);
+    let deadline = Instant::now() + timeout;
+    let mut forwards = 0;
+    let mut resends = 0;
+    loop {
+        let target = inner.target()?;
+        let conn = match target.conn(&inner.orb, deadline) {
+            Ok(c) => c,
+            Err(_) if target.forwarded && forwards <= MAX_FORWARDS => {
+                inner.set_target(None);
+                forwards += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        conn.check_idle();
+        let Ok((id, _, _)) = conn.begin(&target, None, true) else {
+            resends += 1;
+            if resends > MAX_RESENDS {
+                return Err(raise(
+                    K::Transient,
+                    0,
+                    CompletionStatus::No,
+                    format_args!("locate on {}: connection closed", conn.ep),
+                ));
+            }
+            continue;
+        };
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        let h = peregrine_giop::LocateRequestHeader {
+            request_id: id,
+            target: TargetAddress::Key(&target.key),
+        };
+        if let Err(e) = peregrine_giop::encode_locate_request(&mut w, target.version, &h) {
+            conn.forget(id);
+            return Err(raise(
+                K::Marshal,
+                0,
+                CompletionStatus::No,
+                format_args!("encoding a LocateRequest: {e}"),
+            ));
+        }
+        if let Err(e) = conn.send(w.as_slice()) {
+            conn.forget(id);
+            resends += 1;
+            if resends > MAX_RESENDS {
+                return Err(raise(
+                    K::CommFailure,
+                    0,
+                    CompletionStatus::No,
+                    format_args!("sending a LocateRequest to {}: {e}", conn.ep),
+                ));
+            }
+            continue;
+        }
+        let arrived = match conn.wait(id, deadline) {
+            Ok(a) => a,
+            Err(WaitError::TimedOut) => {
+                return Err(raise(
+                    K::Timeout,
+                    0,
+                    CompletionStatus::No,
+                    format_args!("locate on {}: deadline expired", conn.ep),
+                ))
+            }
+            // A LocateRequest has no effect: asking again is always safe.
+            Err(WaitError::Closed(c)) => {
+                resends += 1;
+                if resends > MAX_RESENDS {
+                    return Err(raise(
+                        K::CommFailure,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("locate on {}: connection closed: {c:?}", conn.ep),
+                    ));
+                }
+                continue;
+            }
+        };
+        let bytes = &arrived.buf.buf[..arrived.len];
+        let (status, body) = match decode_message(bytes, &conn.limits) {
+            Ok((_, Message::LocateReply { header, body })) => (header.status, body),
+            _ => {
+                return Err(raise(
+                    K::Marshal,
+                    0,
+                    CompletionStatus::No,
+                    format_args!("{} answered a LocateRequest with something else", conn.ep),
+                ))
+            }
+        };
+        use peregrine_giop::LocateStatus as L;
+        let mut r = body.reader();
+        let out = match status {
+            L::UnknownObject => Some(Ok(false)),
+            L::ObjectHere => Some(Ok(true)),
+            L::ObjectForward | L::ObjectForwardPerm => {
+                match <Ior as peregrine_cdr::Decode>::decode(&mut r) {
+                    Ok(ior) if forwards < MAX_FORWARDS => {
+                        forwards += 1;
+                        let max = inner.orb.inner().config.max_giop;
+                        match Target::from_ior(&ior, true, max) {
+                            Ok(t) => {
+                                inner.set_target(Some(Arc::new(t)));
+                                None
+                            }
+                            Err(e) => Some(Err(e)),
+                        }
+                    }
+                    Ok(_) => Some(Err(raise(
+                        K::Transient,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("locate: more than {MAX_FORWARDS} OBJECT_FORWARDs"),
+                    ))),
+                    Err(e) => Some(Err(raise(
+                        K::Marshal,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("malformed OBJECT_FORWARD from {}: {e}", conn.ep),
+                    ))),
+                }
+            }
+            L::LocSystemException => Some(Err(
+                match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
+                    Ok(e) => {
+                        record(
+                            &e,
+                            format_args!("raised by {} for a LocateRequest", conn.ep),
+                        );
+                        e
+                    }
+                    Err(e) => raise(
+                        K::Marshal,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("malformed LOC_SYSTEM_EXCEPTION from {}: {e}", conn.ep),
+                    ),
+                },
+            )),
+            L::LocNeedsAddressingMode => Some(Err(raise(
+                K::NoImplement,
+                0,
+                CompletionStatus::No,
+                format_args!("{} needs an addressing mode other than KeyAddr", conn.ep),
+            ))),
+        };
+        conn.recycle(arrived.buf);
+        if let Some(out) = out {
+            return out;
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use peregrine_cdr::{ByteOrder, CodeSetId};
+use peregrine_cdr::{ByteOrder, CodeSetId, GiopVersion};
 use peregrine_giop::system_exception::minor;
 use peregrine_giop::{
     CodeSetComponent, CodeSetComponentInfo, Endpoint, Ior, IorBuilder, Limits, ObjectUrl,
@@ -34,6 +34,11 @@ pub(crate) struct Config {
     pub(crate) backoff_min: Duration,
     pub(crate) backoff_max: Duration,
     pub(crate) limits: Limits,
+    /// Outgoing GIOP 1.1/1.2 messages longer than this are fragmented.
+    pub(crate) fragment_size: usize,
+    /// The highest GIOP version this ORB speaks as a client (a profile
+    /// asking for more gets this one).
+    pub(crate) max_giop: GiopVersion,
 }
 
 const RUNNING: u8 = 0;
@@ -96,6 +101,8 @@ impl Default for OrbBuilder {
                 backoff_min: Duration::from_millis(100),
                 backoff_max: Duration::from_secs(5),
                 limits: Limits::default(),
+                fragment_size: crate::transport::DEFAULT_FRAGMENT_SIZE,
+                max_giop: GiopVersion::V1_2,
             },
             init_refs: HashMap::new(),
             default_init_ref: None,
@@ -176,6 +183,22 @@ impl OrbBuilder {
         self
     }
 
+    /// Outgoing GIOP 1.1/1.2 Requests and Replies longer than `bytes` are
+    /// sent as fragments no longer than `bytes` (default 1 MiB; at least
+    /// 32; GIOP 1.0 messages are never fragmented). `-ORBFragmentSize`.
+    pub fn fragment_size(mut self, bytes: usize) -> Self {
+        self.config.fragment_size = bytes.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN);
+        self
+    }
+
+    /// The highest GIOP version used as a client (default 1.2): a
+    /// reference whose profile says more is called with this version, as
+    /// omniORB's `-ORBmaxGIOPVersion`. `-ORBMaxGIOPVersion 1.x`.
+    pub fn max_giop_version(mut self, v: GiopVersion) -> Self {
+        self.config.max_giop = v;
+        self
+    }
+
     /// `-ORBInitRef name=url`.
     pub fn init_ref(mut self, name: &str, url: &str) -> Self {
         self.init_refs.insert(name.to_string(), url.to_string());
@@ -198,7 +221,8 @@ impl OrbBuilder {
     /// Takes the `-ORB...` options out of `args` (the rest stay):
     /// `-ORBInitRef name=url`, `-ORBDefaultInitRef url`,
     /// `-ORBListenEndpoint host:port`, `-ORBPublishAddress host:port`,
-    /// `-ORBCallTimeout ms`, `-ORBConnectTimeout ms`. Both `-ORBopt value`
+    /// `-ORBCallTimeout ms`, `-ORBConnectTimeout ms`, `-ORBFragmentSize
+    /// bytes`, `-ORBMaxGIOPVersion 1.x`. Both `-ORBopt value`
     /// and `-ORBopt=value` forms are accepted.
     pub fn args(mut self, args: &mut Vec<String>) -> Self {
         let mut rest = Vec::with_capacity(args.len());
@@ -248,6 +272,16 @@ impl OrbBuilder {
                     }
                     Ok(ms) => self.config.connect_timeout = Duration::from_millis(ms),
                     Err(_) => self.args_error = Some(format!("{opt} {val}: expected milliseconds")),
+                },
+                "-orbfragmentsize" => match val.parse::<usize>() {
+                    Ok(n) => self = self.fragment_size(n),
+                    Err(_) => self.args_error = Some(format!("{opt} {val}: expected bytes")),
+                },
+                "-orbmaxgiopversion" => match val.as_str() {
+                    "1.0" => self.config.max_giop = GiopVersion::V1_0,
+                    "1.1" => self.config.max_giop = GiopVersion::V1_1,
+                    "1.2" => self.config.max_giop = GiopVersion::V1_2,
+                    _ => self.args_error = Some(format!("{opt} {val}: expected 1.0, 1.1 or 1.2")),
                 },
                 _ => self.args_error = Some(format!("unknown ORB option {opt}")),
             }

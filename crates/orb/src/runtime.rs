@@ -9,7 +9,8 @@
 //! None of the agreed names or signatures changed. Additions:
 //! [`ObjectRef::decode`], [`ObjectRef::encode_opt`],
 //! [`ObjectRef::with_timeout`], [`ObjectRef::is_equivalent`],
-//! [`ObjectRef::hash`], [`ObjectRef::from_ior`] and `impl Encode for ObjectRef`.
+//! [`ObjectRef::hash`], [`ObjectRef::from_ior`], [`ObjectRef::locate`] and
+//! `impl Encode for ObjectRef`.
 //!
 //! # How generated code marshals object references
 //!
@@ -127,6 +128,15 @@ impl ObjectRef {
             Err(e) if e.kind == SystemExceptionKind::ObjectNotExist => Ok(true),
             r => r,
         }
+    }
+
+    /// Sends a GIOP LocateRequest: `Ok(true)` if the server has the
+    /// object (`OBJECT_HERE`), `Ok(false)` for `UNKNOWN_OBJECT`.
+    /// `OBJECT_FORWARD` replies are followed and re-target this reference,
+    /// as `LOCATION_FORWARD` replies to calls do; `LOC_SYSTEM_EXCEPTION`
+    /// is returned as the error.
+    pub fn locate(&self) -> Result<bool, SystemException> {
+        client::locate(self)
     }
 
     /// The repository id in the IOR (may be empty, e.g. for corbaloc).

@@ -398,7 +398,11 @@ impl ConnCtx<'_> {
     fn send_tx(&mut self) -> Next {
         let r = {
             let _g = lock(&self.slot.gate);
-            self.slot.t.write_all_vectored(&[self.tx.as_slice()])
+            crate::transport::write_message(
+                &*self.slot.t,
+                self.tx.as_slice(),
+                self.orb.inner().config.fragment_size,
+            )
         };
         if r.is_err() {
             return Next::Close;

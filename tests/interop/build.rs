@@ -1,0 +1,11 @@
+//! Generates the Rust stubs and skeletons for `idl/interop.idl` with
+//! peregrine-idl-rust (the C++ peers are built by the test harness, see
+//! `src/peers.rs`, so a machine without omniORB still builds the crate).
+
+fn main() {
+    peregrine_idl_rust::Builder::new()
+        .compile(&["idl/interop.idl"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!("cargo:rerun-if-changed=idl");
+    println!("cargo:rerun-if-changed=cxx");
+}

@@ -1,0 +1,46 @@
+//! Interoperability tests against omniORB.
+//!
+//! * [`idl`]: Rust stubs and skeletons generated from `idl/interop.idl` by
+//!   peregrine-idl-rust (in `build.rs`).
+//! * [`expected`]: the fixed values both sides check (mirrored in
+//!   `cxx/expected.h`).
+//! * [`servants`]: Peregrine implementations of `Interop::Echo` and
+//!   `Interop::Callback` that check what they receive.
+//! * [`peers`]: builds the omniORB C++ peers (`cxx/server.cc`,
+//!   `cxx/client.cc`) with omniidl + g++ (cached in the build directory)
+//!   and runs them with readiness lines on stdout, deadlines, and
+//!   kill-on-drop.
+//!
+//! The tests themselves are `tests/peregrine_client.rs` (Peregrine client,
+//! omniORB server) and `tests/omniorb_client.rs` (omniORB client,
+//! Peregrine server), each over GIOP 1.0, 1.1 and 1.2.
+
+pub mod expected;
+pub mod peers;
+pub mod servants;
+
+/// Code generated from `idl/interop.idl`.
+pub mod idl {
+    include!(concat!(env!("OUT_DIR"), "/_include.rs"));
+}
+
+pub use idl::interop;
+
+/// Runs `f` on a thread and fails the test if it takes longer than `secs`
+/// (so a hang in the ORB or a peer fails instead of blocking CI).
+pub fn bounded<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(v) => v,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("test did not finish within {secs} s")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match h.join() {
+            Err(p) => std::panic::resume_unwind(p),
+            Ok(()) => panic!("test thread ended without a result"),
+        },
+    }
+}
