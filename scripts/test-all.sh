@@ -39,7 +39,7 @@ if [ "${PEREGRINE_NO_FUZZ:-0}" != 1 ]; then
       || { echo "fuzz replay failed: $t"; cargo +nightly fuzz run --fuzz-dir fuzz -O "$t" "fuzz/corpus/$t" -- -runs=0 2>&1 | tail -30; exit 1; }
     tmp=$(mktemp -d)
     cargo +nightly fuzz run --fuzz-dir fuzz -O "$t" "$tmp" "fuzz/corpus/$t" -- \
-      -max_total_time="${FUZZ_SECONDS:-10}" -max_len=65536 -rss_limit_mb=2048 -timeout=10 >"$tmp.log" 2>&1 \
+      -max_total_time="${FUZZ_SECONDS:-10}" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 >"$tmp.log" 2>&1 \
       || { echo "fuzz failed: $t"; tail -40 "$tmp.log"; exit 1; }
     echo "fuzz $t: ok ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$tmp.log" | tail -1 || true))"
     rm -rf "$tmp" "$tmp.log"
