@@ -60,11 +60,10 @@ impl RefInner {
         if let Some(t) = &*t {
             return Ok(t.clone());
         }
-        let new = Arc::new(Target::from_ior(
-            &self.ior,
-            false,
-            self.orb.inner().config.max_giop,
-        )?);
+        let mut new = Target::from_ior(&self.ior, false, self.orb.inner().config.max_giop)?;
+        // References to an endpoint already known share its route.
+        new.route = self.orb.inner().cache.intern(new.route);
+        let new = Arc::new(new);
         *t = Some(new.clone());
         Ok(new)
     }
@@ -74,17 +73,33 @@ impl RefInner {
     }
 }
 
-/// One addressable target: endpoints, key, GIOP version and code sets.
+/// One addressable target: a route (shared by every reference with the
+/// same endpoints, version and code sets) and an object key.
 pub(crate) struct Target {
+    route: Arc<Route>,
+    key: Box<[u8]>,
+    forwarded: bool,
+}
+
+impl std::ops::Deref for Target {
+    type Target = Route;
+    fn deref(&self) -> &Route {
+        &self.route
+    }
+}
+
+/// How to reach a server: endpoints, GIOP version, code sets and the
+/// connection in use. One per distinct (endpoints, version, code sets)
+/// in the ORB (`ConnCache::intern`), so a million references to one
+/// server cost one route, not a million.
+pub(crate) struct Route {
     endpoints: Vec<Endpoint>,
-    key: Vec<u8>,
     version: GiopVersion,
     codesets: CodeSets,
     /// The server's CODE_SETS component, if any.
     info: Option<CodeSetComponentInfo>,
     /// The IOR had a CODE_SETS component: send a CodeSets context.
     negotiate: bool,
-    forwarded: bool,
     conn: Mutex<Option<Arc<ClientConn>>>,
 }
 
@@ -123,17 +138,21 @@ impl Target {
         let info = ior.code_sets();
         let negotiate = info.is_some() && version >= GiopVersion::V1_1;
         Ok(Target {
-            endpoints,
-            key: first.object_key.clone(),
-            version,
-            codesets: choose_codesets(info.as_ref()),
-            info,
-            negotiate,
+            route: Arc::new(Route {
+                endpoints,
+                version,
+                codesets: choose_codesets(info.as_ref()),
+                info,
+                negotiate,
+                conn: Mutex::new(None),
+            }),
+            key: first.object_key.as_slice().into(),
             forwarded,
-            conn: Mutex::new(None),
         })
     }
+}
 
+impl Route {
     /// The code sets for a new connection, preferring `prefer` (what
     /// already-encoded arguments use) when the server accepts them.
     fn codesets_preferring(&self, prefer: Option<CodeSets>) -> CodeSets {
@@ -237,9 +256,35 @@ struct EpState {
 pub(crate) struct ConnCache {
     map: Mutex<HashMap<Endpoint, EpState>>,
     cv: Condvar,
+    routes: Mutex<Routes>,
+}
+
+type RouteKey = (Vec<Endpoint>, GiopVersion, Option<CodeSetComponentInfo>);
+
+/// Live routes by what they are made of; dead entries are swept when
+/// the table has doubled since the last sweep.
+#[derive(Default)]
+struct Routes {
+    map: HashMap<RouteKey, std::sync::Weak<Route>>,
+    sweep_at: usize,
 }
 
 impl ConnCache {
+    /// The live route equal to `r`, or `r` itself (then remembered).
+    fn intern(&self, r: Arc<Route>) -> Arc<Route> {
+        let key: RouteKey = (r.endpoints.clone(), r.version, r.info.clone());
+        let mut t = lock(&self.routes);
+        if let Some(old) = t.map.get(&key).and_then(std::sync::Weak::upgrade) {
+            return old;
+        }
+        if t.map.len() >= t.sweep_at {
+            t.map.retain(|_, w| w.strong_count() > 0);
+            t.sweep_at = (t.map.len() * 2).max(64);
+        }
+        t.map.insert(key, Arc::downgrade(&r));
+        r
+    }
+
     fn get(
         &self,
         orb: &Orb,
