@@ -457,7 +457,7 @@ mod tests {
         assert_eq!(r.op, b"sendLongSeq");
         assert_eq!(r.body.len(), 4 + 40);
         assert_eq!(r.body_len, 4 + 40);
-        let r = parse_request(&m[..40 + 16], m.len()).unwrap();
+        let r = parse_request(&m[..72 + 8], m.len()).unwrap();
         assert_eq!(r.body_len, 44);
         let m = wire_size::request(1, 0, wire_size::NO_PARAMS_2WAY, true, Args::None);
         let r = parse_request(&m, m.len()).unwrap();

@@ -18,10 +18,13 @@ use peregrine_giop::{
 
 use crate::types::SeqData;
 
-/// Length of the object keys: 4 magic bytes and the object index (u32, big
-/// endian), so the raw server finds its object with one bounds-checked
-/// index into a `Vec`.
-pub const OBJECT_KEY_LEN: usize = 8;
+/// Length of the object keys: the length of a Peregrine ttcp server's keys
+/// (`"PGR1"`, kind, path length, `"ttcp"`, a 4-byte object id; see
+/// `peregrine::object_key`), so both put the same bytes on the wire. The
+/// raw key is 4 magic bytes, the object index (u32, big endian), so the
+/// raw server finds its object with one bounds-checked index into a
+/// `Vec`, and zeros.
+pub const OBJECT_KEY_LEN: usize = 15;
 /// The first four bytes of every object key.
 pub const KEY_MAGIC: [u8; 4] = *b"TTCP";
 
@@ -35,8 +38,9 @@ pub const KEY_LEN_AT: usize = 24;
 pub const KEY_AT: usize = 28;
 /// Offset of the object index (inside the key).
 pub const KEY_INDEX_AT: usize = KEY_AT + 4;
-/// Offset of the operation name's length in a GIOP 1.2 request.
-pub const OPERATION_AT: usize = KEY_AT + OBJECT_KEY_LEN;
+/// Offset of the operation name's length in a GIOP 1.2 request (aligned
+/// to 4 after the key).
+pub const OPERATION_AT: usize = (KEY_AT + OBJECT_KEY_LEN).next_multiple_of(4);
 /// Offset of the `reply_status` in a GIOP 1.2 reply.
 pub const REPLY_STATUS_AT: usize = 16;
 
@@ -58,11 +62,11 @@ pub fn demux_op(index: usize) -> String {
     format!("demux_{index:03}")
 }
 
-/// The object key of object `index`.
+/// The object key of object `index` (magic, index, zeros).
 pub fn object_key(index: u32) -> [u8; OBJECT_KEY_LEN] {
     let mut k = [0; OBJECT_KEY_LEN];
     k[..4].copy_from_slice(&KEY_MAGIC);
-    k[4..].copy_from_slice(&index.to_be_bytes());
+    k[4..8].copy_from_slice(&index.to_be_bytes());
     k
 }
 
@@ -147,7 +151,7 @@ mod tests {
     fn by_hand(op: &str, body: Option<(usize, usize)>) -> usize {
         let mut n = 12 + 4 + 4; // header, request_id, flags + reserved
         n += 2 + 2 + 4 + OBJECT_KEY_LEN; // disposition, pad, key length, key
-        n += 4 + op.len() + 1; // operation string with NUL
+        n = align(n, 4) + 4 + op.len() + 1; // operation string with NUL
         n = align(n, 4) + 4; // empty service context list
         if let Some((len_and_pad, elems)) = body {
             n = align(n, 8) + len_and_pad + elems;
@@ -179,7 +183,7 @@ mod tests {
 
     #[test]
     fn parameterless_sizes() {
-        assert_eq!(request_size(NO_PARAMS_2WAY, Args::None), 64);
+        assert_eq!(request_size(NO_PARAMS_2WAY, Args::None), 72);
         assert_eq!(
             request_size(NO_PARAMS_2WAY, Args::None),
             by_hand(NO_PARAMS_2WAY, None)
@@ -212,9 +216,9 @@ mod tests {
             }
         }
         let d = SeqData::with_bytes(DataType::Octet, 1024);
-        assert_eq!(request_size("sendOctetSeq", Args::Seq(&d)), 1092);
+        assert_eq!(request_size("sendOctetSeq", Args::Seq(&d)), 1100);
         let d = SeqData::with_bytes(DataType::Double, 1024);
-        assert_eq!(request_size("sendDoubleSeq", Args::Seq(&d)), 1096);
+        assert_eq!(request_size("sendDoubleSeq", Args::Seq(&d)), 1104);
     }
 
     #[test]

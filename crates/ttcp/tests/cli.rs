@@ -55,14 +55,21 @@ fn has(v: &Value, fields: &[&str]) {
     }
 }
 
+/// The ORBs `all --quick` measures by default in this build.
+fn orbs() -> &'static [&'static str] {
+    if cfg!(feature = "orb") {
+        &["raw", "peregrine"]
+    } else {
+        &["raw"]
+    }
+}
+
 #[test]
-fn all_quick_raw_keeps_the_contract() {
+fn all_quick_keeps_the_contract_for_every_orb() {
     let dir = temp_dir("report");
     let out = ttcp(&[
         "all",
         "--quick",
-        "--orb",
-        "raw",
         "--total",
         "64K",
         "--json",
@@ -77,17 +84,27 @@ fn all_quick_raw_keeps_the_contract() {
     );
     let lines = json_lines(&out);
     for suite in ["throughput", "latency", "payload", "demux"] {
-        assert!(
-            lines.iter().any(|l| l["suite"] == suite),
-            "no lines for {suite}"
-        );
+        for orb in orbs() {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l["suite"] == suite && l["orb"] == *orb),
+                "no {orb} lines for {suite}"
+            );
+        }
     }
     for l in &lines {
-        assert_eq!(l["orb"], "raw", "{l}");
-        assert!(l.get("skipped").is_none(), "raw skipped: {l}");
+        let orb = l["orb"].as_str().unwrap_or_default();
+        if !orbs().contains(&orb) {
+            assert_eq!(orb, "peregrine", "{l}");
+            assert!(l.get("skipped").is_some(), "not built in: {l}");
+            continue;
+        }
+        assert!(l.get("skipped").is_none(), "{orb} skipped: {l}");
         match l["suite"].as_str().unwrap() {
             "throughput" => {
                 has(l, &["type", "buffer", "total", "seconds", "mbps", "lost"]);
+                // sync() returned exactly the payload sent.
                 assert_eq!(l["lost"], 0, "sync total differs: {l}");
                 assert!(l["total"].as_u64().unwrap() >= 64 << 10);
                 assert!(l["mbps"].as_f64().unwrap() > 0.0);
@@ -104,6 +121,7 @@ fn all_quick_raw_keeps_the_contract() {
                     ],
                 );
                 assert_eq!(l["pin"], "same");
+                assert!(l["p50_us"].as_f64().unwrap() > 0.0, "{l}");
                 assert!(
                     l["p50_us"].as_f64().unwrap() <= l["p99_us"].as_f64().unwrap(),
                     "{l}"
@@ -111,6 +129,7 @@ fn all_quick_raw_keeps_the_contract() {
             }
             "payload" => {
                 has(l, &["type", "units", "mean_us", "p50_us", "p99_us"]);
+                assert!(l["p50_us"].as_f64().unwrap() > 0.0, "{l}");
                 assert!(
                     l["p50_us"].as_f64().unwrap() <= l["p99_us"].as_f64().unwrap(),
                     "{l}"
@@ -119,18 +138,29 @@ fn all_quick_raw_keeps_the_contract() {
             "demux" => {
                 has(l, &["operations", "position", "mean_us", "p50_us"]);
                 assert_eq!(l["operations"], 100);
+                assert!(l["p50_us"].as_f64().unwrap() > 0.0, "{l}");
             }
             other => panic!("unknown suite {other}"),
         }
     }
-    // 6 types x 8 buffers; 2 object counts x (2 orders + oneway); 3 x 11; 2.
-    let count = |s: &str| lines.iter().filter(|l| l["suite"] == s).count();
-    assert_eq!(count("throughput"), 48);
-    assert_eq!(count("latency"), 6);
-    assert_eq!(count("payload"), 33);
-    assert_eq!(count("demux"), 2);
-    for orders in ["round-robin", "request-train"] {
-        assert!(lines.iter().any(|l| l["order"] == orders));
+    // Per ORB: 6 types x 8 buffers; 2 object counts x (2 orders + oneway);
+    // 3 x 11; 2.
+    for orb in orbs() {
+        let count = |s: &str| {
+            lines
+                .iter()
+                .filter(|l| l["suite"] == s && l["orb"] == *orb)
+                .count()
+        };
+        assert_eq!(count("throughput"), 48, "{orb}");
+        assert_eq!(count("latency"), 6, "{orb}");
+        assert_eq!(count("payload"), 33, "{orb}");
+        assert_eq!(count("demux"), 2, "{orb}");
+        for order in ["round-robin", "request-train"] {
+            assert!(lines
+                .iter()
+                .any(|l| l["order"] == order && l["orb"] == *orb));
+        }
     }
     // Tables went to stderr, so stdout stayed pure JSON.
     assert!(String::from_utf8_lossy(&out.stderr).contains("== throughput"));
@@ -149,7 +179,7 @@ fn all_quick_raw_keeps_the_contract() {
 }
 
 #[test]
-fn peregrine_rows_are_reported_skipped_or_measured() {
+fn peregrine_rows_are_measured_when_built_in() {
     let out = ttcp(&["demux", "--quick", "--json", "-"]);
     assert!(
         out.status.success(),
@@ -158,12 +188,16 @@ fn peregrine_rows_are_reported_skipped_or_measured() {
     );
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 4, "2 positions x 2 orbs");
-    for l in lines.iter().filter(|l| l["orb"] == "peregrine") {
-        assert!(
-            l.get("skipped").is_some() || l.get("p50_us").is_some(),
-            "{l}"
-        );
+    let peregrine: Vec<&Value> = lines.iter().filter(|l| l["orb"] == "peregrine").collect();
+    assert_eq!(peregrine.len(), 2);
+    for l in peregrine {
         has(l, &["suite", "operations", "position"]);
+        if cfg!(feature = "orb") {
+            assert!(l.get("skipped").is_none(), "{l}");
+            has(l, &["mean_us", "p50_us"]);
+        } else {
+            assert!(l.get("skipped").is_some(), "{l}");
+        }
     }
     assert_eq!(lines.iter().filter(|l| l["orb"] == "raw").count(), 2);
 }
