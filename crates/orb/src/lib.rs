@@ -27,3 +27,4 @@ pub use poa::{
     ServantActivator, ServantLocator, ServantManager, ServantManagerError, ServantRetention,
 };
 pub use runtime::*;
+pub use server::ThreadModel;

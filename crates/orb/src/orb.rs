@@ -39,6 +39,8 @@ pub(crate) struct Config {
     /// The highest GIOP version this ORB speaks as a client (a profile
     /// asking for more gets this one).
     pub(crate) max_giop: GiopVersion,
+    /// How the server dispatches requests.
+    pub(crate) thread_model: crate::server::ThreadModel,
 }
 
 const RUNNING: u8 = 0;
@@ -103,6 +105,7 @@ impl Default for OrbBuilder {
                 limits: Limits::default(),
                 fragment_size: crate::transport::DEFAULT_FRAGMENT_SIZE,
                 max_giop: GiopVersion::V1_2,
+                thread_model: crate::server::ThreadModel::PerConnection,
             },
             init_refs: HashMap::new(),
             default_init_ref: None,
@@ -196,6 +199,14 @@ impl OrbBuilder {
     /// omniORB's `-ORBmaxGIOPVersion`. `-ORBMaxGIOPVersion 1.x`.
     pub fn max_giop_version(mut self, v: GiopVersion) -> Self {
         self.config.max_giop = v;
+        self
+    }
+
+    /// The server's thread model (default
+    /// [`ThreadModel::PerConnection`](crate::ThreadModel::PerConnection));
+    /// `ThreadModel::ThreadPool(n)` hands requests to `n` workers.
+    pub fn thread_model(mut self, m: crate::server::ThreadModel) -> Self {
+        self.config.thread_model = m;
         self
     }
 

@@ -43,14 +43,43 @@ struct ConnSlot {
 
 #[derive(Default)]
 struct Gate {
-    busy: bool,
+    /// Requests being dispatched (several at once in the thread pool).
+    busy: usize,
+    /// The code sets the client chose (thread pool: shared by workers).
+    codesets: Option<CodeSets>,
     close_sent: bool,
     version: Option<GiopVersion>,
+}
+
+/// How a server dispatches requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ThreadModel {
+    /// A thread per connection reads each request and calls the servant
+    /// inline (no thread hop; the default). Requests on one connection
+    /// run one after the other.
+    #[default]
+    PerConnection,
+    /// A reader thread per connection hands each complete request to one
+    /// of `n` worker threads: requests on one connection run concurrently
+    /// (up to `n` at once in the ORB), at the cost of a hand-off.
+    ThreadPool(usize),
+}
+
+/// One request handed to a worker: its connection and its bytes.
+struct Job {
+    slot: Arc<ConnSlot>,
+    msg: Vec<u8>,
+}
+
+/// The workers' queue.
+struct Pool {
+    tx: Mutex<std::sync::mpsc::Sender<Job>>,
 }
 
 /// The acceptors and connections of one ORB.
 #[derive(Default)]
 pub(crate) struct Server {
+    pool: std::sync::OnceLock<Pool>,
     listeners: Mutex<Vec<SocketAddr>>,
     conns: Mutex<HashMap<u64, Arc<ConnSlot>>>,
     next: AtomicU64,
@@ -66,8 +95,42 @@ impl Server {
         lock(&self.listeners).clone()
     }
 
+    /// Starts the worker threads of the thread-pool model (once).
+    fn start_pool(orb: &Arc<OrbInner>, n: usize) -> std::io::Result<()> {
+        if orb.server.pool.get().is_some() {
+            return Ok(());
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..n.max(1) {
+            let weak = Arc::downgrade(orb);
+            let rx = rx.clone();
+            *lock(&orb.server.live) += 1;
+            let h = std::thread::Builder::new()
+                .name(format!("orb-worker-{i}"))
+                .spawn(move || {
+                    worker(&weak, &rx);
+                    if let Some(o) = weak.upgrade() {
+                        o.server.thread_done();
+                    }
+                });
+            match h {
+                Ok(h) => lock(&orb.server.threads).push(h),
+                Err(e) => {
+                    orb.server.thread_done();
+                    return Err(e);
+                }
+            }
+        }
+        let _ = orb.server.pool.set(Pool { tx: Mutex::new(tx) });
+        Ok(())
+    }
+
     /// Starts accepting on `l`.
     pub(crate) fn start(orb: &Arc<OrbInner>, l: TcpListener) -> std::io::Result<SocketAddr> {
+        if let ThreadModel::ThreadPool(n) = orb.config.thread_model {
+            Self::start_pool(orb, n)?;
+        }
         let addr = l.local_addr()?;
         lock(&orb.server.listeners).push(addr);
         let weak = Arc::downgrade(orb);
@@ -140,7 +203,7 @@ impl Server {
 
 fn send_close(c: &ConnSlot) {
     let mut g = lock(&c.gate);
-    if g.busy || g.close_sent {
+    if g.busy > 0 || g.close_sent {
         return;
     }
     g.close_sent = true;
@@ -201,6 +264,43 @@ fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
     }
 }
 
+/// A worker of the thread-pool model: takes requests off the queue and
+/// handles them with the same code as the inline model.
+fn worker(orb: &std::sync::Weak<OrbInner>, rx: &Mutex<std::sync::mpsc::Receiver<Job>>) {
+    let mut tx = Writer::new(ByteOrder::NATIVE);
+    loop {
+        let job = lock(rx).recv_timeout(TICK);
+        let Some(o) = orb.upgrade() else { return };
+        let job = match job {
+            Ok(j) => j,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if o.server.is_stopping() && lock(&o.server.conns).is_empty() {
+                    return;
+                }
+                continue;
+            }
+            Err(_) => return,
+        };
+        let orb = Orb::from_inner(o);
+        let limits = orb.inner().config.limits;
+        let codesets = lock(&job.slot.gate).codesets.unwrap_or(CodeSets {
+            char: CharCodeSet::Latin1,
+            wchar: None,
+        });
+        let mut cx = ConnCtx {
+            orb: &orb,
+            slot: &job.slot,
+            tx: std::mem::replace(&mut tx, Writer::new(ByteOrder::NATIVE)),
+            codesets,
+            reasm: Reassembler::new(limits),
+        };
+        if let Next::Close = cx.handle(&job.msg) {
+            job.slot.t.shutdown();
+        }
+        tx = cx.tx;
+    }
+}
+
 enum Next {
     Continue,
     Close,
@@ -214,8 +314,14 @@ struct ConnCtx<'o> {
     reasm: Reassembler,
 }
 
-/// The connection loop.
-fn serve(orb: &Orb, slot: &ConnSlot) {
+fn is_request(m: &[u8]) -> bool {
+    m.len() > 7 && m[7] == MsgType::Request as u8
+}
+
+/// The connection loop: reads messages and handles them inline, or hands
+/// requests to the workers (thread-pool model).
+fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
+    let slot: &ConnSlot = slot_arc;
     let limits = orb.inner().config.limits;
     let mut rx = RxBuf::default();
     let mut cx = ConnCtx {
@@ -267,7 +373,19 @@ fn serve(orb: &Orb, slot: &ConnSlot) {
                 return;
             }
         };
-        let next = cx.handle(m);
+        let next = match orb.inner().server.pool.get() {
+            Some(pool) if is_request(m) => {
+                let job = Job {
+                    slot: slot_arc.clone(),
+                    msg: m.to_vec(),
+                };
+                match lock(&pool.tx).send(job) {
+                    Ok(()) => Next::Continue,
+                    Err(_) => Next::Close,
+                }
+            }
+            _ => cx.handle(m),
+        };
         rx.consume(len);
         if let Next::Close = next {
             return;
@@ -306,7 +424,7 @@ impl ConnCtx<'_> {
                     if g.close_sent {
                         return Next::Continue;
                     }
-                    g.busy = true;
+                    g.busy += 1;
                 }
                 if let Some(data) = header.service_contexts.get(ids::CODE_SETS) {
                     if let Ok(ctx) = CodeSetContext::decode(data) {
@@ -353,7 +471,11 @@ impl ConnCtx<'_> {
                     Next::Continue
                 };
                 let stopping = self.orb.inner().server.is_stopping();
-                lock(&self.slot.gate).busy = false;
+                {
+                    let mut g = lock(&self.slot.gate);
+                    g.busy -= 1;
+                    g.codesets = Some(self.codesets);
+                }
                 if stopping {
                     send_close(self.slot);
                 }
