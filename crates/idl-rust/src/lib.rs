@@ -10,7 +10,7 @@
 //!     .unwrap_or_else(|e| panic!("{e}"));
 //! ```
 //!
-//! ```ignore
+//! ```text
 //! // src/lib.rs
 //! pub mod idl {
 //!     include!(concat!(env!("OUT_DIR"), "/_include.rs"));

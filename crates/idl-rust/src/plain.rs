@@ -230,10 +230,16 @@ fn needs_swap(t: &PType) -> bool {
 pub const MAX_WORDWISE: usize = 256;
 
 /// Body of `write_native`: each 8-byte word of the element is assembled
-/// from its members (padding zeroed) and stored once.
+/// from its members (padding zeroed) and stored once. When the element is
+/// a whole number of words, all words are stored as one `[u64; N]`: a
+/// word holding a single octet and padding would otherwise be stored byte
+/// by byte, and the single array store lets the compiler use vector
+/// stores (BinStruct encode went from ~0.58 to ~0.8-1.0 of memcpy, see
+/// docs/PERFORMANCE.md).
 pub fn write_native_body(info: &PlainInfo) -> String {
     let mut s = String::new();
     let mut stores = String::new();
+    let mut words: Vec<String> = Vec::new();
     let mut c = 0;
     let mut k = 0;
     while c < info.size {
@@ -257,6 +263,7 @@ pub fn write_native_body(info: &PlainInfo) -> String {
                     stores,
                     "elem.add({c}).cast::<[u8; {len}]>().write_unaligned({val});"
                 );
+                words.push(format!("u64::from_ne_bytes({val})"));
                 c += len;
                 continue;
             }
@@ -291,10 +298,19 @@ pub fn write_native_body(info: &PlainInfo) -> String {
             stores,
             "elem.add({c}).cast::<[u8; {len}]>().write_unaligned(w{k});"
         );
+        words.push(format!("u64::from_ne_bytes(w{k})"));
         k += 1;
         c += len;
     }
-    let stores = stores.replace("elem.add(0).", "elem.");
+    let stores = if info.size % 8 == 0 {
+        format!(
+            "elem.cast::<[u64; {}]>().write_unaligned([{}]);\n",
+            words.len(),
+            words.join(", ")
+        )
+    } else {
+        stores.replace("elem.add(0).", "elem.")
+    };
     let _ = write!(
         s,
         "// SAFETY: the caller passes {} writable bytes; every store is inside them.\nunsafe {{\n{stores}}}",

@@ -109,8 +109,12 @@ fn plain_struct_write_native_is_word_wise() {
     );
     assert_contains(
         &code,
-        "elem.add(16).cast::<[u8; 8]>().write_unaligned(self.d.to_ne_bytes());
-        elem.add(24).cast::<[u8; 8]>().write_unaligned(self.pad);",
+        "elem.cast::<[u64; 4]>().write_unaligned([
+            u64::from_ne_bytes(w0),
+            u64::from_ne_bytes(w1),
+            u64::from_ne_bytes(self.d.to_ne_bytes()),
+            u64::from_ne_bytes(self.pad),
+        ]);",
     );
     assert_contains(
         &code,

@@ -35,22 +35,19 @@ unsafe impl PlainData for BinStruct {
     const PADDING: &'static [(usize, usize)] = &[(3, 4), (9, 16)];
     #[inline(always)]
     unsafe fn write_native(&self, elem: *mut u8) {
-        // Four 8-byte words, each assembled in a register: s c _ l | o _ | d | pad
+        // The four 8-byte words of the element (s c _ l | o _ | d | pad),
+        // each assembled in a register with the padding zero, then stored
+        // together so the compiler can use one vector store.
+        let word = |b: [u8; 8]| u64::from_ne_bytes(b);
         let mut w0 = [0u8; 8];
         w0[0..2].copy_from_slice(&self.s.to_ne_bytes());
         w0[2] = self.c;
         w0[4..8].copy_from_slice(&self.l.to_ne_bytes());
         let mut w1 = [0u8; 8];
         w1[0] = self.o;
+        let words = [word(w0), word(w1), self.d.to_bits(), word(self.pad)];
         // SAFETY: the caller passes 32 writable bytes.
-        unsafe {
-            elem.cast::<[u8; 8]>().write_unaligned(w0);
-            elem.add(8).cast::<[u8; 8]>().write_unaligned(w1);
-            elem.add(16)
-                .cast::<[u8; 8]>()
-                .write_unaligned(self.d.to_ne_bytes());
-            elem.add(24).cast::<[u8; 8]>().write_unaligned(self.pad);
-        }
+        unsafe { elem.cast::<[u64; 4]>().write_unaligned(words) };
     }
     fn swap_members(&mut self) {
         self.s = self.s.swap_bytes();
