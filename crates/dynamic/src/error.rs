@@ -1,0 +1,127 @@
+//! Errors of TypeCode operations, TypeCode marshaling and the interpreter,
+//! and the CORBA system exceptions they map to.
+
+use core::fmt;
+
+use peregrine_cdr::CdrError;
+use peregrine_giop::system_exception::minor::omg;
+use peregrine_giop::{CompletionStatus, SystemException, SystemExceptionKind};
+
+/// OMG minor codes used by this crate that `peregrine_giop` does not
+/// name yet (CORBA 3.x, table of standard minor exception codes).
+pub mod minor {
+    use super::omg;
+    /// BAD_TYPECODE 1: attempt to marshal an incomplete TypeCode (an
+    /// unresolved recursive placeholder).
+    pub const BAD_TYPECODE_INCOMPLETE: u32 = omg(1);
+    /// BAD_TYPECODE 2: a member TypeCode illegal where it appears.
+    pub const BAD_TYPECODE_ILLEGAL_MEMBER: u32 = omg(2);
+    /// BAD_TYPECODE 3: an illegal parameter in a TypeCode.
+    pub const BAD_TYPECODE_ILLEGAL_PARAM: u32 = omg(3);
+    /// BAD_PARAM 19: label type incompatible with the discriminator.
+    pub const BAD_PARAM_LABEL_TYPE: u32 = omg(19);
+    /// BAD_PARAM 20: illegitimate discriminator type.
+    pub const BAD_PARAM_DISCRIMINATOR_TYPE: u32 = omg(20);
+    /// MARSHAL 4: attempt to marshal a local object.
+    pub const MARSHAL_LOCAL_OBJECT: u32 = omg(4);
+}
+
+/// What went wrong in a TypeCode, Any or interpreter operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DynError {
+    /// `TypeCode::BadKind`: the operation does not apply to this kind.
+    BadKind,
+    /// `TypeCode::Bounds`: a member index past the member count.
+    Bounds,
+    /// The CDR layer failed (truncated input, bad boolean, bound...).
+    Cdr(CdrError),
+    /// A TypeCode that is malformed or not usable here (`BAD_TYPECODE`).
+    BadTypeCode {
+        /// OMG minor code (see [`minor`]).
+        minor: u32,
+        /// What was wrong, for humans.
+        what: &'static str,
+    },
+    /// A value that does not match its TypeCode on encode, or a bad
+    /// argument to a TypeCode constructor (`BAD_PARAM`).
+    BadParam {
+        /// OMG minor code (0 when the standard names none).
+        minor: u32,
+        /// What was wrong, for humans.
+        what: &'static str,
+    },
+    /// Well-formed input this implementation cannot marshal yet
+    /// (valuetype state, native types): `NO_IMPLEMENT` / `MARSHAL`.
+    Unsupported(&'static str),
+}
+
+impl DynError {
+    /// The CORBA system exception that reports this error.
+    pub fn system_exception(&self, completed: CompletionStatus) -> SystemException {
+        use SystemExceptionKind as K;
+        match self {
+            DynError::BadKind | DynError::Bounds => SystemException::new(K::BadParam, 0, completed),
+            DynError::Cdr(e) => SystemException::from_cdr(e, completed),
+            DynError::BadTypeCode { minor, .. } => {
+                SystemException::new(K::BadTypecode, *minor, completed)
+            }
+            DynError::BadParam { minor, .. } => {
+                SystemException::new(K::BadParam, *minor, completed)
+            }
+            DynError::Unsupported(_) => SystemException::new(K::Marshal, 0, completed),
+        }
+    }
+}
+
+impl From<CdrError> for DynError {
+    #[cold]
+    fn from(e: CdrError) -> Self {
+        DynError::Cdr(e)
+    }
+}
+
+impl From<DynError> for SystemException {
+    fn from(e: DynError) -> Self {
+        e.system_exception(CompletionStatus::No)
+    }
+}
+
+impl fmt::Display for DynError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DynError::BadKind => f.write_str("TypeCode::BadKind"),
+            DynError::Bounds => f.write_str("TypeCode::Bounds"),
+            DynError::Cdr(e) => write!(f, "{e}"),
+            DynError::BadTypeCode { minor, what } => {
+                write!(f, "BAD_TYPECODE (minor {minor:#010x}): {what}")
+            }
+            DynError::BadParam { minor, what } => {
+                write!(f, "BAD_PARAM (minor {minor:#010x}): {what}")
+            }
+            DynError::Unsupported(what) => write!(f, "not supported: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for DynError {}
+
+/// Result type of this crate.
+pub type Result<T> = core::result::Result<T, DynError>;
+
+/// A malformed TypeCode (out of line: the common path never builds one).
+#[cold]
+#[inline(never)]
+pub(crate) fn bad_tc(what: &'static str) -> DynError {
+    DynError::BadTypeCode {
+        minor: minor::BAD_TYPECODE_ILLEGAL_PARAM,
+        what,
+    }
+}
+
+/// A value that does not fit its TypeCode (out of line).
+#[cold]
+#[inline(never)]
+pub(crate) fn mismatch(what: &'static str) -> DynError {
+    DynError::BadParam { minor: 0, what }
+}
