@@ -7,12 +7,16 @@
 //! that is a multiple of 8, and a Fragment's data starts at offset 16, so
 //! concatenating the data after each header continues the first message's
 //! CDR stream exactly. GIOP 1.1 Fragments carry no request id and their
-//! data starts at offset 12; CORBA aligns 1.1 fragment data relative to the
-//! fragment, which a contiguous buffer reproduces exactly when every
-//! non-final piece's total length is 4 mod 8 (what [`fragment`] produces).
-//! Peers that cut 1.1 messages elsewhere make 8-byte-aligned values after
-//! the cut come out misaligned, which no fragment-unaware decoder can fix;
-//! GIOP 1.2, Peregrine's default, has no such problem.
+//! data starts at offset 12; the 1.1 text is ambiguous about alignment
+//! after a cut. omniORB (the reference peer) treats a 1.1 message as one
+//! CDR stream cut anywhere (its own 1.1 fragments are 8192 bytes long)
+//! and, receiving, mishandles non-final 1.1 fragments whose length is not
+//! a multiple of 8 (4.2.5 loops forever on the 4 bytes past the last
+//! multiple of 8). So [`fragment`] cuts 1.1 messages like 1.2 ones: every
+//! non-final piece's total length is a multiple of 8, and the
+//! [`Reassembler`] concatenates the data, which is exactly omniORB's
+//! view (tested both ways with 1 MB `sequence<double>` arguments in
+//! `tests/interop`).
 
 use peregrine_cdr::{ByteOrder, GiopVersion};
 
@@ -343,8 +347,8 @@ pub struct Fragments<'a> {
 /// least [`MIN_FRAGMENT_LEN`]): the first piece is the message with the
 /// more-fragments bit set, the others are Fragment messages. A message that
 /// fits is returned as a single piece. Every non-final piece is a multiple
-/// of 8 long in GIOP 1.2 (as CORBA requires) and 4 mod 8 in GIOP 1.1 (see
-/// the module notes).
+/// of 8 long (as CORBA requires for GIOP 1.2, and as omniORB expects for
+/// 1.1; see the module notes).
 pub fn fragment(msg: &[u8], max_len: usize) -> Result<Fragments<'_>, GiopError> {
     let limits = Limits::default().with_max_message_size(u32::MAX);
     let header = MessageHeader::decode(msg, &limits)?;
@@ -400,14 +404,10 @@ impl<'a> Iterator for Fragments<'a> {
         let (payload, more) = if self.rest.len() <= room {
             (self.rest, false)
         } else {
-            // Cut so the piece's total length is 0 mod 8 (1.2) or 4 mod 8
-            // (1.1): both keep every piece's data at the stream position
-            // it had in the whole message.
-            let total = if v12 {
-                self.max_len & !7
-            } else {
-                ((self.max_len - 4) & !7) + 4
-            };
+            // Cut so the piece's total length is 0 mod 8: the next
+            // piece's data continues the CDR stream at an 8-aligned
+            // position (1.2 rule; what omniORB does and expects in 1.1).
+            let total = self.max_len & !7;
             (self.rest.get(..total - header_len)?, true)
         };
         self.rest = self.rest.get(payload.len()..).unwrap_or_default();

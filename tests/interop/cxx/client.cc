@@ -162,8 +162,13 @@ int main(int argc, char** argv) {
                            expected::ULL, expected::F, expected::D, expected::B, expected::C,
                            expected::O, expected::STR));
 
-    // Wide characters: GIOP 1.0 has no wchar code set negotiation.
-    if (minor == 0) {
+    // Wide characters. GIOP 1.0 has no wchar code set negotiation (the
+    // omniORB client refuses). In GIOP 1.1 omniORB marshals wchar and
+    // wstring the GIOP 1.2 way (octet length, BOM/no terminator) while
+    // Peregrine follows the 1.1 rules (fixed-size wchar, length in code
+    // units with a terminator): both sides raise MARSHAL. The test
+    // asserts the exact exceptions.
+    if (minor < 2) {
       STEP_RAISES("echo_wchar", echo->echo_wchar(expected::WC));
       STEP_RAISES("echo_wstring", CORBA::WString_var r = echo->echo_wstring(expected::WSTR));
       STEP_RAISES("check_wide", echo->check_wide(expected::WC, expected::WSTR));

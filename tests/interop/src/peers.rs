@@ -339,6 +339,16 @@ impl Drop for Peer {
     }
 }
 
+/// Extra omniORB options from `PEREGRINE_INTEROP_OMNIORB_ARGS` (split on
+/// whitespace), e.g. `-ORBtraceLevel 25 -ORBtraceInvocations 1` to debug
+/// a failure; their output lands in the peer's stderr, which failing
+/// tests print.
+pub fn extra_args() -> Vec<String> {
+    std::env::var("PEREGRINE_INTEROP_OMNIORB_ARGS")
+        .map(|v| v.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
+}
+
 /// An omniORB `Interop::Echo` server started with `-ORBmaxGIOPVersion
 /// 1.<minor>` on an ephemeral port of 127.0.0.1.
 pub struct OmniServer {
@@ -363,9 +373,15 @@ impl OmniServer {
             // The server's own calls (callbacks) get a deadline too.
             "-ORBclientCallTimeOutPeriod",
             "20000",
+            // One request at a time per connection, so a twoway after
+            // oneways sees their effects (omniORB otherwise dispatches
+            // pipelined requests of one connection on several threads).
+            "-ORBmaxServerThreadPerConnection",
+            "1",
         ]
         .iter()
         .map(|s| s.to_string())
+        .chain(extra_args())
         .collect();
         let mut peer = Peer::spawn("omniORB interop_server", &p.server, &args);
         let t = Duration::from_secs(30);

@@ -12,10 +12,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::interop::EchoSkeleton;
 use peregrine_interop_tests::peers::{peers, Peer};
 use peregrine_interop_tests::servants::EchoImpl;
-use peregrine_interop_tests::{bounded, expected};
 use peregrine_orb::{Orb, Servant};
 
 /// Runs the omniORB client against a fresh Peregrine server speaking at
@@ -48,6 +48,9 @@ fn run(minor: u8) -> Vec<String> {
         format!("1.{minor}"),
         "-ORBclientCallTimeOutPeriod".into(),
         "20000".into(),
+        // Ordered dispatch of the callback's oneway `note` and `last`.
+        "-ORBmaxServerThreadPerConnection".into(),
+        "1".into(),
     ];
     let mut client = Peer::spawn("omniORB interop_client", &p.client, &args);
     let status = client.finish(Duration::from_secs(90));
@@ -62,7 +65,7 @@ fn run(minor: u8) -> Vec<String> {
         client.stderr()
     );
     // What the Peregrine side saw.
-    let checks = if minor == 0 { 3 } else { 4 };
+    let checks = if minor < 2 { 3 } else { 4 };
     assert_eq!(stats.checks_passed.load(Ordering::SeqCst), checks);
     assert_eq!(stats.callbacks.load(Ordering::SeqCst), 2);
     assert_eq!(stats.notified.load(Ordering::SeqCst), 55);
@@ -70,37 +73,87 @@ fn run(minor: u8) -> Vec<String> {
     lines
 }
 
+/// The outcome the client printed for `name` (`ok` or the exception of
+/// an `expected` step).
 fn step<'a>(lines: &'a [String], name: &str) -> &'a str {
     lines
         .iter()
         .find_map(|l| {
-            l.strip_prefix("ok ")
-                .filter(|s| *s == name)
-                .or_else(|| l.strip_prefix("expected ").filter(|s| s.starts_with(name)))
+            if l.strip_prefix("ok ") == Some(name) {
+                return Some("ok");
+            }
+            l.strip_prefix("expected ")?
+                .strip_prefix(name)?
+                .strip_prefix(": ")
         })
         .unwrap_or_else(|| panic!("step {name} missing from {lines:#?}"))
 }
 
+/// Steps every version must pass (beyond "no FAIL line").
+const COMMON: [&str; 8] = [
+    "locate_request",
+    "check_prims",
+    "call_back",
+    "call_back_big",
+    "fail_user",
+    "oneway",
+    "big_octets",
+    "big_doubles",
+];
+
 #[test]
 fn giop_1_0() {
     let lines = bounded(150, || run(0));
-    // No wchar code set in GIOP 1.0: the omniORB client refuses.
-    for s in ["echo_wchar", "echo_wstring", "check_wide", "make_wstring"] {
-        let r = step(&lines, s);
-        assert!(r.contains("minor="), "{s}: {r}");
+    for s in COMMON {
+        assert_eq!(step(&lines, s), "ok", "{s}");
     }
-    let _ = expected::WSTR;
+    // No wchar code set in GIOP 1.0: the omniORB client refuses to send
+    // wide arguments (INV_OBJREF), and Peregrine refuses to send a wide
+    // result (MARSHAL minor 5).
+    let refused = "INV_OBJREF minor=0x4f4d0001 completed=NO";
+    assert_eq!(step(&lines, "echo_wchar"), refused);
+    assert_eq!(step(&lines, "echo_wstring"), refused);
+    assert_eq!(step(&lines, "check_wide"), refused);
+    assert_eq!(
+        step(&lines, "make_wstring"),
+        "MARSHAL minor=0x4f4d0005 completed=YES"
+    );
 }
 
 #[test]
 fn giop_1_1() {
     let lines = bounded(150, || run(1));
-    step(&lines, "big_octets");
+    for s in COMMON {
+        assert_eq!(step(&lines, s), "ok", "{s}");
+    }
+    // omniORB 4.2.5 marshals wchar/wstring in GIOP 1.1 the GIOP 1.2 way;
+    // Peregrine follows the 1.1 rules. Peregrine cannot decode omniORB's
+    // wide arguments (MARSHAL, COMPLETED_NO) and omniORB cannot decode
+    // Peregrine's wide results (its MARSHAL minors PassEndOfMessage and
+    // InvalidWCharSize). omniORB's own server rejects these requests too
+    // (fixtures/omniorb/README.md); see docs/interop.md.
+    assert_eq!(
+        step(&lines, "echo_wchar"),
+        "MARSHAL minor=0x4154000a completed=YES"
+    );
+    assert_eq!(
+        step(&lines, "echo_wstring"),
+        "MARSHAL minor=0x0 completed=NO"
+    );
+    assert_eq!(step(&lines, "check_wide"), "MARSHAL minor=0x0 completed=NO");
+    assert_eq!(
+        step(&lines, "make_wstring"),
+        "MARSHAL minor=0x4154002f completed=YES"
+    );
 }
 
 #[test]
 fn giop_1_2() {
     let lines = bounded(150, || run(2));
-    step(&lines, "big_octets");
-    step(&lines, "echo_wstring");
+    for s in COMMON
+        .iter()
+        .chain(&["echo_wchar", "echo_wstring", "check_wide", "make_wstring"])
+    {
+        assert_eq!(step(&lines, s), "ok", "{s}");
+    }
 }

@@ -222,7 +222,7 @@ fn run(minor: u8) {
     let big: Vec<u8> = (0..1 << 20).map(x::big_octet).collect();
     let r = e
         .big_octets(&big, 1 << 20)
-        .unwrap_or_else(|err| panic!("{err}"));
+        .unwrap_or_else(|err| panic!("{err}; omniORB: {}", server.peer.stderr()));
     assert_eq!(r.len(), 1 << 20);
     assert!(r
         .iter()
