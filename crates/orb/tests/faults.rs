@@ -9,51 +9,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use common::*;
-use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
-use peregrine_giop::{
-    encode_request, RequestHeader, ResponseFlags, ServiceContexts, TargetAddress,
-};
 use peregrine_orb::{CompletionStatus, SystemExceptionKind as K};
-
-/// The server's address and the object key of `obj`.
-fn address_and_key(obj: &EchoRef) -> (SocketAddr, Vec<u8>) {
-    let p = obj.0.ior().iiop_profiles().unwrap().remove(0);
-    let addr = format!("{}:{}", p.host, p.port).parse().unwrap();
-    (addr, p.object_key)
-}
-
-/// A complete GIOP 1.2 `echo_string(text)` request.
-fn echo_request(key: &[u8], id: u32, text: &str) -> Vec<u8> {
-    let mut w = Writer::new(ByteOrder::Little);
-    let pending = encode_request(
-        &mut w,
-        GiopVersion::V1_2,
-        &RequestHeader {
-            request_id: id,
-            response_flags: ResponseFlags::SyncWithTarget,
-            target: TargetAddress::Key(key),
-            operation: "echo_string",
-            service_contexts: ServiceContexts::from_slice(&[]),
-            requesting_principal: &[],
-        },
-    )
-    .unwrap();
-    w.write_string(text).unwrap();
-    pending.finish(&mut w).unwrap();
-    w.into_vec()
-}
-
-/// Waits until `cond` holds, for at most `secs`.
-fn eventually(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < end {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    cond()
-}
 
 #[test]
 fn client_disconnecting_mid_request_leaves_the_server_serving() {

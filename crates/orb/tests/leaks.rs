@@ -10,13 +10,9 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
-use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
-use peregrine_giop::{
-    encode_request, RequestHeader, ResponseFlags, ServiceContexts, TargetAddress,
-};
 
 fn proc_status(field: &str) -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -39,26 +35,6 @@ fn rss_kib() -> u64 {
     proc_status("VmRSS:")
 }
 
-fn echo_request(key: &[u8], id: u32, text: &str) -> Vec<u8> {
-    let mut w = Writer::new(ByteOrder::Little);
-    let pending = encode_request(
-        &mut w,
-        GiopVersion::V1_2,
-        &RequestHeader {
-            request_id: id,
-            response_flags: ResponseFlags::SyncWithTarget,
-            target: TargetAddress::Key(key),
-            operation: "echo_string",
-            service_contexts: ServiceContexts::from_slice(&[]),
-            requesting_principal: &[],
-        },
-    )
-    .unwrap();
-    w.write_string(text).unwrap();
-    pending.finish(&mut w).unwrap();
-    w.into_vec()
-}
-
 /// One raw client: connect, one request, read the whole reply, close.
 fn one_raw_call(addr: SocketAddr, key: &[u8], id: u32) -> bool {
     let Ok(mut s) = TcpStream::connect(addr) else {
@@ -77,24 +53,12 @@ fn one_raw_call(addr: SocketAddr, key: &[u8], id: u32) -> bool {
     s.read_exact(&mut body).is_ok()
 }
 
-fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < end {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    cond()
-}
-
 #[test]
 fn two_hundred_clients_at_once_leak_nothing() {
     bounded(120, || {
         let (server, _imp, obj) = server();
-        let p = obj.0.ior().iiop_profiles().unwrap().remove(0);
-        let addr: SocketAddr = format!("{}:{}", p.host, p.port).parse().unwrap();
-        let key = Arc::new(p.object_key);
+        let (addr, key) = address_and_key(&obj);
+        let key = Arc::new(key);
 
         // A regular client calling throughout the bursts.
         let client = client();
@@ -136,17 +100,17 @@ fn two_hundred_clients_at_once_leak_nothing() {
             // Every burst connection is closed again (the regular
             // client's one remains), and its thread is gone.
             assert!(
-                wait_until(10, || server.server_connections() == 1),
+                eventually(10, || server.server_connections() == 1),
                 "round {round}: {} server connections remain",
                 server.server_connections()
             );
             assert!(
-                wait_until(10, || threads() <= base_threads),
+                eventually(10, || threads() <= base_threads),
                 "round {round}: {} threads, {base_threads} before",
                 threads()
             );
             assert!(
-                wait_until(10, || fds() <= base_fds),
+                eventually(10, || fds() <= base_fds),
                 "round {round}: {} descriptors, {base_fds} before",
                 fds()
             );

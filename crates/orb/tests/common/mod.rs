@@ -254,3 +254,48 @@ pub fn bounded<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'sta
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("test thread panicked"),
     }
 }
+
+/// A complete GIOP 1.2 `echo_string(text)` request for object `key`, as a
+/// raw client would send it (fault and load tests bypass the stub).
+pub fn echo_request(key: &[u8], id: u32, text: &str) -> Vec<u8> {
+    use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
+    use peregrine_giop::{
+        encode_request, RequestHeader, ResponseFlags, ServiceContexts, TargetAddress,
+    };
+    let mut w = Writer::new(ByteOrder::Little);
+    let pending = encode_request(
+        &mut w,
+        GiopVersion::V1_2,
+        &RequestHeader {
+            request_id: id,
+            response_flags: ResponseFlags::SyncWithTarget,
+            target: TargetAddress::Key(key),
+            operation: "echo_string",
+            service_contexts: ServiceContexts::from_slice(&[]),
+            requesting_principal: &[],
+        },
+    )
+    .unwrap();
+    w.write_string(text).unwrap();
+    pending.finish(&mut w).unwrap();
+    w.into_vec()
+}
+
+/// The server's TCP address and the object key of `obj`.
+pub fn address_and_key(obj: &EchoRef) -> (std::net::SocketAddr, Vec<u8>) {
+    let p = obj.0.ior().iiop_profiles().unwrap().remove(0);
+    let addr = format!("{}:{}", p.host, p.port).parse().unwrap();
+    (addr, p.object_key)
+}
+
+/// Waits until `cond` holds, for at most `secs`; returns whether it did.
+pub fn eventually(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
