@@ -443,6 +443,10 @@ struct ConnState {
     codesets_acked: bool,
     reasm: Reassembler,
     last_activity: Instant,
+    /// Callers blocked on `cv` (followers): the leader only wakes them
+    /// when there are some (a condition variable notify is a syscall even
+    /// with nobody waiting).
+    waiters: u32,
 }
 
 /// One client connection, shared by every reference to its endpoint.
@@ -486,6 +490,7 @@ impl ClientConn {
                 codesets_acked: false,
                 reasm: Reassembler::new(limits),
                 last_activity: Instant::now(),
+                waiters: 0,
             }),
             cv: Condvar::new(),
         }
@@ -609,7 +614,9 @@ impl ClientConn {
                     rx.buf = std::mem::take(&mut st.spare);
                 }
                 st.rx = rx;
-                self.cv.notify_all();
+                if st.waiters > 0 {
+                    self.cv.notify_all();
+                }
                 match out {
                     Lead::Mine(a) => {
                         st.pending.remove(&id);
@@ -634,11 +641,13 @@ impl ClientConn {
                     }
                 }
             }
+            st.waiters += 1;
             st = self
                 .cv
                 .wait_timeout(st, deadline - now)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            st.waiters -= 1;
         }
     }
 
@@ -650,7 +659,7 @@ impl ClientConn {
             if left.is_zero() {
                 return Lead::TimedOut;
             }
-            if self.t.set_read_timeout(Some(left)).is_err() {
+            if self.t.set_read_timeout(Some(socket_timeout(left))).is_err() {
                 return Lead::Closed(Closed::Broken("cannot set read timeout".into()));
             }
             let len = match rx.read_message(&*self.t, &self.limits) {
@@ -788,6 +797,23 @@ impl ClientConn {
         }
         rx.consume(len);
         Ok(None)
+    }
+}
+
+/// Granularity of the socket read timeout: the leader's remaining time is
+/// rounded down to it, so consecutive calls with the same call timeout
+/// ask for the same socket timeout, which the transport then leaves alone
+/// (no `setsockopt` per call). A read gives up at most one granule early;
+/// the leader then reads again with the rest.
+const READ_TIMEOUT_GRANULE: Duration = Duration::from_millis(10);
+
+/// The socket read timeout for a leader with `left` until its deadline.
+fn socket_timeout(left: Duration) -> Duration {
+    let g = READ_TIMEOUT_GRANULE.as_nanos();
+    if left.as_nanos() <= g {
+        left
+    } else {
+        Duration::from_nanos((left.as_nanos() / g * g) as u64)
     }
 }
 
@@ -1452,6 +1478,33 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
         conn.recycle(arrived.buf);
         if let Some(out) = out {
             return out;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_timeouts_are_stable_across_calls_and_never_late() {
+        let t = Duration::from_secs(30);
+        // Calls a few microseconds apart ask for the same socket timeout.
+        assert_eq!(
+            socket_timeout(t - Duration::from_micros(3)),
+            socket_timeout(t - Duration::from_micros(40))
+        );
+        for left in [
+            Duration::ZERO,
+            Duration::from_micros(1),
+            READ_TIMEOUT_GRANULE,
+            READ_TIMEOUT_GRANULE + Duration::from_nanos(1),
+            Duration::from_millis(12_345),
+            t,
+        ] {
+            let s = socket_timeout(left);
+            assert!(s <= left, "{left:?} -> {s:?}");
+            assert!(left - s < READ_TIMEOUT_GRANULE, "{left:?} -> {s:?}");
         }
     }
 }
