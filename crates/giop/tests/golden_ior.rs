@@ -4,8 +4,9 @@
 //! The CDR encapsulation fixtures (profile body, components) and the IORs
 //! inside LOCATION_FORWARD replies are checked the same way.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{fixtures_dir, hex, manifest, unhex, Json};
 
 use peregrine_cdr::{ByteOrder, Decode, Reader};
 use peregrine_giop::component::{code_set_name, TAG_ALTERNATE_IIOP_ADDRESS, TAG_CODE_SETS};
@@ -14,210 +15,10 @@ use peregrine_giop::{
     CodeSetComponent, IiopProfile, Ior, ObjectUrl, TaggedComponent, TaggedProfile,
 };
 
-// ------------------------------------------------- a minimal JSON reader
-// (the giop crate has no JSON dependency and the manifest is trusted input)
-
-#[derive(Debug, Clone, PartialEq)]
-enum Json {
-    Null,
-    Bool(bool),
-    Num(f64),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(BTreeMap<String, Json>),
-}
-
-impl Json {
-    fn get(&self, k: &str) -> Option<&Json> {
-        match self {
-            Json::Obj(m) => m.get(k),
-            _ => None,
-        }
-    }
-    fn at(&self, k: &str) -> &Json {
-        self.get(k)
-            .unwrap_or_else(|| panic!("manifest entry lacks {k:?}: {self:?}"))
-    }
-    fn str(&self) -> &str {
-        match self {
-            Json::Str(s) => s,
-            _ => panic!("not a string: {self:?}"),
-        }
-    }
-    fn u64(&self) -> u64 {
-        match self {
-            Json::Num(n) if *n >= 0.0 && n.fract() == 0.0 => *n as u64,
-            _ => panic!("not an unsigned integer: {self:?}"),
-        }
-    }
-    fn bool(&self) -> bool {
-        match self {
-            Json::Bool(b) => *b,
-            _ => panic!("not a bool: {self:?}"),
-        }
-    }
-    fn arr(&self) -> &[Json] {
-        match self {
-            Json::Arr(a) => a,
-            _ => panic!("not an array: {self:?}"),
-        }
-    }
-}
-
-struct P<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl P<'_> {
-    fn ws(&mut self) {
-        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
-            self.i += 1;
-        }
-    }
-    fn value(&mut self) -> Json {
-        self.ws();
-        match self.s[self.i] {
-            b'{' => {
-                self.i += 1;
-                let mut m = BTreeMap::new();
-                loop {
-                    self.ws();
-                    if self.s[self.i] == b'}' {
-                        self.i += 1;
-                        return Json::Obj(m);
-                    }
-                    let Json::Str(k) = self.value() else {
-                        panic!("object key")
-                    };
-                    self.ws();
-                    assert_eq!(self.s[self.i], b':');
-                    self.i += 1;
-                    let v = self.value();
-                    m.insert(k, v);
-                    self.ws();
-                    if self.s[self.i] == b',' {
-                        self.i += 1;
-                    }
-                }
-            }
-            b'[' => {
-                self.i += 1;
-                let mut a = Vec::new();
-                loop {
-                    self.ws();
-                    if self.s[self.i] == b']' {
-                        self.i += 1;
-                        return Json::Arr(a);
-                    }
-                    a.push(self.value());
-                    self.ws();
-                    if self.s[self.i] == b',' {
-                        self.i += 1;
-                    }
-                }
-            }
-            b'"' => {
-                self.i += 1;
-                let mut out = String::new();
-                loop {
-                    let c = self.s[self.i];
-                    self.i += 1;
-                    match c {
-                        b'"' => return Json::Str(out),
-                        b'\\' => {
-                            let e = self.s[self.i];
-                            self.i += 1;
-                            match e {
-                                b'n' => out.push('\n'),
-                                b't' => out.push('\t'),
-                                b'r' => out.push('\r'),
-                                b'b' => out.push('\u{8}'),
-                                b'f' => out.push('\u{c}'),
-                                b'u' => {
-                                    let h =
-                                        std::str::from_utf8(&self.s[self.i..self.i + 4]).unwrap();
-                                    self.i += 4;
-                                    let mut cp = u32::from_str_radix(h, 16).unwrap();
-                                    if (0xD800..0xDC00).contains(&cp) {
-                                        let l =
-                                            std::str::from_utf8(&self.s[self.i + 2..self.i + 6])
-                                                .unwrap();
-                                        self.i += 6;
-                                        let lo = u32::from_str_radix(l, 16).unwrap();
-                                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                                    }
-                                    out.push(char::from_u32(cp).unwrap_or('\u{fffd}'));
-                                }
-                                other => out.push(other as char),
-                            }
-                        }
-                        _ => {
-                            // Copy a whole UTF-8 sequence.
-                            let start = self.i - 1;
-                            let mut end = self.i;
-                            while end < self.s.len() && (self.s[end] & 0xC0) == 0x80 {
-                                end += 1;
-                            }
-                            out.push_str(std::str::from_utf8(&self.s[start..end]).unwrap());
-                            self.i = end;
-                        }
-                    }
-                }
-            }
-            b't' => {
-                self.i += 4;
-                Json::Bool(true)
-            }
-            b'f' => {
-                self.i += 5;
-                Json::Bool(false)
-            }
-            b'n' => {
-                self.i += 4;
-                Json::Null
-            }
-            _ => {
-                let start = self.i;
-                while self.i < self.s.len() && b"+-0123456789.eE".contains(&self.s[self.i]) {
-                    self.i += 1;
-                }
-                Json::Num(
-                    std::str::from_utf8(&self.s[start..self.i])
-                        .unwrap()
-                        .parse()
-                        .unwrap(),
-                )
-            }
-        }
-    }
-}
-
-fn parse_json(text: &str) -> Json {
-    P {
-        s: text.as_bytes(),
-        i: 0,
-    }
-    .value()
-}
-
 // ------------------------------------------------------------- helpers
 
-fn fixtures_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/omniorb");
-    assert!(
-        dir.join("MANIFEST.json").is_file(),
-        "omniORB golden fixtures missing: expected {}/MANIFEST.json \
-         (generated by fixtures/omniorb/regen.sh)",
-        dir.display()
-    );
-    dir
-}
-
-fn manifest() -> (PathBuf, Json) {
-    let dir = fixtures_dir();
-    let text = std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap();
-    (dir, parse_json(&text))
+fn manifest_and_dir() -> (std::path::PathBuf, Json) {
+    (fixtures_dir(), manifest())
 }
 
 fn entries<'a>(m: &'a Json, kind: &str) -> Vec<&'a Json> {
@@ -225,17 +26,6 @@ fn entries<'a>(m: &'a Json, kind: &str) -> Vec<&'a Json> {
         .arr()
         .iter()
         .filter(|f| f.at("kind").str() == kind)
-        .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
         .collect()
 }
 
@@ -362,7 +152,7 @@ fn check_ior(ior: &Ior, want: &Json, outer: ByteOrder, what: &str) {
 
 #[test]
 fn golden_iors_decode_as_manifest_says_and_restringify_exactly() {
-    let (dir, m) = manifest();
+    let (dir, m) = manifest_and_dir();
     let iors = entries(&m, "ior");
     assert!(!iors.is_empty(), "MANIFEST.json lists no IOR fixtures");
     for f in iors {
@@ -401,7 +191,7 @@ fn golden_iors_decode_as_manifest_says_and_restringify_exactly() {
 
 #[test]
 fn golden_cdr_encapsulations() {
-    let (dir, m) = manifest();
+    let (dir, m) = manifest_and_dir();
     let mut seen = 0;
     for f in entries(&m, "cdr_encapsulation") {
         let file = f.at("file").str();
@@ -451,7 +241,7 @@ fn golden_cdr_encapsulations() {
 
 #[test]
 fn golden_location_forward_iors() {
-    let (dir, m) = manifest();
+    let (dir, m) = manifest_and_dir();
     let mut seen = 0;
     for f in entries(&m, "giop") {
         let Some(want) = f.get("forward_ior") else {
