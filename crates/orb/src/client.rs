@@ -12,6 +12,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -434,7 +435,7 @@ struct Arrived {
 struct ConnState {
     next_id: u32,
     /// Calls waiting for a reply: `None` until it arrives.
-    pending: HashMap<u32, Option<Arrived>>,
+    pending: HashMap<u32, Option<Arrived>, BuildHasherDefault<IdHasher>>,
     leader: bool,
     rx: RxBuf,
     spare: Vec<u8>,
@@ -481,7 +482,7 @@ impl ClientConn {
             write_lock: Mutex::new(()),
             st: Mutex::new(ConnState {
                 next_id: 1,
-                pending: HashMap::new(),
+                pending: HashMap::default(),
                 leader: false,
                 rx: RxBuf::default(),
                 spare: Vec::new(),
@@ -745,34 +746,16 @@ impl ClientConn {
         len: usize,
         mine: u32,
     ) -> Result<Option<Arrived>, Closed> {
-        let id = match decode_message(&rx.buf[..len], &self.limits) {
-            Ok((_, Message::Reply { header, .. })) => header.request_id,
-            Ok((_, Message::LocateReply { header, .. })) => header.request_id,
-            Ok((_, Message::CloseConnection)) => return Err(Closed::Orderly),
-            Ok((_, Message::MessageError)) => {
-                return Err(Closed::Broken(format!(
-                    "{} answered MessageError (it could not parse our message)",
-                    self.ep
-                )))
-            }
-            Ok((_, Message::CancelRequest { .. })) => {
-                rx.consume(len);
-                return Ok(None);
-            }
-            Ok((h, _)) => {
-                self.send_message_error(rx);
-                return Err(Closed::Broken(format!(
-                    "{} sent an unexpected {:?} on a client connection",
-                    self.ep, h.msg_type
-                )));
-            }
-            Err(e) => {
-                self.send_message_error(rx);
-                return Err(Closed::Broken(format!(
-                    "{} sent a malformed message: {e}",
-                    self.ep
-                )));
-            }
+        // A whole GIOP 1.2 Reply has its request id at a fixed offset: no
+        // need to decode it twice (the caller decodes it in
+        // `ReplyMsg::body`, where a malformed reply is a MARSHAL error).
+        let id = match fast_reply_id(&rx.buf[..len]) {
+            Some(id) => Some(id),
+            None => self.slow_reply_id(rx, len)?,
+        };
+        let Some(id) = id else {
+            rx.consume(len);
+            return Ok(None);
         };
         if id == mine {
             let rest = rx.split_rest(len);
@@ -797,6 +780,76 @@ impl ClientConn {
         }
         rx.consume(len);
         Ok(None)
+    }
+
+    /// The request id of any other message a server may send a client:
+    /// `Ok(None)` for one to skip (CancelRequest), `Err` for one that
+    /// ends the connection.
+    fn slow_reply_id(&self, rx: &mut RxBuf, len: usize) -> Result<Option<u32>, Closed> {
+        Ok(Some(match decode_message(&rx.buf[..len], &self.limits) {
+            Ok((_, Message::Reply { header, .. })) => header.request_id,
+            Ok((_, Message::LocateReply { header, .. })) => header.request_id,
+            Ok((_, Message::CloseConnection)) => return Err(Closed::Orderly),
+            Ok((_, Message::MessageError)) => {
+                return Err(Closed::Broken(format!(
+                    "{} answered MessageError (it could not parse our message)",
+                    self.ep
+                )))
+            }
+            Ok((_, Message::CancelRequest { .. })) => return Ok(None),
+            Ok((h, _)) => {
+                self.send_message_error(rx);
+                return Err(Closed::Broken(format!(
+                    "{} sent an unexpected {:?} on a client connection",
+                    self.ep, h.msg_type
+                )));
+            }
+            Err(e) => {
+                self.send_message_error(rx);
+                return Err(Closed::Broken(format!(
+                    "{} sent a malformed message: {e}",
+                    self.ep
+                )));
+            }
+        }))
+    }
+}
+
+/// The request id of `msg` if it is a complete (unfragmented) GIOP 1.2
+/// Reply: the `u32` right after the 12-byte header, in the message's byte
+/// order.
+fn fast_reply_id(msg: &[u8]) -> Option<u32> {
+    let [b'G', b'I', b'O', b'P', 1, 2, flags, 1, _, _, _, _, a, b, c, d, ..] = *msg else {
+        return None;
+    };
+    if flags & 2 != 0 {
+        return None;
+    }
+    let bytes = [a, b, c, d];
+    Some(if flags & 1 == 1 {
+        u32::from_le_bytes(bytes)
+    } else {
+        u32::from_be_bytes(bytes)
+    })
+}
+
+/// A hasher for request ids: they are ours (sequential), not the
+/// network's, so a multiply-shift mix is enough (SipHash cost more than
+/// the rest of the pending-table work).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n);
     }
 }
 
