@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
-targets=${*:-"cdr_reader giop_message giop_fragments ior corbaloc idl_frontend"}
+targets=${*:-"cdr_reader giop_message giop_fragments ior corbaloc idl_frontend typecode_any"}
 seeds_for() {
   case $1 in
     giop_message|giop_fragments) echo fixtures/omniorb/giop ;;
