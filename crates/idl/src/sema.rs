@@ -1418,6 +1418,10 @@ impl Sema {
     fn members(&mut self, scope: Option<DefId>, members: &[ast::Member]) -> Vec<Field> {
         let mut out: Vec<Field> = Vec::new();
         let mut seen: HashMap<String, Span> = HashMap::new();
+        let mut introduced: HashMap<String, Ident> = HashMap::new();
+        for m in members {
+            introduce(&m.ty, &mut introduced);
+        }
         for m in members {
             let Some(t) = self.resolve_type(scope, &m.ty) else {
                 continue;
@@ -1428,6 +1432,7 @@ impl Sema {
                 };
                 self.check_complete(&full, decl.name.span, 0);
                 self.unique_member(&mut seen, &decl.name);
+                self.not_introduced(&introduced, &decl.name);
                 out.push(Field {
                     name: decl.name.name.clone(),
                     ty: full,
@@ -1437,6 +1442,25 @@ impl Sema {
             }
         }
         out
+    }
+
+    /// CORBA 3 §7.20.3: a name used in a scope is introduced into it, and
+    /// nothing declared in that scope may then collide with it, ignoring
+    /// case (`Inner inner;` in a struct is an error; omniidl rejects it).
+    fn not_introduced(&mut self, introduced: &HashMap<String, Ident>, name: &Ident) {
+        if let Some(used) = introduced.get(&name.name.to_ascii_lowercase()) {
+            self.diags.push(
+                Diagnostic::error(
+                    DiagKind::Redefinition,
+                    name.span,
+                    format!(
+                        "`{}` collides with `{}`, which is used as a type name in this scope",
+                        name.name, used.name
+                    ),
+                )
+                .with_note(Some(used.span), "used here"),
+            );
+        }
     }
 
     fn unique_member(&mut self, seen: &mut HashMap<String, Span>, name: &Ident) {
@@ -1458,8 +1482,13 @@ impl Sema {
     fn params(&mut self, scope: Option<DefId>, params: &[ast::Param]) -> Vec<Param> {
         let mut out = Vec::new();
         let mut seen = HashMap::new();
+        let mut introduced: HashMap<String, Ident> = HashMap::new();
+        for p in params {
+            introduce(&p.ty, &mut introduced);
+        }
         for p in params {
             self.unique_member(&mut seen, &p.name);
+            self.not_introduced(&introduced, &p.name);
             let Some(t) = self.resolve_type(scope, &p.ty) else {
                 continue;
             };
@@ -1734,6 +1763,21 @@ fn label_text(v: &ConstValue, s: &Sema) -> String {
         ConstValue::Bool(b) => if *b { "TRUE" } else { "FALSE" }.into(),
         ConstValue::Enum { enumerator, .. } => s.d(*enumerator).name.clone(),
         other => format!("{other:?}"),
+    }
+}
+
+/// Records the name a type spec introduces into the scope it is used in:
+/// the first component of a relative scoped name (also inside sequences).
+fn introduce(ts: &TypeSpec, into: &mut HashMap<String, Ident>) {
+    match ts {
+        TypeSpec::Named(n) if !n.absolute => {
+            if let Some(first) = n.parts.first() {
+                into.entry(first.name.to_ascii_lowercase())
+                    .or_insert_with(|| first.clone());
+            }
+        }
+        TypeSpec::Sequence { elem, .. } => introduce(elem, into),
+        _ => {}
     }
 }
 
