@@ -1,0 +1,224 @@
+//! Integration tests of the ORB core (peregrine-orb) over real TCP on
+//! 127.0.0.1, calling through stubs and skeletons generated from
+//! `idl/test.idl` by peregrine-idl-rust (in `build.rs`; a separate crate
+//! because peregrine-orb must not build-depend on the IDL compiler).
+//!
+//! * [`idl`]: the generated code (`Test::Echo`, `Test::Evolved`,
+//!   `Test::Stranger`, `Test::Counter`, `Test::Probe`).
+//! * [`EchoImpl`], [`EvolvedImpl`]: servants implementing the generated
+//!   traits, shared by several test binaries (`Counter` and `Probe`
+//!   servants live in the tests that use them).
+//! * Helpers: a server ORB with one Echo ([`server`]), a client ORB
+//!   ([`client`]), [`bounded`] so no test can hang, and the raw GIOP
+//!   pieces of the fault and load tests ([`echo_request`],
+//!   [`address_and_key`]).
+//!
+//! The tests are in `tests/`; `leaks.rs` is alone in its binary because it
+//! counts the process's threads and descriptors.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use peregrine_orb::{CompletionStatus, Orb, Servant, SystemException, SystemExceptionKind};
+
+/// Code generated from `idl/test.idl`.
+pub mod idl {
+    include!(concat!(env!("OUT_DIR"), "/_include.rs"));
+}
+
+pub use idl::test::echo::{FailError, Oops};
+pub use idl::test::{
+    evolved, Counter, CounterRef, CounterSkeleton, Echo, EchoRef, EchoSkeleton, Evolved,
+    EvolvedRef, EvolvedSkeleton, Probe, ProbeRef, ProbeSkeleton, StrangerRef, Unknown,
+};
+
+/// `Test::Echo`: echoes, `fail(how)` (0: `Oops`, 1: `BAD_PARAM`, 2: a
+/// panic, else `how`), counted oneway notes, `me` (set by [`server`]).
+#[derive(Default)]
+pub struct EchoImpl {
+    /// `note`s received.
+    pub notes: AtomicU32,
+    /// Operations that reached the servant.
+    pub calls: AtomicU32,
+    /// What `me` returns.
+    pub me: Mutex<Option<EchoRef>>,
+}
+
+impl EchoImpl {
+    fn call(&self) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Echo for EchoImpl {
+    fn echo_string(&self, s: &str) -> Result<String, SystemException> {
+        self.call();
+        Ok(s.to_owned())
+    }
+
+    fn echo_seq(&self, s: &[i32]) -> Result<Vec<i32>, SystemException> {
+        self.call();
+        Ok(s.to_vec())
+    }
+
+    fn echo_wstring(&self, s: &str) -> Result<String, SystemException> {
+        self.call();
+        Ok(s.to_owned())
+    }
+
+    fn fail(&self, how: i32) -> Result<i32, FailError> {
+        self.call();
+        match how {
+            0 => Err(FailError::Oops(Oops {
+                code: 42,
+                why: "on purpose".into(),
+            })),
+            1 => Err(FailError::System(SystemException::new(
+                SystemExceptionKind::BadParam,
+                7,
+                CompletionStatus::Yes,
+            ))),
+            2 => panic!("servant panics on purpose"),
+            n => Ok(n),
+        }
+    }
+
+    fn note(&self, _s: &str) -> Result<(), SystemException> {
+        self.call();
+        self.notes.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn sleep_ms(&self, ms: u32) -> Result<(), SystemException> {
+        self.call();
+        std::thread::sleep(Duration::from_millis(u64::from(ms)));
+        Ok(())
+    }
+
+    fn notes(&self) -> Result<u32, SystemException> {
+        self.call();
+        Ok(self.notes.load(Ordering::SeqCst))
+    }
+
+    fn me(&self) -> Result<Option<EchoRef>, SystemException> {
+        self.call();
+        Ok(self.me.lock().unwrap().clone())
+    }
+}
+
+/// `Test::Evolved`: `fail(3)` raises `Test::Unknown`, which `Echo`'s
+/// stub does not know; 0 raises `Oops`, anything else is returned.
+pub struct EvolvedImpl;
+
+impl Evolved for EvolvedImpl {
+    fn fail(&self, how: i32) -> Result<i32, evolved::FailError> {
+        match how {
+            0 => Err(evolved::FailError::Oops(Oops {
+                code: 42,
+                why: "on purpose".into(),
+            })),
+            3 => Err(evolved::FailError::Unknown(Unknown {})),
+            n => Ok(n),
+        }
+    }
+}
+
+/// A new `Test::Echo` servant, ready to activate.
+pub fn echo_servant() -> Arc<dyn Servant> {
+    Arc::new(EchoSkeleton::new(EchoImpl::default()))
+}
+
+/// A server ORB on 127.0.0.1 with an active RootPOA manager and one Echo
+/// (whose `me` returns its own reference).
+pub fn server() -> (Orb, Arc<EchoSkeleton<EchoImpl>>, EchoRef) {
+    let orb = Orb::builder().listen("127.0.0.1", 0).build().unwrap();
+    let root = orb.root_poa();
+    root.manager().activate().unwrap();
+    let imp = Arc::new(EchoSkeleton::new(EchoImpl::default()));
+    let s: Arc<dyn Servant> = imp.clone();
+    let obj = EchoRef::unchecked_narrow(root.servant_to_reference(&s).unwrap());
+    *imp.servant.me.lock().unwrap() = Some(obj.clone());
+    (orb, imp, obj)
+}
+
+/// A client ORB (separate from the server's, so calls cross TCP).
+pub fn client() -> Orb {
+    Orb::builder()
+        .call_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
+/// `obj` as seen through `orb`.
+pub fn through(orb: &Orb, obj: &EchoRef) -> EchoRef {
+    EchoRef::unchecked_narrow(
+        orb.string_to_object(&obj.object().to_string())
+            .unwrap()
+            .unwrap(),
+    )
+}
+
+/// Runs `f` on a thread and fails the test if it takes longer than `secs`
+/// (a hang fails instead of blocking CI); a panic in `f` is re-raised.
+pub fn bounded<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(v) => v,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("test did not finish within {secs} s")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match h.join() {
+            Err(p) => std::panic::resume_unwind(p),
+            Ok(()) => panic!("test thread ended without a result"),
+        },
+    }
+}
+
+/// A complete GIOP 1.2 `echo_string(text)` request for object `key`, as a
+/// raw client would send it (fault and load tests bypass the stub).
+pub fn echo_request(key: &[u8], id: u32, text: &str) -> Vec<u8> {
+    use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
+    use peregrine_giop::{
+        encode_request, RequestHeader, ResponseFlags, ServiceContexts, TargetAddress,
+    };
+    let mut w = Writer::new(ByteOrder::Little);
+    let pending = encode_request(
+        &mut w,
+        GiopVersion::V1_2,
+        &RequestHeader {
+            request_id: id,
+            response_flags: ResponseFlags::SyncWithTarget,
+            target: TargetAddress::Key(key),
+            operation: "echo_string",
+            service_contexts: ServiceContexts::from_slice(&[]),
+            requesting_principal: &[],
+        },
+    )
+    .unwrap();
+    w.write_string(text).unwrap();
+    pending.finish(&mut w).unwrap();
+    w.into_vec()
+}
+
+/// The server's TCP address and the object key of `obj`.
+pub fn address_and_key(obj: &EchoRef) -> (std::net::SocketAddr, Vec<u8>) {
+    let p = obj.object().ior().iiop_profiles().unwrap().remove(0);
+    let addr = format!("{}:{}", p.host, p.port).parse().unwrap();
+    (addr, p.object_key)
+}
+
+/// Waits until `cond` holds, for at most `secs`; returns whether it did.
+pub fn eventually(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
