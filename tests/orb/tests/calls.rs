@@ -1,15 +1,13 @@
 //! Invocations over real TCP on 127.0.0.1: echo, exceptions, oneway,
 //! multiplexing, deadlines, dropped connections, garbage, stale keys.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
 use peregrine_orb::{CompletionStatus, Servant, SystemExceptionKind as K};
+use peregrine_orb_tests::*;
 
 #[test]
 fn echo_strings_sequences_and_exceptions() {
@@ -47,8 +45,14 @@ fn echo_strings_sequences_and_exceptions() {
             }
             other => panic!("{other:?}"),
         }
-        // A user exception the stub does not know: UNKNOWN minor 1.
-        match e.fail(3) {
+        // A user exception the stub does not know: UNKNOWN minor 1. The
+        // servant is a `Test::Evolved`, whose `fail` can raise
+        // `Test::Unknown`, called through the `Echo` stub.
+        let evolved: Arc<dyn Servant> = Arc::new(EvolvedSkeleton::new(EvolvedImpl));
+        let evolved = server.root_poa().servant_to_reference(&evolved).unwrap();
+        let old = through(&client, &EchoRef::unchecked_narrow(evolved));
+        assert_eq!(old.fail(5).unwrap(), 5);
+        match old.fail(3) {
             Err(FailError::System(s)) => {
                 assert_eq!((s.kind, s.minor), (K::Unknown, 0x4f4d_0001));
                 assert_eq!(s.completed, CompletionStatus::Yes);
@@ -61,29 +65,24 @@ fn echo_strings_sequences_and_exceptions() {
             other => panic!("{other:?}"),
         }
         assert_eq!(e.echo_string("still here").unwrap(), "still here");
-        // Unknown operation.
-        let r = e.0.invoke(
-            "no_such_op",
-            |_| Ok(()),
-            |_| Ok(()),
-            |_, _| None::<peregrine_cdr::Result<peregrine_orb::SystemException>>,
-        );
+        // Unknown operation (`Test::Stranger::no_such_op` on an Echo).
+        let r = StrangerRef::unchecked_narrow(e.object().clone()).no_such_op();
         assert_eq!(r.unwrap_err().kind, K::BadOperation);
         // _is_a, _non_existent handled by the ORB.
-        assert!(e.0.is_a(ECHO_ID).unwrap());
+        assert!(e.object().is_a(EchoRef::REPOSITORY_ID).unwrap());
         let anon = peregrine_orb::ObjectRef::from_ior(&client, {
-            let mut i = e.0.ior().clone();
+            let mut i = e.object().ior().clone();
             i.type_id.clear();
             i
         });
-        assert!(anon.is_a(ECHO_ID).unwrap());
+        assert!(anon.is_a(EchoRef::REPOSITORY_ID).unwrap());
         assert!(!anon.is_a("IDL:Other:1.0").unwrap());
-        assert!(!e.0.non_existent().unwrap());
+        assert!(!e.object().non_existent().unwrap());
         // Object references as results.
         let me = e.me().unwrap().unwrap();
-        assert!(me.0.is_equivalent(&e.0));
+        assert!(me.object().is_equivalent(e.object()));
         assert_eq!(me.echo_string("via me").unwrap(), "via me");
-        assert!(imp.calls.load(std::sync::atomic::Ordering::Relaxed) > 5);
+        assert!(imp.servant.calls.load(std::sync::atomic::Ordering::Relaxed) > 5);
         assert_eq!(client.client_connections(), 1);
         server.shutdown(true);
         client.shutdown(true);
@@ -101,7 +100,10 @@ fn oneway_then_twoway_in_order() {
         }
         // Same connection, processed in order: all notes are in.
         assert_eq!(e.notes().unwrap(), 100);
-        assert_eq!(imp.notes.load(std::sync::atomic::Ordering::SeqCst), 100);
+        assert_eq!(
+            imp.servant.notes.load(std::sync::atomic::Ordering::SeqCst),
+            100
+        );
         server.shutdown(true);
     });
 }
@@ -150,7 +152,7 @@ fn deadline_expires_with_timeout_and_connection_survives() {
         let (server, _imp, obj) = server();
         let client = client();
         let e = through(&client, &obj);
-        let quick = EchoRef(e.0.with_timeout(Duration::from_millis(200)));
+        let quick = EchoRef::unchecked_narrow(e.object().with_timeout(Duration::from_millis(200)));
         let t0 = Instant::now();
         let err = quick.sleep_ms(1500).unwrap_err();
         let took = t0.elapsed();
@@ -192,7 +194,7 @@ fn dropped_connection_fails_all_pending_calls_at_once() {
         let (addr, h) = dropping_server(Duration::from_millis(500));
         let client = client();
         let url = format!("corbaloc:iiop:1.2@127.0.0.1:{}/Echo", addr.port());
-        let e = EchoRef(client.string_to_object(&url).unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
         let t0 = Instant::now();
         let hs: Vec<_> = (0..4)
             .map(|_| {
@@ -255,18 +257,19 @@ fn stale_keys_are_object_not_exist() {
     bounded(30, || {
         let (server, _imp, _obj) = server();
         let root = server.root_poa();
-        let s: Arc<dyn Servant> = Arc::new(EchoImpl::default());
+        let s = echo_servant();
         let id = root.activate_object(s.clone()).unwrap();
         let r = root.id_to_reference(&id).unwrap();
         let client = client();
-        let e = EchoRef(client.string_to_object(&r.to_string()).unwrap().unwrap());
+        let e =
+            EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap().unwrap());
         assert_eq!(e.echo_string("alive").unwrap(), "alive");
         root.deactivate_object(&id).unwrap();
         let err = e.echo_string("dead").unwrap_err();
         assert_eq!(err.kind, K::ObjectNotExist);
-        assert!(e.0.non_existent().unwrap());
+        assert!(e.object().non_existent().unwrap());
         // The slot is reused with a new generation: the old key stays dead.
-        let id2 = root.activate_object(Arc::new(EchoImpl::default())).unwrap();
+        let id2 = root.activate_object(echo_servant()).unwrap();
         assert_ne!(id, id2);
         assert_eq!(e.echo_string("dead").unwrap_err().kind, K::ObjectNotExist);
         // A key from another ORB instance.
@@ -274,19 +277,22 @@ fn stale_keys_are_object_not_exist() {
             .listen("127.0.0.1", 0)
             .build()
             .unwrap();
-        let foreign = other.root_poa().create_reference(ECHO_ID).unwrap();
+        let foreign = other
+            .root_poa()
+            .create_reference(EchoRef::REPOSITORY_ID)
+            .unwrap();
         let mut ior = foreign.ior().clone();
         if let peregrine_giop::TaggedProfile::Iiop(p) = &mut ior.profiles[0] {
             p.port = server.listen_addrs()[0].port();
         }
-        let f = EchoRef(client.object_from_ior(ior).unwrap());
+        let f = EchoRef::unchecked_narrow(client.object_from_ior(ior).unwrap());
         assert_eq!(f.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
         // Garbage key.
         let url = format!(
             "corbaloc:iiop:1.2@127.0.0.1:{}/nonsense",
             server.listen_addrs()[0].port()
         );
-        let g = EchoRef(client.string_to_object(&url).unwrap().unwrap());
+        let g = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
         assert_eq!(g.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
         other.shutdown(true);
         server.shutdown(true);

@@ -2,14 +2,12 @@
 //! client that disconnects mid-request, a server that dies mid-reply, and
 //! a request cut short — each with its asserted outcome, over real TCP.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::*;
 use peregrine_orb::{CompletionStatus, SystemExceptionKind as K};
+use peregrine_orb_tests::*;
 
 #[test]
 fn client_disconnecting_mid_request_leaves_the_server_serving() {
@@ -26,7 +24,10 @@ fn client_disconnecting_mid_request_leaves_the_server_serving() {
         let client = client();
         let e = through(&client, &obj);
         assert_eq!(e.echo_string("still here").unwrap(), "still here");
-        assert_eq!(imp.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(
+            imp.servant.calls.load(std::sync::atomic::Ordering::SeqCst),
+            1
+        );
         // The four broken connections are gone; only the client's remains.
         assert!(
             eventually(5, || server.server_connections() == 1),
@@ -63,7 +64,7 @@ fn server_killed_mid_reply_fails_the_call_promptly() {
         for keep in [0, 6, 12, 40] {
             let addr = dying_server(keep);
             let url = format!("corbaloc:iiop:1.2@{addr}/Echo");
-            let e = EchoRef(client.string_to_object(&url).unwrap().unwrap());
+            let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
             let t = Instant::now();
             match e.echo_string("x") {
                 Err(s) => {

@@ -4,15 +4,13 @@
 //! from round to round. Alone in its test binary, because it counts the
 //! process's threads and descriptors.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use peregrine_orb_tests::*;
 
 fn proc_status(field: &str) -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap();

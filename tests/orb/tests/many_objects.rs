@@ -3,51 +3,23 @@
 //! after their slot is reused) are OBJECT_NOT_EXIST. Functional, not
 //! timed (the figures are in examples/million.rs and docs/PERFORMANCE.md).
 
-mod common;
-
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use common::bounded;
-use peregrine_orb::{
-    CompletionStatus, ObjectRef, Orb, Servant, ServerRequest, SystemException,
-    SystemExceptionKind as K,
-};
+use peregrine_orb::{Orb, SystemException, SystemExceptionKind as K};
+use peregrine_orb_tests::{bounded, Counter, CounterRef, CounterSkeleton};
 
-const ID: &str = "IDL:Test/Counter:1.0";
+/// `Test::Counter`: returns its value, then increments it.
+struct CounterImpl(AtomicU32);
 
-struct Counter(AtomicU32);
-
-impl Servant for Counter {
-    fn repository_id(&self) -> &'static str {
-        ID
-    }
-    fn is_a(&self, id: &str) -> bool {
-        id == ID
-    }
-    fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
-        match req.operation() {
-            "next" => {
-                let v = self.0.fetch_add(1, Ordering::Relaxed);
-                req.reply().write_u32(v);
-                Ok(())
-            }
-            _ => Err(SystemException::new(
-                K::BadOperation,
-                0,
-                CompletionStatus::No,
-            )),
-        }
+impl Counter for CounterImpl {
+    fn next(&self) -> Result<u32, SystemException> {
+        Ok(self.0.fetch_add(1, Ordering::Relaxed))
     }
 }
 
-fn next(o: &ObjectRef) -> Result<u32, SystemException> {
-    o.invoke(
-        "next",
-        |_| Ok(()),
-        |r| r.read_u32(),
-        |_, _| None::<peregrine_cdr::Result<SystemException>>,
-    )
+fn counter(start: u32) -> Arc<CounterSkeleton<CounterImpl>> {
+    Arc::new(CounterSkeleton::new(CounterImpl(AtomicU32::new(start))))
 }
 
 #[test]
@@ -58,22 +30,19 @@ fn a_hundred_thousand_objects_through_one_connection() {
         let root = server.root_poa();
         root.manager().activate().unwrap();
         let ids: Vec<Vec<u8>> = (0..N)
-            .map(|i| {
-                root.activate_object(Arc::new(Counter(AtomicU32::new(i as u32 * 10))))
-                    .unwrap()
-            })
+            .map(|i| root.activate_object(counter(i as u32 * 10)).unwrap())
             .collect();
         assert_eq!(root.active_objects(), N);
         let client = Orb::builder().build().unwrap();
-        let refs: Vec<ObjectRef> = ids
+        let refs: Vec<CounterRef> = ids
             .iter()
             .map(|id| {
                 let r = root.id_to_reference(id).unwrap();
-                client.object_from_ior(r.ior().clone()).unwrap()
+                CounterRef::unchecked_narrow(client.object_from_ior(r.ior().clone()).unwrap())
             })
             .collect();
         for (i, r) in refs.iter().enumerate() {
-            assert_eq!(next(r).unwrap(), i as u32 * 10, "object {i}");
+            assert_eq!(r.next().unwrap(), i as u32 * 10, "object {i}");
         }
         assert_eq!(client.client_connections(), 1);
         // Deactivate every 10th object: its key goes stale.
@@ -83,11 +52,10 @@ fn a_hundred_thousand_objects_through_one_connection() {
         // Reuse the freed slots with new servants: the old keys must not
         // reach them (the generation differs).
         for _ in 0..N / 10 {
-            root.activate_object(Arc::new(Counter(AtomicU32::new(u32::MAX))))
-                .unwrap();
+            root.activate_object(counter(u32::MAX)).unwrap();
         }
         for (i, r) in refs.iter().enumerate() {
-            match next(r) {
+            match r.next() {
                 Ok(v) => {
                     assert!(i % 10 != 0, "stale object {i} answered");
                     assert_eq!(v, i as u32 * 10 + 1);

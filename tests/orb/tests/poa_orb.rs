@@ -1,22 +1,19 @@
 //! POA policies and manager states, ORB lifecycle, initial references,
 //! LOCATION_FORWARD, CloseConnection on shutdown.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
 use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
 use peregrine_giop::{
     decode_message, encode_reply, Message, ReplyHeader, ReplyStatus, ServiceContexts,
 };
 use peregrine_orb::{
-    IdAssignment, InitialReference, Lifespan, Orb, PoaError, Policies, RequestProcessing, Servant,
+    IdAssignment, InitialReference, Lifespan, Orb, PoaError, Policies, RequestProcessing,
     ServantRetention, SystemExceptionKind as K,
 };
+use peregrine_orb_tests::*;
 
 #[test]
 fn manager_states() {
@@ -58,16 +55,17 @@ fn child_poas_user_ids_persistent_and_default_servant() {
             root.create_poa("Persist", None, pol),
             Err(PoaError::AdapterAlreadyExists)
         ));
-        let s: Arc<dyn Servant> = Arc::new(EchoImpl::default());
+        let s = echo_servant();
         child.activate_object_with_id(b"alice", s.clone()).unwrap();
         assert_eq!(
-            child.activate_object_with_id(b"alice", Arc::new(EchoImpl::default())),
+            child.activate_object_with_id(b"alice", echo_servant()),
             Err(PoaError::ObjectAlreadyActive)
         );
         let r = child.id_to_reference(b"alice").unwrap();
         assert_eq!(child.reference_to_id(&r).unwrap(), b"alice");
         let client = client();
-        let a = EchoRef(client.string_to_object(&r.to_string()).unwrap().unwrap());
+        let a =
+            EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap().unwrap());
         assert_eq!(a.echo_string("persistent").unwrap(), "persistent");
         // The key is reachable by corbaloc too (its escaped form).
         let key = &r.ior().iiop_profiles().unwrap()[0].object_key;
@@ -76,7 +74,7 @@ fn child_poas_user_ids_persistent_and_default_servant() {
             server.listen_addrs()[0].port(),
             peregrine_giop::corbaloc::escape_key(key)
         );
-        let c = EchoRef(client.string_to_object(&url).unwrap().unwrap());
+        let c = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
         assert_eq!(c.echo_string("via corbaloc").unwrap(), "via corbaloc");
         child.deactivate_object(b"alice").unwrap();
         assert_eq!(a.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
@@ -91,16 +89,20 @@ fn child_poas_user_ids_persistent_and_default_servant() {
         let dflt = root
             .create_poa("Default", Some(&root.manager()), pol)
             .unwrap();
-        dflt.set_servant(Arc::new(EchoImpl::default())).unwrap();
+        dflt.set_servant(echo_servant()).unwrap();
         for id in [&b"one"[..], b"two"] {
-            let r = dflt.create_reference_with_id(id, ECHO_ID).unwrap();
-            let d = EchoRef(client.object_from_ior(r.ior().clone()).unwrap());
+            let r = dflt
+                .create_reference_with_id(id, EchoRef::REPOSITORY_ID)
+                .unwrap();
+            let d = EchoRef::unchecked_narrow(client.object_from_ior(r.ior().clone()).unwrap());
             assert_eq!(d.echo_string("dflt").unwrap(), "dflt");
         }
         // Destroying a POA kills its references.
-        let r = dflt.create_reference_with_id(b"x", ECHO_ID).unwrap();
+        let r = dflt
+            .create_reference_with_id(b"x", EchoRef::REPOSITORY_ID)
+            .unwrap();
         dflt.destroy(false, false).unwrap();
-        let d = EchoRef(client.object_from_ior(r.ior().clone()).unwrap());
+        let d = EchoRef::unchecked_narrow(client.object_from_ior(r.ior().clone()).unwrap());
         assert_eq!(d.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
         assert!(matches!(
             root.create_poa(
@@ -124,7 +126,7 @@ fn orb_args_initial_references_and_published_addresses() {
         let mut args: Vec<String> = [
             "prog",
             "-ORBInitRef",
-            &format!("Echo={}", obj.0),
+            &format!("Echo={}", obj.object()),
             "-ORBCallTimeout=5000",
             "-ORBListenEndpoint",
             "127.0.0.1:0",
@@ -145,12 +147,20 @@ fn orb_args_initial_references_and_published_addresses() {
         assert_eq!(eps[0].port, port);
         assert_eq!((eps[1].host.as_str(), eps[1].port), ("::1", 4321));
         // Published addresses go into IORs (the second as an alternate).
-        let r = orb.root_poa().create_reference(ECHO_ID).unwrap();
+        let r = orb
+            .root_poa()
+            .create_reference(EchoRef::REPOSITORY_ID)
+            .unwrap();
         let ior_eps = r.ior().endpoints().unwrap();
         assert_eq!(ior_eps, eps);
         match orb.resolve_initial_references("Echo").unwrap() {
             InitialReference::Object(o) => {
-                assert_eq!(EchoRef(o).echo_string("init ref").unwrap(), "init ref")
+                assert_eq!(
+                    EchoRef::unchecked_narrow(o)
+                        .echo_string("init ref")
+                        .unwrap(),
+                    "init ref"
+                )
             }
             other => panic!("{other:?}"),
         }
@@ -159,7 +169,8 @@ fn orb_args_initial_references_and_published_addresses() {
             InitialReference::RootPoa(_)
         ));
         assert!(orb.resolve_initial_references("Nope").is_err());
-        let e = EchoRef(orb.string_to_object("corbaloc:rir:/Echo").unwrap().unwrap());
+        let e =
+            EchoRef::unchecked_narrow(orb.string_to_object("corbaloc:rir:/Echo").unwrap().unwrap());
         assert_eq!(e.echo_string("rir").unwrap(), "rir");
         assert_eq!(
             orb.string_to_object("bogus:x").unwrap_err().kind,
@@ -184,7 +195,7 @@ fn location_forward_is_followed() {
         // A fake server that answers every request with LOCATION_FORWARD.
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
-        let target = obj.0.ior().clone();
+        let target = obj.object().ior().clone();
         let h = std::thread::spawn(move || {
             let (mut s, _) = l.accept().unwrap();
             s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -230,7 +241,7 @@ fn location_forward_is_followed() {
         });
         let client = client();
         let url = format!("corbaloc:iiop:1.2@127.0.0.1:{port}/Echo");
-        let e = EchoRef(client.string_to_object(&url).unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
         assert_eq!(e.echo_string("forwarded").unwrap(), "forwarded");
         // The forward sticks for later calls.
         assert_eq!(e.echo_string("again").unwrap(), "again");

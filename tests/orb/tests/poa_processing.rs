@@ -5,101 +5,61 @@
 //! into the same POA during an upcall, PERSISTENT references across a
 //! server restart.
 
-mod common;
-
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::*;
 use peregrine_orb::{
     Cookie, IdAssignment, IdUniqueness, ImplicitActivation, InitialReference, Lifespan, NoContext,
     ObjectRef, Orb, Poa, PoaCurrent, PoaError, Policies, RequestProcessing, Servant,
     ServantActivator, ServantLocator, ServantManager, ServantManagerError, ServantRetention,
-    ServerRequest, SystemException, SystemExceptionKind as K,
+    SystemException, SystemExceptionKind as K,
 };
+use peregrine_orb_tests::*;
 
-const PROBE_ID: &str = "IDL:Test/Probe:1.0";
+const PROBE_ID: &str = ProbeRef::REPOSITORY_ID;
 
 type Hook = Box<dyn Fn(&str) -> Result<String, SystemException> + Send + Sync>;
 
-/// A servant whose `echo_string` answers `tag:arg` and whose `hook`
+/// A `Test::Probe` whose `echo_string` answers `tag:arg` and whose `hook`
 /// runs a closure inside the upcall.
-struct Probe {
+struct ProbeImpl {
     tag: String,
     hook: Option<Hook>,
 }
 
-impl Probe {
+impl ProbeImpl {
     fn tagged(tag: &str) -> Arc<dyn Servant> {
-        Arc::new(Probe {
+        Arc::new(ProbeSkeleton::new(ProbeImpl {
             tag: tag.into(),
             hook: None,
-        })
+        }))
     }
 
     fn with_hook(tag: &str, hook: Hook) -> Arc<dyn Servant> {
-        Arc::new(Probe {
+        Arc::new(ProbeSkeleton::new(ProbeImpl {
             tag: tag.into(),
             hook: Some(hook),
-        })
+        }))
     }
 }
 
-impl Servant for Probe {
-    fn repository_id(&self) -> &'static str {
-        PROBE_ID
+impl Probe for ProbeImpl {
+    fn echo_string(&self, s: &str) -> Result<String, SystemException> {
+        Ok(format!("{}:{s}", self.tag))
     }
-    fn is_a(&self, id: &str) -> bool {
-        id == PROBE_ID
-    }
-    fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
-        match req.operation() {
-            "echo_string" => {
-                let s = req.args().read_str()?.into_owned();
-                req.reply().write_string(&format!("{}:{s}", self.tag))?;
-            }
-            "hook" => {
-                let s = req.args().read_str()?.into_owned();
-                let out = match &self.hook {
-                    Some(h) => h(&s)?,
-                    None => String::new(),
-                };
-                req.reply().write_string(&out)?;
-            }
-            _ => {
-                return Err(SystemException::new(
-                    K::BadOperation,
-                    0,
-                    peregrine_orb::CompletionStatus::No,
-                ))
-            }
+
+    fn hook(&self, s: &str) -> Result<String, SystemException> {
+        match &self.hook {
+            Some(h) => h(s),
+            None => Ok(String::new()),
         }
-        Ok(())
     }
-}
-
-fn echo(obj: &ObjectRef, s: &str) -> Result<String, SystemException> {
-    obj.invoke(
-        "echo_string",
-        |w| w.write_string(s),
-        |r| r.read_string(),
-        |_, _| None::<peregrine_cdr::Result<SystemException>>,
-    )
-}
-
-fn hook(obj: &ObjectRef, s: &str) -> Result<String, SystemException> {
-    obj.invoke(
-        "hook",
-        |w| w.write_string(s),
-        |r| r.read_string(),
-        |_, _| None::<peregrine_cdr::Result<SystemException>>,
-    )
 }
 
 /// `obj` seen through another ORB.
-fn via(orb: &Orb, obj: &ObjectRef) -> ObjectRef {
-    orb.object_from_ior(obj.ior().clone()).unwrap()
+fn via(orb: &Orb, obj: &ObjectRef) -> ProbeRef {
+    ProbeRef::unchecked_narrow(orb.object_from_ior(obj.ior().clone()).unwrap())
 }
 
 fn server_orb() -> Orb {
@@ -162,7 +122,7 @@ impl ServantActivator for Activator {
         }
         if self.self_deactivating {
             let log = self.log.clone();
-            return Ok(Probe::with_hook(
+            return Ok(ProbeImpl::with_hook(
                 &id,
                 Box::new(move |_| {
                     let cur = PoaCurrent;
@@ -176,7 +136,7 @@ impl ServantActivator for Activator {
                 }),
             ));
         }
-        Ok(Probe::tagged(&id))
+        Ok(ProbeImpl::tagged(&id))
     }
 
     fn etherealize(
@@ -237,22 +197,22 @@ fn servant_activator_incarnates_and_etherealizes() {
             &poa.create_reference_with_id(b"b", PROBE_ID).unwrap(),
         );
         assert_eq!(poa.active_objects(), 0);
-        assert_eq!(echo(&a, "1").unwrap(), "a:1");
-        assert_eq!(echo(&a, "2").unwrap(), "a:2");
-        assert_eq!(echo(&b, "3").unwrap(), "b:3");
+        assert_eq!(a.echo_string("1").unwrap(), "a:1");
+        assert_eq!(a.echo_string("2").unwrap(), "a:2");
+        assert_eq!(b.echo_string("3").unwrap(), "b:3");
         assert_eq!(log.take(), ["incarnate a in Act", "incarnate b in Act"]);
         assert_eq!(poa.active_objects(), 2);
         // Deactivation etherealizes; the next request incarnates again.
         poa.deactivate_object(b"a").unwrap();
         assert_eq!(log.take(), ["etherealize a cleanup=false remaining=false"]);
-        assert_eq!(echo(&a, "4").unwrap(), "a:4");
+        assert_eq!(a.echo_string("4").unwrap(), "a:4");
         assert_eq!(log.take(), ["incarnate a in Act"]);
         // A system exception from incarnate reaches the client.
         let m = via(
             &client,
             &poa.create_reference_with_id(b"missing", PROBE_ID).unwrap(),
         );
-        assert_eq!(echo(&m, "x").unwrap_err().kind, K::ObjectNotExist);
+        assert_eq!(m.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
         log.take();
         // destroy etherealizes everything with cleanup_in_progress.
         poa.destroy(true, true).unwrap();
@@ -265,7 +225,7 @@ fn servant_activator_incarnates_and_etherealizes() {
                 "etherealize b cleanup=true remaining=false"
             ]
         );
-        assert_eq!(echo(&a, "5").unwrap_err().kind, K::ObjectNotExist);
+        assert_eq!(a.echo_string("5").unwrap_err().kind, K::ObjectNotExist);
         server.shutdown(true);
     });
 }
@@ -294,7 +254,7 @@ fn etherealize_waits_for_the_upcall_and_counts_remaining_activations() {
         // The servant deactivates its own object inside its upcall (a
         // callback into the same POA: no deadlock); etherealize comes
         // only after the upcall has returned.
-        assert_eq!(hook(&x, "").unwrap(), "bye");
+        assert_eq!(x.hook("").unwrap(), "bye");
         assert_eq!(
             log.take(),
             [
@@ -305,7 +265,7 @@ fn etherealize_waits_for_the_upcall_and_counts_remaining_activations() {
         );
 
         // MULTIPLE_ID: one servant for several ids.
-        let shared = Probe::tagged("shared");
+        let shared = ProbeImpl::tagged("shared");
         let poa = activator_poa(
             &server,
             "Multi",
@@ -322,7 +282,7 @@ fn etherealize_waits_for_the_upcall_and_counts_remaining_activations() {
                 &client,
                 &poa.create_reference_with_id(id, PROBE_ID).unwrap(),
             );
-            assert_eq!(echo(&r, "m").unwrap(), "shared:m");
+            assert_eq!(r.echo_string("m").unwrap(), "shared:m");
         }
         log.take();
         poa.deactivate_object(b"p").unwrap();
@@ -362,7 +322,7 @@ impl ServantLocator for Locator {
             String::from_utf8_lossy(oid)
         ));
         let tag = String::from_utf8_lossy(oid).into_owned();
-        let servant = Probe::with_hook(
+        let servant = ProbeImpl::with_hook(
             &tag,
             Box::new(|_| {
                 // POACurrent works inside a located servant too.
@@ -406,7 +366,7 @@ fn servant_locator_pre_and_postinvoke_with_cookies_and_forwarding() {
         // The forward target: an object in the RootPOA.
         let target = server
             .root_poa()
-            .servant_to_reference(&Probe::tagged("target"))
+            .servant_to_reference(&ProbeImpl::tagged("target"))
             .unwrap();
         let p = child(
             &server,
@@ -424,15 +384,15 @@ fn servant_locator_pre_and_postinvoke_with_cookies_and_forwarding() {
             &p.create_reference_with_id(b"k", PROBE_ID).unwrap(),
         );
         // No manager yet: OBJ_ADAPTER.
-        assert_eq!(echo(&r, "x").unwrap_err().kind, K::ObjAdapter);
+        assert_eq!(r.echo_string("x").unwrap_err().kind, K::ObjAdapter);
         p.set_servant_manager(ServantManager::Locator(Arc::new(Locator {
             log: log.clone(),
             next: AtomicUsize::new(0),
             forward: Some(target.clone()),
         })))
         .unwrap();
-        assert_eq!(echo(&r, "1").unwrap(), "k:1");
-        assert_eq!(hook(&r, "").unwrap(), "in k");
+        assert_eq!(r.echo_string("1").unwrap(), "k:1");
+        assert_eq!(r.hook("").unwrap(), "in k");
         assert_eq!(
             log.take(),
             [
@@ -447,14 +407,14 @@ fn servant_locator_pre_and_postinvoke_with_cookies_and_forwarding() {
             &client,
             &p.create_reference_with_id(b"postfail", PROBE_ID).unwrap(),
         );
-        let e = echo(&f, "x").unwrap_err();
+        let e = f.echo_string("x").unwrap_err();
         assert_eq!((e.kind, e.minor), (K::NoPermission, 9));
         // ForwardRequest from preinvoke: the client follows it.
         let fw = via(
             &client,
             &p.create_reference_with_id(b"elsewhere", PROBE_ID).unwrap(),
         );
-        assert_eq!(echo(&fw, "go").unwrap(), "target:go");
+        assert_eq!(fw.echo_string("go").unwrap(), "target:go");
         server.shutdown(true);
     });
 }
@@ -467,7 +427,7 @@ fn forward_request_from_incarnate() {
         let client = client();
         let target = other
             .root_poa()
-            .servant_to_reference(&Probe::tagged("over-there"))
+            .servant_to_reference(&ProbeImpl::tagged("over-there"))
             .unwrap();
         let log = Arc::new(Log::default());
         let poa = activator_poa(
@@ -485,7 +445,7 @@ fn forward_request_from_incarnate() {
             &client,
             &poa.create_reference_with_id(b"moved", PROBE_ID).unwrap(),
         );
-        assert_eq!(echo(&r, "hi").unwrap(), "over-there:hi");
+        assert_eq!(r.echo_string("hi").unwrap(), "over-there:hi");
         assert_eq!(poa.active_objects(), 0);
         other.shutdown(true);
         server.shutdown(true);
@@ -506,7 +466,7 @@ fn default_servant_with_retain_and_system_ids() {
                 ..Policies::default()
             },
         );
-        let dflt = Probe::with_hook(
+        let dflt = ProbeImpl::with_hook(
             "default",
             Box::new(|_| {
                 // servant_to_id of the default servant inside its upcall
@@ -520,18 +480,21 @@ fn default_servant_with_retain_and_system_ids() {
             }),
         );
         let unset = via(&client, &p.create_reference(PROBE_ID).unwrap());
-        assert_eq!(echo(&unset, "x").unwrap_err().kind, K::ObjAdapter);
+        assert_eq!(unset.echo_string("x").unwrap_err().kind, K::ObjAdapter);
         p.set_servant(dflt.clone()).unwrap();
-        let own = p.activate_object(Probe::tagged("own")).unwrap();
+        let own = p.activate_object(ProbeImpl::tagged("own")).unwrap();
         let own_ref = via(&client, &p.id_to_reference(&own).unwrap());
-        assert_eq!(echo(&own_ref, "x").unwrap(), "own:x");
+        assert_eq!(own_ref.echo_string("x").unwrap(), "own:x");
         // A reserved (never activated) id goes to the default servant.
-        assert_eq!(echo(&unset, "y").unwrap(), "default:y");
-        assert_eq!(hook(&unset, "").unwrap(), "8");
+        assert_eq!(unset.echo_string("y").unwrap(), "default:y");
+        assert_eq!(unset.hook("").unwrap(), "8");
         // After deactivation the id is stale: OBJECT_NOT_EXIST, not the
         // default servant.
         p.deactivate_object(&own).unwrap();
-        assert_eq!(echo(&own_ref, "z").unwrap_err().kind, K::ObjectNotExist);
+        assert_eq!(
+            own_ref.echo_string("z").unwrap_err().kind,
+            K::ObjectNotExist
+        );
         assert!(matches!(p.id_to_servant(b"whatever"), Ok(s) if Arc::ptr_eq(&s, &dflt)));
         server.shutdown(true);
     });
@@ -541,7 +504,7 @@ fn default_servant_with_retain_and_system_ids() {
 fn implicit_activation_and_id_uniqueness() {
     bounded(60, || {
         let server = server_orb();
-        let s = Probe::tagged("s");
+        let s = ProbeImpl::tagged("s");
         // UNIQUE_ID + IMPLICIT (the RootPOA): one id per servant.
         let root = server.root_poa();
         let id1 = root.servant_to_id(&s).unwrap();
@@ -611,14 +574,16 @@ fn poa_current_and_callbacks_into_the_same_poa() {
         };
         assert_eq!(cur.get_poa().unwrap_err(), NoContext);
         assert!(cur.get_object_id().is_err() && cur.get_servant().is_err());
-        let peer = root.servant_to_reference(&Probe::tagged("peer")).unwrap();
+        let peer = root
+            .servant_to_reference(&ProbeImpl::tagged("peer"))
+            .unwrap();
         // The servant calls out through its own ORB (the server's), as a
         // real server would: the client's connection is busy with the
         // outer request (thread-per-connection reads the next request
         // only after the upcall).
-        let peer_for_hook = peer.clone();
+        let peer_for_hook = ProbeRef::unchecked_narrow(peer.clone());
         let rootc = root.clone();
-        let callee = Probe::with_hook(
+        let callee = ProbeImpl::with_hook(
             "caller",
             Box::new(move |_| {
                 let cur = PoaCurrent;
@@ -629,11 +594,11 @@ fn poa_current_and_callbacks_into_the_same_poa() {
                 assert_eq!(poa.reference_to_id(&me).unwrap(), id);
                 // Back into the same POA: activate, make references,
                 // deactivate, and a remote call to another object of it.
-                let tmp = Probe::tagged("tmp");
+                let tmp = ProbeImpl::tagged("tmp");
                 let tid = poa.activate_object(tmp.clone()).unwrap();
                 let _ = poa.servant_to_reference(&tmp).unwrap();
                 poa.deactivate_object(&tid).unwrap();
-                let nested = echo(&peer_for_hook, "nested")?;
+                let nested = peer_for_hook.echo_string("nested")?;
                 // destroy(wait) from an upcall would deadlock.
                 let e = poa.destroy(false, true).unwrap_err();
                 assert!(matches!(e, PoaError::System(e) if e.kind == K::BadInvOrder));
@@ -641,12 +606,12 @@ fn poa_current_and_callbacks_into_the_same_poa() {
             }),
         );
         let r = via(&client, &root.servant_to_reference(&callee).unwrap());
-        assert_eq!(hook(&r, "").unwrap(), "peer:nested from 8");
+        assert_eq!(r.hook("").unwrap(), "peer:nested from 8");
         // Several threads at once, each nesting a call.
         let hs: Vec<_> = (0..4)
             .map(|_| {
                 let r = r.clone();
-                std::thread::spawn(move || hook(&r, "").unwrap())
+                std::thread::spawn(move || r.hook("").unwrap())
             })
             .collect();
         for h in hs {
@@ -697,33 +662,33 @@ fn persistent_references_survive_a_server_restart() {
     bounded(60, || {
         let port = free_port();
         let (s1, poa) = persistent_server(port);
-        poa.activate_object_with_id(b"alice", Probe::tagged("first"))
+        poa.activate_object_with_id(b"alice", ProbeImpl::tagged("first"))
             .unwrap();
         let ior = s1.object_to_string(&poa.id_to_reference(b"alice").unwrap());
         // A transient reference of the same server, for contrast.
         let transient = s1.object_to_string(
             &s1.root_poa()
-                .servant_to_reference(&Probe::tagged("t"))
+                .servant_to_reference(&ProbeImpl::tagged("t"))
                 .unwrap(),
         );
         let client = client();
-        let alice = client.string_to_object(&ior).unwrap().unwrap();
-        let t = client.string_to_object(&transient).unwrap().unwrap();
-        assert_eq!(echo(&alice, "1").unwrap(), "first:1");
-        assert_eq!(echo(&t, "1").unwrap(), "t:1");
+        let alice = ProbeRef::unchecked_narrow(client.string_to_object(&ior).unwrap().unwrap());
+        let t = ProbeRef::unchecked_narrow(client.string_to_object(&transient).unwrap().unwrap());
+        assert_eq!(alice.echo_string("1").unwrap(), "first:1");
+        assert_eq!(t.echo_string("1").unwrap(), "t:1");
         s1.destroy();
         drop(s1);
 
         let (s2, poa) = persistent_server(port);
-        poa.activate_object_with_id(b"alice", Probe::tagged("second"))
+        poa.activate_object_with_id(b"alice", ProbeImpl::tagged("second"))
             .unwrap();
         let _ = s2
             .root_poa()
-            .servant_to_reference(&Probe::tagged("t2"))
+            .servant_to_reference(&ProbeImpl::tagged("t2"))
             .unwrap();
-        assert_eq!(echo(&alice, "2").unwrap(), "second:2");
+        assert_eq!(alice.echo_string("2").unwrap(), "second:2");
         // The old transient reference is stale in the new process.
-        assert_eq!(echo(&t, "2").unwrap_err().kind, K::ObjectNotExist);
+        assert_eq!(t.echo_string("2").unwrap_err().kind, K::ObjectNotExist);
         // The new server's references equal the old ones.
         assert_eq!(
             s2.object_to_string(&poa.id_to_reference(b"alice").unwrap()),
@@ -739,7 +704,7 @@ impl ServantActivator for SlowActivator {
     fn incarnate(&self, oid: &[u8], _: &Poa) -> Result<Arc<dyn Servant>, ServantManagerError> {
         self.0.fetch_add(1, Ordering::SeqCst);
         std::thread::sleep(std::time::Duration::from_millis(300));
-        Ok(Probe::tagged(&format!("slow{}", oid.len())))
+        Ok(ProbeImpl::tagged(&format!("slow{}", oid.len())))
     }
     fn etherealize(&self, _: &[u8], _: &Poa, _: Arc<dyn Servant>, _: bool, _: bool) {}
 }
@@ -767,7 +732,7 @@ fn concurrent_first_requests_incarnate_once() {
                 let r = r.clone();
                 std::thread::spawn(move || {
                     let c = client();
-                    echo(&via(&c, &r), "c").unwrap()
+                    via(&c, &r).echo_string("c").unwrap()
                 })
             })
             .collect();
@@ -780,7 +745,7 @@ fn concurrent_first_requests_incarnate_once() {
         // next request incarnates it again.
         let id = poa.reference_to_id(&r).unwrap();
         poa.deactivate_object(&id).unwrap();
-        echo(&via(&client(), &r), "again").unwrap();
+        via(&client(), &r).echo_string("again").unwrap();
         assert_eq!(act.0.load(Ordering::SeqCst), 2);
         server.shutdown(true);
     });

@@ -2,13 +2,10 @@
 //! concurrently on the workers; results, exceptions and oneways are
 //! intact; shutdown closes every connection.
 
-mod common;
-
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
-use peregrine_orb::{Orb, Servant, SystemExceptionKind as K, ThreadModel};
+use peregrine_orb::{Orb, SystemExceptionKind as K, ThreadModel};
+use peregrine_orb_tests::*;
 
 fn pool_server(n: usize) -> (Orb, EchoRef) {
     let orb = Orb::builder()
@@ -18,9 +15,9 @@ fn pool_server(n: usize) -> (Orb, EchoRef) {
         .unwrap();
     let root = orb.root_poa();
     root.manager().activate().unwrap();
-    let s: Arc<dyn Servant> = Arc::new(EchoImpl::default());
+    let s = echo_servant();
     let obj = root.servant_to_reference(&s).unwrap();
-    (orb, EchoRef(obj))
+    (orb, EchoRef::unchecked_narrow(obj))
 }
 
 #[test]
