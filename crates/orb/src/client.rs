@@ -931,6 +931,12 @@ impl ReplyMsg {
 struct Call<'o> {
     obj: &'o ObjectRef,
     op: &'o str,
+    st: CallState,
+}
+
+/// Everything about a call in flight but the reference and the operation
+/// name, so a deferred call can keep it while its caller goes on.
+struct CallState {
     twoway: bool,
     deadline: Instant,
     target: Option<Arc<Target>>,
@@ -940,6 +946,11 @@ struct Call<'o> {
     version: GiopVersion,
     args_start: usize,
     pending: Option<Pending>,
+    /// The `pending` marker of the message last sent (a re-send rewrites
+    /// the header in front of the same arguments).
+    sent_pending: Option<Pending>,
+    forwards: usize,
+    resends: usize,
 }
 
 impl<'o> Call<'o> {
@@ -957,20 +968,26 @@ impl<'o> Call<'o> {
         Ok(Call {
             obj,
             op,
-            twoway,
-            deadline: Instant::now() + timeout,
-            target: None,
-            conn: None,
-            request_id: 0,
-            codesets: CodeSets::default(),
-            version: GiopVersion::V1_2,
-            args_start: 0,
-            pending: None,
+            st: CallState {
+                twoway,
+                deadline: Instant::now() + timeout,
+                target: None,
+                conn: None,
+                request_id: 0,
+                codesets: CodeSets::default(),
+                version: GiopVersion::V1_2,
+                args_start: 0,
+                pending: None,
+                sent_pending: None,
+                forwards: 0,
+                resends: 0,
+            },
         })
     }
 
     fn peer(&self) -> String {
-        self.conn
+        self.st
+            .conn
             .as_ref()
             .map(|c| c.ep.to_string())
             .unwrap_or_else(|| "?".into())
@@ -984,7 +1001,7 @@ impl<'o> Call<'o> {
         let mut tries = 0;
         let (target, conn, id, cs, ctx) = loop {
             let target = inner.target()?;
-            let conn = match target.conn(&inner.orb, self.deadline) {
+            let conn = match target.conn(&inner.orb, self.st.deadline) {
                 Ok(c) => c,
                 Err(e) if target.forwarded => {
                     // A forwarded target that fails: back to the original.
@@ -998,8 +1015,8 @@ impl<'o> Call<'o> {
                 Err(e) => return Err(e),
             };
             conn.check_idle();
-            let prefer = align.map(|_| self.codesets);
-            match conn.begin(&target, prefer, self.twoway) {
+            let prefer = align.map(|_| self.st.codesets);
+            match conn.begin(&target, prefer, self.st.twoway) {
                 Ok((id, cs, ctx)) => break (target, conn, id, cs, ctx),
                 Err(_) if tries < 2 => {
                     tries += 1;
@@ -1018,14 +1035,14 @@ impl<'o> Call<'o> {
                 }
             }
         };
-        if let Some(old) = &self.conn {
-            if let Some(p) = &self.pending {
+        if let Some(old) = &self.st.conn {
+            if let Some(p) = &self.st.pending {
                 // Re-sending already-encoded arguments is only sound when
                 // they would encode the same way.
                 let has_args = w.len() > p.body_start();
-                let same_cs = self.codesets.char == cs.char
-                    && (self.codesets.wchar.is_none() || self.codesets.wchar == cs.wchar);
-                if has_args && (!same_cs || self.version != target.version) {
+                let same_cs = self.st.codesets.char == cs.char
+                    && (self.st.codesets.wchar.is_none() || self.st.codesets.wchar == cs.wchar);
+                if has_args && (!same_cs || self.st.version != target.version) {
                     conn.forget(id);
                     return Err(raise(
                         K::Transient,
@@ -1056,7 +1073,7 @@ impl<'o> Call<'o> {
         } else {
             ServiceContexts::EMPTY
         };
-        let flags = if self.twoway {
+        let flags = if self.st.twoway {
             ResponseFlags::SyncWithTarget
         } else {
             ResponseFlags::None
@@ -1090,28 +1107,28 @@ impl<'o> Call<'o> {
                 _ => break p,
             }
         };
-        self.args_start = w.len();
-        self.pending = Some(pending);
-        self.request_id = id;
-        self.codesets = cs;
-        self.version = target.version;
-        self.target = Some(target);
-        self.conn = Some(conn);
+        self.st.args_start = w.len();
+        self.st.pending = Some(pending);
+        self.st.request_id = id;
+        self.st.codesets = cs;
+        self.st.version = target.version;
+        self.st.target = Some(target);
+        self.st.conn = Some(conn);
         Ok(())
     }
 
     /// Re-binds (after a forward or a CloseConnection) and rewrites the
     /// header in front of the already-encoded arguments.
     fn relocate(&mut self, w: &mut Writer) -> Result<(), SystemException> {
-        let args = w.as_slice()[self.args_start..].to_vec();
-        let align = self.args_start % 8;
+        let args = w.as_slice()[self.st.args_start..].to_vec();
+        let align = self.st.args_start % 8;
         self.prepare(w, Some(align))?;
         w.write_bytes(&args);
         Ok(())
     }
 
     fn finish_message(&mut self, w: &mut Writer) -> Result<(), SystemException> {
-        if let Some(p) = self.pending.take() {
+        if let Some(p) = self.st.pending.take() {
             p.finish(w).map_err(|e| {
                 raise(
                     K::Marshal,
@@ -1127,16 +1144,29 @@ impl<'o> Call<'o> {
     /// Sends and (for twoway) waits, following forwards and re-sending
     /// when the server provably did not process the request.
     fn run(&mut self, w: &mut Writer) -> Result<Option<ReplyMsg>, SystemException> {
-        let mut forwards = 0;
-        let mut resends = 0;
         loop {
-            let pending = self.pending;
+            self.send(w)?;
+            if !self.st.twoway {
+                return Ok(None);
+            }
+            if let Some(reply) = self.await_reply(w)? {
+                return Ok(Some(reply));
+            }
+        }
+    }
+
+    /// Sends the prepared request (`w` holds it), re-sending on a fresh
+    /// connection when the write fails.
+    fn send(&mut self, w: &mut Writer) -> Result<(), SystemException> {
+        loop {
+            let pending = self.st.pending;
+            self.st.sent_pending = pending;
             self.finish_message(w)?;
-            let conn = self.conn.clone().expect("prepared");
+            let conn = self.st.conn.clone().expect("prepared");
             if let Err(e) = conn.send(w.as_slice()) {
-                conn.forget(self.request_id);
-                if resends < MAX_RESENDS {
-                    resends += 1;
+                conn.forget(self.st.request_id);
+                if self.st.resends < MAX_RESENDS {
+                    self.st.resends += 1;
                     self.restore_pending(pending);
                     self.relocate(w)?;
                     continue;
@@ -1148,120 +1178,120 @@ impl<'o> Call<'o> {
                     format_args!("sending {:?} to {}: {e}", self.op, conn.ep),
                 ));
             }
-            if !self.twoway {
+            return Ok(());
+        }
+    }
+
+    /// Waits for the reply to the request just sent. `Ok(None)` means the
+    /// request was re-targeted (forward, orderly close) and `w` holds it
+    /// again, ready for [`Call::send`].
+    fn await_reply(&mut self, w: &mut Writer) -> Result<Option<ReplyMsg>, SystemException> {
+        let pending = self.st.sent_pending;
+        let conn = self.st.conn.clone().expect("sent");
+        let arrived = match conn.wait(self.st.request_id, self.st.deadline) {
+            Ok(a) => a,
+            Err(WaitError::TimedOut) => {
+                return Err(raise(
+                    K::Timeout,
+                    0,
+                    CompletionStatus::Maybe,
+                    format_args!(
+                        "calling {:?} on {}: waiting for the reply: deadline expired",
+                        self.op, conn.ep
+                    ),
+                ))
+            }
+            Err(WaitError::Closed(Closed::Orderly)) if self.st.resends < MAX_RESENDS => {
+                self.st.resends += 1;
+                self.restore_pending(pending);
+                self.relocate(w)?;
                 return Ok(None);
             }
-            let arrived = match conn.wait(self.request_id, self.deadline) {
-                Ok(a) => a,
-                Err(WaitError::TimedOut) => {
-                    return Err(raise(
-                        K::Timeout,
-                        0,
-                        CompletionStatus::Maybe,
-                        format_args!(
-                            "calling {:?} on {}: waiting for the reply: deadline expired",
-                            self.op, conn.ep
-                        ),
-                    ))
-                }
-                Err(WaitError::Closed(Closed::Orderly)) if resends < MAX_RESENDS => {
-                    resends += 1;
-                    self.restore_pending(pending);
-                    self.relocate(w)?;
-                    continue;
-                }
-                Err(WaitError::Closed(c)) => {
-                    let why = match c {
-                        Closed::Orderly => "the server closed the connection".to_string(),
-                        Closed::Broken(s) => s,
-                    };
-                    return Err(raise(
-                        K::CommFailure,
-                        0,
-                        CompletionStatus::Maybe,
-                        format_args!(
-                            "calling {:?} on {}: waiting for the reply: {why}",
-                            self.op, conn.ep
-                        ),
-                    ));
-                }
-            };
-            let reply = ReplyMsg {
-                conn: conn.clone(),
-                arrived,
-                codesets: self.codesets,
-            };
-            let (status, mut r) = reply.body()?;
-            match status {
-                ReplyStatus::NoException | ReplyStatus::UserException => {
-                    return Ok(Some(reply));
-                }
-                ReplyStatus::SystemException => {
-                    let e = <SystemException as peregrine_cdr::Decode>::decode(&mut r).map_err(
-                        |e| {
-                            raise(
-                                K::Marshal,
-                                0,
-                                CompletionStatus::Maybe,
-                                format_args!(
-                                    "calling {:?} on {}: malformed system exception reply: {e}",
-                                    self.op, conn.ep
-                                ),
-                            )
-                        },
-                    )?;
-                    record(&e, format_args!("raised by {} for {:?}", conn.ep, self.op));
-                    return Err(e);
-                }
-                ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
-                    let ior = <Ior as peregrine_cdr::Decode>::decode(&mut r);
-                    drop(reply);
-                    let ior = ior.map_err(|e| {
+            Err(WaitError::Closed(c)) => {
+                let why = match c {
+                    Closed::Orderly => "the server closed the connection".to_string(),
+                    Closed::Broken(s) => s,
+                };
+                return Err(raise(
+                    K::CommFailure,
+                    0,
+                    CompletionStatus::Maybe,
+                    format_args!(
+                        "calling {:?} on {}: waiting for the reply: {why}",
+                        self.op, conn.ep
+                    ),
+                ));
+            }
+        };
+        let reply = ReplyMsg {
+            conn: conn.clone(),
+            arrived,
+            codesets: self.st.codesets,
+        };
+        let (status, mut r) = reply.body()?;
+        match status {
+            ReplyStatus::NoException | ReplyStatus::UserException => Ok(Some(reply)),
+            ReplyStatus::SystemException => {
+                let e =
+                    <SystemException as peregrine_cdr::Decode>::decode(&mut r).map_err(|e| {
                         raise(
                             K::Marshal,
                             0,
-                            CompletionStatus::No,
-                            format_args!("malformed LOCATION_FORWARD from {}: {e}", conn.ep),
+                            CompletionStatus::Maybe,
+                            format_args!(
+                                "calling {:?} on {}: malformed system exception reply: {e}",
+                                self.op, conn.ep
+                            ),
                         )
                     })?;
-                    forwards += 1;
-                    if forwards > MAX_FORWARDS {
-                        return Err(raise(
-                            K::Transient,
-                            0,
-                            CompletionStatus::No,
-                            format_args!(
-                                "calling {:?}: more than {MAX_FORWARDS} LOCATION_FORWARDs",
-                                self.op
-                            ),
-                        ));
-                    }
-                    let t =
-                        Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
-                    self.obj.inner.set_target(Some(Arc::new(t)));
-                    self.restore_pending(pending);
-                    self.relocate(w)?;
-                    continue;
-                }
-                ReplyStatus::NeedsAddressingMode => {
+                record(&e, format_args!("raised by {} for {:?}", conn.ep, self.op));
+                Err(e)
+            }
+            ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
+                let ior = <Ior as peregrine_cdr::Decode>::decode(&mut r);
+                drop(reply);
+                let ior = ior.map_err(|e| {
+                    raise(
+                        K::Marshal,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("malformed LOCATION_FORWARD from {}: {e}", conn.ep),
+                    )
+                })?;
+                self.st.forwards += 1;
+                if self.st.forwards > MAX_FORWARDS {
                     return Err(raise(
-                        K::NoImplement,
+                        K::Transient,
                         0,
                         CompletionStatus::No,
                         format_args!(
-                            "calling {:?}: {} needs an addressing mode other than KeyAddr",
-                            self.op, conn.ep
+                            "calling {:?}: more than {MAX_FORWARDS} LOCATION_FORWARDs",
+                            self.op
                         ),
-                    ))
+                    ));
                 }
+                let t = Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
+                self.obj.inner.set_target(Some(Arc::new(t)));
+                self.restore_pending(pending);
+                self.relocate(w)?;
+                Ok(None)
             }
+            ReplyStatus::NeedsAddressingMode => Err(raise(
+                K::NoImplement,
+                0,
+                CompletionStatus::No,
+                format_args!(
+                    "calling {:?}: {} needs an addressing mode other than KeyAddr",
+                    self.op, conn.ep
+                ),
+            )),
         }
     }
 
     /// `finish` consumed the pending marker; a re-send writes a new header,
     /// so only the body start matters (kept for the re-marshal check).
     fn restore_pending(&mut self, p: Option<Pending>) {
-        self.pending = p;
+        self.st.pending = p;
     }
 }
 
@@ -1338,8 +1368,8 @@ fn send_request(
     let mut call = Call::new(obj, op, twoway)?;
     call.prepare(w, None)?;
     if let Err(e) = encode_args(w) {
-        if let Some(c) = &call.conn {
-            c.forget(call.request_id);
+        if let Some(c) = &call.st.conn {
+            c.forget(call.st.request_id);
         }
         return Err(cdr_to_sys(
             &e,
