@@ -37,6 +37,10 @@ const MAX_FORWARDS: usize = 8;
 /// process it (CloseConnection, failed write).
 const MAX_RESENDS: usize = 3;
 
+/// How long `poll` may read once the socket has bytes: enough for the
+/// rest of a message that is arriving, never a real wait.
+const POLL_READ: Duration = Duration::from_millis(5);
+
 /// The state behind an [`ObjectRef`].
 pub(crate) struct RefInner {
     pub(crate) orb: Orb,
@@ -604,42 +608,14 @@ impl ClientConn {
                 return Err(WaitError::TimedOut);
             }
             if !st.leader {
-                st.leader = true;
-                let mut rx = std::mem::take(&mut st.rx);
-                drop(st);
-                let out = self.lead(&mut rx, id, deadline);
-                st = lock(&self.st);
-                st.leader = false;
-                st.last_activity = Instant::now();
-                if rx.buf.is_empty() && rx.filled == 0 {
-                    rx.buf = std::mem::take(&mut st.spare);
-                }
-                st.rx = rx;
-                if st.waiters > 0 {
-                    self.cv.notify_all();
-                }
+                let out;
+                (st, out) = self.take_lead(st, id, deadline);
                 match out {
                     Lead::Mine(a) => {
                         st.pending.remove(&id);
-                        // Only a Reply answers the CodeSets context (a
-                        // LocateRequest carries none).
-                        if is_reply(&a.buf.buf) {
-                            st.codesets_acked = true;
-                        }
                         return Ok(a);
                     }
-                    Lead::TimedOut => continue,
-                    Lead::Closed(c) => {
-                        if st.closed.is_none() {
-                            st.closed = Some(c);
-                        }
-                        st.reasm.clear();
-                        drop(st);
-                        self.cv.notify_all();
-                        self.t.shutdown();
-                        st = lock(&self.st);
-                        continue;
-                    }
+                    Lead::TimedOut | Lead::Closed(_) => continue,
                 }
             }
             st.waiters += 1;
@@ -649,6 +625,82 @@ impl ClientConn {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
             st.waiters -= 1;
+        }
+    }
+
+    /// Becomes the leader (the caller saw none), reads the socket until
+    /// `id`'s reply arrives or `deadline` passes, then hands leadership
+    /// back: the receive buffer returns to the connection, followers are
+    /// woken, and a broken connection is marked closed for everyone.
+    fn take_lead<'g>(
+        &'g self,
+        mut st: MutexGuard<'g, ConnState>,
+        id: u32,
+        deadline: Instant,
+    ) -> (MutexGuard<'g, ConnState>, Lead) {
+        st.leader = true;
+        let mut rx = std::mem::take(&mut st.rx);
+        drop(st);
+        let out = self.lead(&mut rx, id, deadline);
+        let mut st = lock(&self.st);
+        st.leader = false;
+        st.last_activity = Instant::now();
+        if rx.buf.is_empty() && rx.filled == 0 {
+            rx.buf = std::mem::take(&mut st.spare);
+        }
+        st.rx = rx;
+        if st.waiters > 0 {
+            self.cv.notify_all();
+        }
+        match &out {
+            // Only a Reply answers the CodeSets context (a LocateRequest
+            // carries none).
+            Lead::Mine(a) if is_reply(&a.buf.buf) => st.codesets_acked = true,
+            Lead::Closed(c) => {
+                if st.closed.is_none() {
+                    st.closed = Some(c.clone());
+                }
+                st.reasm.clear();
+                drop(st);
+                self.cv.notify_all();
+                self.t.shutdown();
+                st = lock(&self.st);
+            }
+            _ => {}
+        }
+        (st, out)
+    }
+
+    /// Whether the reply to `id` (a deferred call) can be collected
+    /// without blocking: it arrived, or the connection ended. Reads what
+    /// the socket already holds when no other thread is reading it.
+    fn poll(&self, id: u32) -> bool {
+        let mut st = lock(&self.st);
+        if st.closed.is_some() || !matches!(st.pending.get(&id), Some(None)) {
+            return true;
+        }
+        if st.leader {
+            // The reading thread files our reply when it comes.
+            return false;
+        }
+        st.leader = true;
+        drop(st);
+        // No thread reads the socket now, so toggling it non-blocking to
+        // peek is safe.
+        let readable = self.t.peer_closed_or_readable();
+        st = lock(&self.st);
+        st.leader = false;
+        if !readable {
+            return false;
+        }
+        let (mut st, out) = self.take_lead(st, id, Instant::now() + POLL_READ);
+        match out {
+            Lead::Mine(a) => {
+                st.pending.insert(id, Some(a));
+                true
+            }
+            Lead::Closed(_) => true,
+            Lead::TimedOut => false,
         }
     }
 
@@ -1319,6 +1371,19 @@ pub(crate) fn invoke<T, E: From<SystemException>>(
     let res = send_request(obj, op, true, &mut w, encode_args);
     put_writer(w);
     let reply = res?.expect("twoway calls return a reply");
+    decode_reply(reply, op, decode_result, decode_user_exception)
+}
+
+/// The results or user exception of a NO_EXCEPTION / USER_EXCEPTION reply.
+fn decode_reply<T, E: From<SystemException>>(
+    reply: ReplyMsg,
+    op: &str,
+    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
+    decode_user_exception: impl for<'a> FnOnce(
+        &str,
+        &mut Reader<'a>,
+    ) -> Option<peregrine_cdr::Result<E>>,
+) -> Result<T, E> {
     let (status, mut r) = reply.body()?;
     let peer = &reply.conn.ep;
     if status == ReplyStatus::NoException {
@@ -1389,6 +1454,118 @@ pub(crate) fn invoke_oneway(
     let res = send_request(obj, op, false, &mut w, encode_args);
     put_writer(w);
     res.map(|_| ())
+}
+
+/// A twoway request sent without waiting for its reply (CORBA's
+/// deferred synchronous invocation, `send_deferred`).
+///
+/// The request is on the wire when [`ObjectRef::send_deferred`] returns;
+/// [`DeferredCall::poll_response`] tells whether the reply can be had
+/// without blocking and [`DeferredCall::get_response`] collects it (waiting
+/// until the call's deadline if need be). A reply that arrives while
+/// another thread reads the connection is kept for this call. Dropping a
+/// `DeferredCall` abandons its reply.
+pub struct DeferredCall {
+    obj: ObjectRef,
+    op: String,
+    /// The encoded request, kept to re-send after a forward or an
+    /// orderly close.
+    w: Writer,
+    st: Option<CallState>,
+}
+
+impl std::fmt::Debug for DeferredCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeferredCall")
+            .field("op", &self.op)
+            .field("request_id", &self.st.as_ref().map(|s| s.request_id))
+            .finish()
+    }
+}
+
+impl DeferredCall {
+    /// The operation name.
+    pub fn operation(&self) -> &str {
+        &self.op
+    }
+
+    /// True when [`DeferredCall::get_response`] would not block: the reply
+    /// has arrived or the call has failed (connection gone, deadline
+    /// passed).
+    pub fn poll_response(&self) -> bool {
+        let Some(st) = &self.st else { return true };
+        if Instant::now() >= st.deadline {
+            return true;
+        }
+        st.conn.as_ref().map_or(true, |c| c.poll(st.request_id))
+    }
+
+    /// Waits for the reply (until the call's deadline) and decodes it as
+    /// [`ObjectRef::invoke`] would. Forwards and orderly closes re-send
+    /// the request as for a synchronous call.
+    pub fn get_response<T, E: From<SystemException>>(
+        mut self,
+        decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
+        decode_user_exception: impl for<'a> FnOnce(
+            &str,
+            &mut Reader<'a>,
+        ) -> Option<peregrine_cdr::Result<E>>,
+    ) -> Result<T, E> {
+        let st = self.st.take().expect("a DeferredCall is consumed once");
+        let mut w = std::mem::take(&mut self.w);
+        let mut call = Call {
+            obj: &self.obj,
+            op: &self.op,
+            st,
+        };
+        let reply = loop {
+            match call.await_reply(&mut w)? {
+                Some(reply) => break reply,
+                None => call.send(&mut w)?,
+            }
+        };
+        decode_reply(reply, &self.op, decode_result, decode_user_exception)
+    }
+}
+
+impl Drop for DeferredCall {
+    fn drop(&mut self) {
+        if let Some(st) = &self.st {
+            if let Some(c) = &st.conn {
+                c.forget(st.request_id);
+            }
+        }
+    }
+}
+
+pub(crate) fn send_deferred(
+    obj: &ObjectRef,
+    op: &str,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+) -> Result<DeferredCall, SystemException> {
+    // The writer travels with the call (a re-send needs the arguments), so
+    // it is not the thread's reusable one.
+    let mut w = Writer::new(ByteOrder::NATIVE);
+    let mut call = Call::new(obj, op, true)?;
+    call.prepare(&mut w, None)?;
+    if let Err(e) = encode_args(&mut w) {
+        if let Some(c) = &call.st.conn {
+            c.forget(call.st.request_id);
+        }
+        return Err(cdr_to_sys(
+            &e,
+            CompletionStatus::No,
+            format_args!("encoding the arguments of {op:?} for {}", call.peer()),
+        ));
+    }
+    call.send(&mut w)?;
+    let st = call.st;
+    Ok(DeferredCall {
+        obj: obj.clone(),
+        op: op.to_owned(),
+        w,
+        st: Some(st),
+    })
 }
 
 /// Number of open client connections of `orb` (tests, diagnostics).

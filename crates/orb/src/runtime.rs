@@ -45,6 +45,7 @@
 //!   `COMPLETED_YES`; arguments that fail to encode become the
 //!   [`SystemException::from_cdr`] mapping with `COMPLETED_NO`.
 
+pub use crate::client::DeferredCall;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,6 +99,19 @@ impl ObjectRef {
         encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
     ) -> Result<(), SystemException> {
         client::invoke_oneway(self, op, encode_args)
+    }
+
+    /// A deferred synchronous invocation: sends the twoway request now and
+    /// returns at once; the reply is collected later with
+    /// [`DeferredCall::get_response`] (decoded with the same closures as
+    /// [`ObjectRef::invoke`]) and [`DeferredCall::poll_response`] tells
+    /// whether it has arrived. The call's deadline runs from now.
+    pub fn send_deferred(
+        &self,
+        op: &str,
+        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    ) -> Result<DeferredCall, SystemException> {
+        client::send_deferred(self, op, encode_args)
     }
 
     /// True if the object supports `repo_id`: answered locally when the
