@@ -197,7 +197,14 @@ pub(crate) fn read_packed(plain: &Plain, n: usize, r: &mut Reader<'_>) -> Result
             if r.order() != ByteOrder::NATIVE {
                 swap_fields(plain, image, n - i);
             }
-            if !plain.padding.is_empty() {
+            if let Some(mask) = &plain.word_mask {
+                for e in image.chunks_exact_mut(stride) {
+                    for (w, m) in e.chunks_exact_mut(8).zip(mask) {
+                        let v = u64::from_ne_bytes((&*w).try_into().expect("8 bytes")) & m;
+                        w.copy_from_slice(&v.to_ne_bytes());
+                    }
+                }
+            } else if !plain.padding.is_empty() {
                 for e in image.chunks_exact_mut(stride) {
                     for &(a, b) in &plain.padding {
                         e[a as usize..b as usize].fill(0);
