@@ -5,7 +5,7 @@
 
 fn main() {
     peregrine_idl_rust::Builder::new()
-        .compile(&["idl/test.idl"])
+        .compile(&["idl/test.idl", "idl/dynamic.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
 }

@@ -9,6 +9,8 @@
 //! Architecture notes: `docs/orb.md`.
 
 mod client;
+pub mod dii;
+pub mod dsi;
 mod error;
 pub mod naming;
 mod orb;
@@ -17,6 +19,8 @@ pub mod runtime;
 mod server;
 pub mod transport;
 
+pub use dii::{ArgFlags, NVList, NamedValue, Request, RequestError};
+pub use dsi::{DynServerRequest, DynamicImplementation, DynamicServant};
 pub use error::last_error_detail;
 pub use orb::{
     InitialReference, Orb, OrbBuilder, ResolveError, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
