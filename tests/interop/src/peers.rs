@@ -26,6 +26,11 @@ pub struct Peers {
     pub server: PathBuf,
     /// `cxx/client.cc`: an omniORB client of `Interop::Echo`.
     pub client: PathBuf,
+    /// `cxx/dyn_server.cc`: an omniORB `DynInterop::Dyn` server
+    /// (`idl/dynamic.idl`: `any`, `TypeCode`, a recursive struct).
+    pub dyn_server: PathBuf,
+    /// `cxx/dyn_client.cc`: an omniORB DII client of `DynInterop::Dyn`.
+    pub dyn_client: PathBuf,
 }
 
 /// The peers, built once per process (and cached across runs in the
@@ -47,6 +52,9 @@ fn sources() -> Vec<PathBuf> {
         d.join("cxx/expected.h"),
         d.join("cxx/server.cc"),
         d.join("cxx/client.cc"),
+        d.join("idl/dynamic.idl"),
+        d.join("cxx/dyn_server.cc"),
+        d.join("cxx/dyn_client.cc"),
     ]
 }
 
@@ -87,6 +95,10 @@ fn build() -> Result<Peers, String> {
     }
     let flags = tool_output("pkg-config", &["--cflags", "--libs", "omniORB4"])?;
     let version = tool_output("pkg-config", &["--modversion", "omniORB4"])?;
+    // The dynamic peers use omniORB's DII and Any/TypeCode support
+    // (libomniDynamic4); their IDL includes orb.idl for CORBA::TypeCode.
+    let dyn_flags = tool_output("pkg-config", &["--cflags", "--libs", "omniDynamic4"])?;
+    let idl_dir = tool_output("pkg-config", &["--variable=idldir", "omniORB4"])?;
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     for s in sources() {
         let bytes = std::fs::read(&s).map_err(|e| format!("reading {}: {e}", s.display()))?;
@@ -94,12 +106,21 @@ fn build() -> Result<Peers, String> {
     }
     fnv(&mut h, flags.as_bytes());
     fnv(&mut h, version.as_bytes());
+    fnv(&mut h, dyn_flags.as_bytes());
+    fnv(&mut h, idl_dir.as_bytes());
     let dir = Path::new(CACHE_DIR).join(format!("omniorb-peers-{h:016x}"));
     let peers = Peers {
         server: dir.join("interop_server"),
         client: dir.join("interop_client"),
+        dyn_server: dir.join("dyn_server"),
+        dyn_client: dir.join("dyn_client"),
     };
-    if peers.server.is_file() && peers.client.is_file() {
+    let built = |p: &Peers| {
+        [&p.server, &p.client, &p.dyn_server, &p.dyn_client]
+            .iter()
+            .all(|b| b.is_file())
+    };
+    if built(&peers) {
         return Ok(peers);
     }
     // Build in a private directory, then rename it into place: concurrent
@@ -114,6 +135,13 @@ fn build() -> Result<Peers, String> {
             .current_dir(&tmp)
             .arg("-bcxx")
             .arg(&idl),
+    )?;
+    run_build(
+        Command::new("omniidl")
+            .current_dir(&tmp)
+            .args(["-bcxx", "-Wba"])
+            .arg(format!("-I{idl_dir}"))
+            .arg(Path::new(CRATE_DIR).join("idl/dynamic.idl")),
     )?;
     let flags: Vec<&str> = flags.split_whitespace().collect();
     for (name, src) in [
@@ -132,10 +160,26 @@ fn build() -> Result<Peers, String> {
                 .args(&flags),
         )?;
     }
+    let dyn_flags: Vec<&str> = dyn_flags.split_whitespace().collect();
+    for (name, src) in [
+        ("dyn_server", "dyn_server.cc"),
+        ("dyn_client", "dyn_client.cc"),
+    ] {
+        run_build(
+            Command::new("g++")
+                .current_dir(&tmp)
+                .args(["-O1", "-std=c++11", "-I."])
+                .arg("-o")
+                .arg(name)
+                .arg(cxx.join(src))
+                .args(["dynamicSK.cc", "dynamicDynSK.cc"])
+                .args(&dyn_flags),
+        )?;
+    }
     match std::fs::rename(&tmp, &dir) {
         Ok(()) => {}
         // Another process won the race: use its build.
-        Err(_) if peers.server.is_file() && peers.client.is_file() => {
+        Err(_) if built(&peers) => {
             let _ = std::fs::remove_dir_all(&tmp);
         }
         Err(e) => {
