@@ -12,6 +12,7 @@
 //! in `peregrine-orb` on top of it.
 
 pub mod any;
+pub mod compiled;
 pub mod error;
 pub mod interp;
 pub mod kind;

@@ -14,6 +14,8 @@ use crate::demux::demux_body;
 use crate::names::{bare, camel, screaming, snake};
 use crate::plain::{self, PType, PlainInfo};
 
+mod tc;
+
 /// Generation options (set through [`crate::Builder`]).
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -21,6 +23,8 @@ pub struct Options {
     pub cdr: String,
     /// Path of the ORB crate in generated code.
     pub orb: String,
+    /// Path of the dynamic crate (`TypeCode`, `Any`) in generated code.
+    pub dynamic: String,
     /// Omit definitions that need unsupported constructs (with a warning)
     /// instead of failing.
     pub skip_unsupported: bool,
@@ -35,6 +39,7 @@ impl Default for Options {
         Options {
             cdr: "::peregrine_cdr".into(),
             orb: "::peregrine_orb".into(),
+            dynamic: "::peregrine_dynamic".into(),
             skip_unsupported: false,
             client: true,
             server: true,
@@ -192,14 +197,12 @@ impl<'a> Gen<'a> {
     /// Why `ty` cannot be generated, if it cannot.
     fn unsupported(&self, ty: &Type) -> Option<String> {
         match ty {
-            Type::Basic(BasicType::Any) => Some("`any` is not supported yet".into()),
             Type::Basic(BasicType::ValueBase) => {
                 Some("`ValueBase` (valuetypes) is not supported yet".into())
             }
             Type::Basic(_) => None,
-            Type::TypeCode => Some("`TypeCode` is not supported yet".into()),
             Type::Fixed(_) => Some("`fixed` is not supported yet".into()),
-            Type::String(_) | Type::WString(_) => None,
+            Type::String(_) | Type::WString(_) | Type::TypeCode => None,
             Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported(t),
             Type::Named(id) => {
                 let d = self.def(*id);
@@ -504,8 +507,9 @@ impl<'a> Gen<'a> {
             BasicType::Boolean => "bool".into(),
             BasicType::Object => format!("Option<{}::ObjectRef>", self.o.orb),
             BasicType::Void => "()".into(),
+            BasicType::Any => format!("{}::Any", self.o.dynamic),
             // Unreachable for generated definitions (filtered as unsupported).
-            BasicType::Any | BasicType::ValueBase => "()".into(),
+            BasicType::ValueBase => "()".into(),
         }
     }
 
@@ -534,7 +538,8 @@ impl<'a> Gen<'a> {
                 }
                 _ => self.path(cur, *id, ""),
             },
-            Type::TypeCode | Type::Fixed(_) => "()".into(),
+            Type::TypeCode => format!("{}::TypeCode", self.o.dynamic),
+            Type::Fixed(_) => "()".into(),
         }
     }
 
@@ -765,7 +770,7 @@ impl<'a> Gen<'a> {
                 DefKind::Enum { .. } => self.enumeration(id, cur),
                 DefKind::Typedef { ty } => {
                     let rt = self.rty(ty, cur);
-                    let code = format!(
+                    let mut code = format!(
                         "{}pub type {} = {rt};\n",
                         doc_attrs(
                             d.doc.as_deref(),
@@ -773,6 +778,7 @@ impl<'a> Gen<'a> {
                         ),
                         camel(&d.name)
                     );
+                    code.push_str(&self.typedef_items(id, ty, cur));
                     self.push(cur, d.scoped_name.clone(), id, code);
                 }
                 DefKind::Const { ty, value } => self.constant(id, ty, value, cur),
@@ -921,6 +927,7 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
             doc = doc_attrs(d.doc.as_deref(), &format!("IDL enum `{}`.", d.scoped_name)),
             rid = lit_str(&d.repo_id),
         );
+        let code = code + &self.tc_items(id, &name, cur);
         self.push(cur, d.scoped_name.clone(), id, code);
     }
 
@@ -1140,6 +1147,7 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
         if let Some(info) = plain {
             s.push_str(&self.plain_impl(&name, members, &info));
         }
+        s.push_str(&self.tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
 
@@ -1244,6 +1252,7 @@ impl std::error::Error for {name} {{}}
             rid = lit_str(&d.repo_id)
         );
         s.push_str(&self.codec_impls(id, &name, &enc, &format!("Ok({init})"), "", ""));
+        s.push_str(&self.tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
 
@@ -1417,6 +1426,7 @@ impl {name} {{
         let dec_body =
             format!("let d: {dty} = {dec_disc}?;\nOk(match d {{\n{dec_arms}{default_arm}}})");
         s.push_str(&self.codec_impls(id, &name, &enc_body, &dec_body, "", ""));
+        s.push_str(&self.tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
 
@@ -1505,7 +1515,7 @@ impl {name} {{
     }
 
     fn error_name(op: &OpInfo) -> String {
-        format!("{}Error", bare(&camel(&op.method)))
+        format!("{}Error", camel(bare(&op.method)))
     }
 
     /// The error type of `op` seen from `cur`.
@@ -1536,6 +1546,7 @@ impl {name} {{
                 self.uses_orb = true;
                 format!("Option<&{}::ObjectRef>", self.o.orb)
             }
+            Type::Basic(BasicType::Any) => format!("&{}::Any", self.o.dynamic),
             Type::Basic(_) => self.rty(ty, cur),
             Type::Named(id) => match &self.def(id).kind {
                 DefKind::Enum { .. } => self.rty(ty, cur),
@@ -1551,7 +1562,7 @@ impl {name} {{
 
     fn by_value(&self, ty: &Type) -> bool {
         match self.resolve_owned(ty) {
-            Type::Basic(BasicType::Object) => false,
+            Type::Basic(BasicType::Object | BasicType::Any) => false,
             Type::Basic(_) => true,
             Type::Named(id) => matches!(self.def(id).kind, DefKind::Enum { .. }),
             _ => false,
@@ -1709,6 +1720,7 @@ pub trait {name}{supers} {{
                     &format!("///\n/// The servant side: implement this trait and activate the implementation\n/// wrapped in [`{name}Skeleton`]; clients call through [`{name}Ref`].\n"),
                     "///\n/// A local interface: implemented and called in-process only.\n",
                 );
+                let out = out + &self.interface_tc_items(id, cur, false);
                 self.push(cur, d.scoped_name.clone(), id, out);
                 if !support.is_empty() {
                     self.push(&inner, format!("{}#support", d.scoped_name), id, support);
@@ -1863,6 +1875,8 @@ impl {rt}::ObjRef for {name}Ref {{
             );
         }
         let _ = inner_rel;
+        let client = self.o.client;
+        out.push_str(&self.interface_tc_items(id, cur, client));
         self.push(cur, d.scoped_name.clone(), id, out);
         if !support.is_empty() {
             self.push(&inner, format!("{}#support", d.scoped_name), id, support);

@@ -26,10 +26,11 @@
 //! `_include.rs` once, into any module. The mapping is documented in
 //! `docs/mapping.md`.
 //!
-//! Generated code needs `peregrine-cdr` (and, when the IDL has interfaces
-//! or object references, `peregrine-orb`) as dependencies of the crate
-//! that includes it; [`Builder::cdr_crate`] and [`Builder::orb_crate`]
-//! change the paths.
+//! Generated code needs `peregrine-cdr` and `peregrine-dynamic` (TypeCodes
+//! and `Any`), and, when the IDL has interfaces or object references,
+//! `peregrine-orb`, as dependencies of the crate that includes it;
+//! [`Builder::cdr_crate`], [`Builder::dynamic_crate`] and
+//! [`Builder::orb_crate`] change the paths.
 
 mod demux;
 mod gen;
@@ -150,9 +151,18 @@ impl Builder {
         self
     }
 
+    /// Path of the dynamic crate in generated code (default
+    /// `::peregrine_dynamic`): every generated type has a `TypeCode` and
+    /// `Any` insertion/extraction, and IDL `any`/`TypeCode` map to its
+    /// `Any`/`TypeCode`.
+    pub fn dynamic_crate(mut self, path: impl Into<String>) -> Builder {
+        self.opts.dynamic = path.into();
+        self
+    }
+
     /// Leave out definitions (operations, attributes, types, constants)
-    /// that use constructs not supported yet (`any`, `TypeCode`,
-    /// valuetypes, `fixed`, native types, ...) and anything depending on
+    /// that use constructs not supported yet (valuetypes, `fixed`,
+    /// native types, ...) and anything depending on
     /// them, reporting each as a warning, instead of failing.
     pub fn skip_unsupported(mut self, on: bool) -> Builder {
         self.opts.skip_unsupported = on;

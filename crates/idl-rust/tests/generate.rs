@@ -224,19 +224,19 @@ fn interface_mapping() {
 
 #[test]
 fn unsupported_constructs_are_diagnosed_at_their_location() {
-    let src = "module M {\n  struct S { any a; };\n  interface I { void f(in TypeCode t); long g(); };\n  typedef fixed<5,2> F;\n  valuetype V { public long x; };\n};\n";
+    let src = "module M {\n  native N;\n  struct S { N nat; };\n  interface I { void f(in N t); long g(); };\n  typedef fixed<5,2> F;\n  valuetype V { public long x; };\n};\n";
     let err = Builder::new().compile_to_string("u.idl", src).unwrap_err();
     let r = &err.rendered;
     assert!(
-        r.contains("`any` is not supported yet: `::M::S` cannot be generated"),
-        "{r}"
-    );
-    assert!(r.contains("u.idl:2:"), "{r}");
-    assert!(
-        r.contains("`TypeCode` is not supported yet: `::M::I::f`"),
+        r.contains("native type `::M::N` has no Rust mapping yet: `::M::S` cannot be generated"),
         "{r}"
     );
     assert!(r.contains("u.idl:3:"), "{r}");
+    assert!(
+        r.contains("native type `::M::N` has no Rust mapping yet: `::M::I::f`"),
+        "{r}"
+    );
+    assert!(r.contains("u.idl:4:"), "{r}");
     assert!(r.contains("`fixed` is not supported yet"), "{r}");
     assert!(r.contains("valuetypes are not supported yet"), "{r}");
     assert!(err.errors().all(|d| d.kind == DiagKind::Unsupported));
@@ -248,6 +248,92 @@ fn unsupported_constructs_are_diagnosed_at_their_location() {
     assert!(code.contains("fn g(&self)"));
     assert!(!code.contains("fn f(&self"));
     assert!(!code.contains("pub struct S"));
+}
+
+#[test]
+fn any_and_typecode_map_to_the_dynamic_crate() {
+    let src = "module M {\n  struct S { any a; TypeCode t; };\n  interface I { any f(in any a, in TypeCode t, out any o); };\n};\n";
+    let code = gen(src);
+    assert_contains(&code, "pub a: ::peregrine_dynamic::Any,");
+    assert_contains(&code, "pub t: ::peregrine_dynamic::TypeCode,");
+    // `in any` is borrowed, like other non-primitive arguments.
+    assert_contains(
+        &code,
+        "fn f(&self, a: &::peregrine_dynamic::Any, t: &::peregrine_dynamic::TypeCode)",
+    );
+    assert_contains(&code, "(\"a\", ::peregrine_dynamic::TypeCode::any())");
+    assert_contains(
+        &code,
+        "(\"t\", ::peregrine_dynamic::TypeCode::tc_typecode())",
+    );
+}
+
+#[test]
+fn every_type_gets_a_cached_typecode_and_any_support() {
+    let src = r#"module M {
+  enum E { A, B };
+  struct Node { long v; sequence<Node> kids; };
+  union U switch (E) { case A: case B: long x; };
+  typedef sequence<string, 4> Names;
+  exception X { string why; };
+  interface I { };
+};
+"#;
+    let code = gen(src);
+    assert_contains(&code, "pub fn tc_node() -> ::peregrine_dynamic::TypeCode {");
+    assert_contains(
+        &code,
+        "static TC: std::sync::LazyLock<::peregrine_dynamic::TypeCode> = std::sync::LazyLock::new(",
+    );
+    // Recursion through a placeholder, never through the cached function.
+    assert_contains(
+        &code,
+        r#"::peregrine_dynamic::TypeCode::recursive("IDL:M/Node:1.0")"#,
+    );
+    assert_contains(
+        &code,
+        r#"::peregrine_dynamic::TypeCode::enum_tc("IDL:M/E:1.0", "E", ["A", "B"])"#,
+    );
+    // One member per label, sharing the branch's TypeCode.
+    assert_contains(
+        &code,
+        "label: Some(::peregrine_dynamic::DynValue::Enum(0)), name: \"x\".into(), tc: t0.clone()",
+    );
+    assert_contains(
+        &code,
+        "label: Some(::peregrine_dynamic::DynValue::Enum(1)), name: \"x\".into(), tc: t0 }",
+    );
+    assert_contains(&code, "::peregrine_dynamic::TypeCode::sequence_tc(4, ::peregrine_dynamic::TypeCode::string_tc(0))");
+    assert_contains(
+        &code,
+        "pub fn names_to_any(v: &Names) -> ::peregrine_dynamic::Any",
+    );
+    assert_contains(
+        &code,
+        "pub fn names_from_any(any: &::peregrine_dynamic::Any) -> Option<Names>",
+    );
+    assert_contains(&code, "::peregrine_dynamic::TypeCode::exception_tc(");
+    assert_contains(
+        &code,
+        r#"::peregrine_dynamic::TypeCode::objref_tc("IDL:M/I:1.0", "I")"#,
+    );
+    for t in ["E", "Node", "U", "X", "IRef"] {
+        assert_contains(
+            &code,
+            &format!("impl ::peregrine_dynamic::IdlType for {t} {{"),
+        );
+        assert_contains(
+            &code,
+            &format!("impl ::peregrine_dynamic::ToAny for {t} {{"),
+        );
+    }
+    for t in ["E", "Node", "U", "X"] {
+        assert_contains(
+            &code,
+            &format!("impl ::peregrine_dynamic::FromAny for {t} {{"),
+        );
+    }
+    assert_contains(&code, "pub fn from_any_in(");
 }
 
 #[test]
