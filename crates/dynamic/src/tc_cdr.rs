@@ -317,6 +317,17 @@ impl Decoder {
             .entries
             .binary_search_by_key(&target, |e| e.pos)
             .map_err(|_| bad_tc("indirection to no TypeCode"))?;
+        let aggregate = |k: &TcKind| {
+            matches!(
+                k,
+                TcKind::Struct | TcKind::Union | TcKind::Except | TcKind::Value
+            )
+        };
+        // TypeCodes still in progress after the target are nested in it
+        // and enclose this indirection.
+        let through_aggregate = self.entries[i + 1..]
+            .iter()
+            .any(|e| matches!(&e.state, State::InProgress { kind, .. } if aggregate(kind)));
         match &mut self.entries[i].state {
             State::Done(tc) => Ok(tc.clone()),
             State::InProgress {
@@ -324,12 +335,14 @@ impl Decoder {
                 id,
                 placeholders,
             } => {
-                // Only these kinds can legally contain themselves; an alias
-                // or sequence that contains itself describes no finite type.
-                if !matches!(
-                    kind,
-                    TcKind::Struct | TcKind::Union | TcKind::Except | TcKind::Value
-                ) {
+                // Aggregates can legally contain themselves, and so can an
+                // alias through an aggregate inside it (`struct Tree;
+                // typedef sequence<Tree> Forest; struct Tree { Forest
+                // kids; };` gives `Forest` as alias - sequence - struct -
+                // indirection to the alias, as omniORB marshals it). An
+                // alias or sequence that contains itself directly
+                // describes no finite type.
+                if !(aggregate(kind) || *kind == TcKind::Alias && through_aggregate) {
                     return Err(bad_tc("recursive indirection to a non-aggregate"));
                 }
                 let id = id
@@ -398,10 +411,14 @@ impl Decoder {
                 if !d.kind().is_discriminator() {
                     return Err(bad_tc("illegal union discriminator type"));
                 }
-                let default_used = r.read_i32()?;
+                // Any negative index means "no default branch": the spec
+                // says -1, but omniORB 4.2 writes -2 for a union whose labels
+                // cover every discriminator value (a boolean with TRUE and
+                // FALSE, an enum with all its enumerators).
+                let default_used = r.read_i32()?.max(-1);
                 // A branch is at least a label (1), a name (5), a kind (4).
                 let n = r.read_len(10)?;
-                if default_used < -1 || default_used >= n as i32 {
+                if default_used >= n as i32 {
                     return Err(bad_tc("union default index out of range"));
                 }
                 let mut members = Vec::with_capacity(n);

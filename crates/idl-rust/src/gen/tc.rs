@@ -11,8 +11,9 @@
 //! instead. Insertion and extraction go through the compiled
 //! `Encode`/`Decode` and the interpreter (`peregrine_dynamic::compiled`).
 //!
-//! Recursion: a type being built is on a stack; a reference to it from
-//! inside becomes `TypeCode::recursive(id)`, and a named type that leads
+//! Recursion: a type being built (struct, union, exception or typedef) is
+//! on a stack; a reference to it from inside becomes
+//! `TypeCode::recursive(id)`, and a named type that leads
 //! back to the stack is built inline (calling its `tc_` function would
 //! re-enter a `LazyLock` under initialization).
 
@@ -94,9 +95,10 @@ impl Gen<'_> {
                     d.kind,
                     DefKind::Struct { .. } | DefKind::Union { .. } | DefKind::Exception { .. }
                 );
-                if aggregate && stack.contains(id) {
+                let typedef = matches!(d.kind, DefKind::Typedef { .. });
+                if (aggregate || typedef) && stack.contains(id) {
                     format!("{dy}::TypeCode::recursive({})", lit_str(&d.repo_id))
-                } else if matches!(d.kind, DefKind::Typedef { .. }) || aggregate {
+                } else if typedef || aggregate {
                     if self.leads_to(*id, stack) {
                         self.tc_build(*id, cur, stack)
                     } else {
@@ -149,30 +151,27 @@ impl Gen<'_> {
                 stack.push(id);
                 let disc = self.tc_expr(discriminator, cur, stack);
                 let disc_ty = self.resolve_owned(discriminator);
-                let mut lets = String::new();
+                // One member per label. An anonymous branch type is built
+                // per label, as omniORB does, so a repeated one is marshaled
+                // in full each time (named types are one shared node and
+                // marshal as an indirection after the first).
                 let mut members = Vec::new();
-                for (i, b) in branches.iter().enumerate() {
-                    let _ = writeln!(lets, "let t{i} = {};", self.tc_expr(&b.ty, cur, stack));
-                    let n = b.labels.len();
-                    for (k, l) in b.labels.iter().enumerate() {
+                for b in branches {
+                    for l in &b.labels {
                         let label = match l {
                             Label::Default => "None".to_string(),
                             Label::Value(v) => format!("Some({})", self.label_value(v, &disc_ty)),
                         };
-                        let tc = if k + 1 == n {
-                            format!("t{i}")
-                        } else {
-                            format!("t{i}.clone()")
-                        };
                         members.push(format!(
-                            "{dy}::UnionMember {{ label: {label}, name: {}.into(), tc: {tc} }}",
-                            lit_str(&b.name)
+                            "{dy}::UnionMember {{ label: {label}, name: {}.into(), tc: {} }}",
+                            lit_str(&b.name),
+                            self.tc_expr(&b.ty, cur, stack)
                         ));
                     }
                 }
                 stack.pop();
                 format!(
-                    "{{\n{lets}{dy}::TypeCode::union_tc({rid}, {name}, {disc}, vec![{}]).expect(\"the IDL compiler checked the union's labels\")\n}}",
+                    "{dy}::TypeCode::union_tc({rid}, {name}, {disc}, Vec::from([{}])).expect(\"the IDL compiler checked the union's labels\")",
                     members.join(", ")
                 )
             }
@@ -187,7 +186,12 @@ impl Gen<'_> {
                 )
             }
             DefKind::Typedef { ty } => {
+                // On the stack too: a typedef of a sequence of a struct that
+                // contains the typedef refers back to the alias, as omniORB
+                // marshals it.
+                stack.push(id);
                 let inner = self.tc_expr(ty, cur, stack);
+                stack.pop();
                 format!("{dy}::TypeCode::alias_tc({rid}, {name}, {inner})")
             }
             DefKind::Interface { is_local, .. } => {
