@@ -278,3 +278,97 @@ fn nested_anys_are_depth_limited() {
     let e = Any::decode_from(&mut Reader::new(&bytes, ByteOrder::Big)).unwrap_err();
     assert_eq!(e, DynError::Cdr(peregrine_cdr::CdrError::TooDeep));
 }
+
+/// `struct Tree; typedef sequence<Tree> Forest; struct Tree { Forest kids; };`
+/// as omniORB marshals `_tc_Forest`: alias - sequence - struct - an
+/// indirection back to the alias. An alias that contains itself with no
+/// aggregate in between is still refused.
+#[test]
+fn recursion_to_an_alias_through_an_aggregate() {
+    let forest = TypeCode::alias_tc(
+        "IDL:Forest:1.0",
+        "Forest",
+        TypeCode::sequence_tc(
+            0,
+            TypeCode::struct_tc(
+                "IDL:Tree:1.0",
+                "Tree",
+                [("kids", TypeCode::recursive("IDL:Forest:1.0"))],
+            ),
+        ),
+    );
+    for order in [ByteOrder::Big, ByteOrder::Little] {
+        let bytes = enc_tc(&forest, order);
+        let back = read_typecode(&mut Reader::new(&bytes, order)).unwrap();
+        assert!(back.equal(&forest));
+        let tree = back.content_type().unwrap().content_type().unwrap();
+        assert!(tree.member_type(0).unwrap().ptr_eq(&back));
+        assert_eq!(enc_tc(&back, order), bytes);
+        // Values through the interpreter.
+        let v = DynValue::Sequence(vec![DynValue::Struct(vec![DynValue::Sequence(vec![])])]);
+        let mut w = Writer::new(order);
+        encode_value(&back, &v, &mut w).unwrap();
+        let vb = w.into_vec();
+        assert_eq!(
+            decode_value(&back, &mut Reader::new(&vb, order)).unwrap(),
+            v
+        );
+    }
+    // alias A = sequence<indirection to A>: no aggregate, no finite type.
+    let mut w = Writer::new(ByteOrder::Big);
+    w.write_u32(21); // tk_alias
+    let len_at = w.len();
+    w.write_u32(0);
+    w.write_u8(0); // big-endian encapsulation
+    w.write_string("IDL:A:1.0").unwrap();
+    w.write_string("A").unwrap();
+    w.write_u32(19); // tk_sequence
+    let seq_len_at = w.len();
+    w.write_u32(0);
+    w.write_u8(0);
+    w.write_u32(0xffff_ffff);
+    let off = -(w.len() as i32); // relative to the offset itself
+    w.write_i32(off);
+    w.write_u32(0); // bound
+    let end = w.len();
+    w.patch_u32(seq_len_at, (end - seq_len_at - 4) as u32);
+    w.patch_u32(len_at, (end - len_at - 4) as u32);
+    assert!(matches!(
+        hostile(&w.into_vec()),
+        DynError::BadTypeCode { what, .. } if what.contains("non-aggregate")
+    ));
+}
+
+/// omniORB 4.2 writes default index -2 for a union whose labels cover
+/// every discriminator value; it decodes as "no default" (-1).
+#[test]
+fn negative_default_index_means_none() {
+    let flag = TypeCode::union_tc(
+        "IDL:Flag:1.0",
+        "Flag",
+        TypeCode::boolean(),
+        vec![
+            UnionMember {
+                label: Some(DynValue::Boolean(true)),
+                name: "yes".into(),
+                tc: TypeCode::long(),
+            },
+            UnionMember {
+                label: Some(DynValue::Boolean(false)),
+                name: "no".into(),
+                tc: TypeCode::long(),
+            },
+        ],
+    )
+    .unwrap();
+    let mut bytes = enc_tc(&flag, ByteOrder::Big);
+    let minus_one = (-1i32).to_be_bytes();
+    let at = bytes
+        .windows(4)
+        .position(|w| w == minus_one)
+        .expect("default index");
+    bytes[at..at + 4].copy_from_slice(&(-2i32).to_be_bytes());
+    let back = read_typecode(&mut Reader::new(&bytes, ByteOrder::Big)).unwrap();
+    assert_eq!(back.default_index().unwrap(), -1);
+    assert!(back.equal(&flag));
+}
