@@ -14,7 +14,10 @@ use crate::demux::demux_body;
 use crate::names::{bare, camel, screaming, snake};
 use crate::plain::{self, PType, PlainInfo};
 
+mod interp;
 mod tc;
+
+pub use interp::Marshal;
 
 /// Generation options (set through [`crate::Builder`]).
 #[derive(Clone, Debug)]
@@ -32,6 +35,12 @@ pub struct Options {
     pub client: bool,
     /// Generate servant traits and skeletons.
     pub server: bool,
+    /// How stubs and skeletons marshal, unless `interface_marshal` names
+    /// the interface.
+    pub marshal: Marshal,
+    /// Per-interface marshaling: `(scoped name, form)`, e.g.
+    /// `("::Param_Test", Marshal::Interpreted)`.
+    pub interface_marshal: Vec<(String, Marshal)>,
 }
 
 impl Default for Options {
@@ -43,6 +52,8 @@ impl Default for Options {
             skip_unsupported: false,
             client: true,
             server: true,
+            marshal: Marshal::Compiled,
+            interface_marshal: Vec::new(),
         }
     }
 }
@@ -1736,11 +1747,27 @@ pub trait {name}{supers} {{
             all_ops.extend(self.own_ops(*b));
         }
 
+        // Operation tables of the interpreted own operations (stubs and
+        // skeletons both use them).
+        let interp: Vec<bool> = all_ops.iter().map(|o| self.interpreted(o)).collect();
+        let tabled: Vec<&OpInfo> = all_ops
+            .iter()
+            .zip(&interp)
+            .filter(|(o, i)| **i && o.iface == id)
+            .map(|(o, _)| o)
+            .collect();
+        let tables = self.interp_tables(&tabled, &inner);
+        support.push_str(&tables);
+
         if self.o.server {
             // One handler per own operation, generic over the servant, so
             // skeletons of derived interfaces reuse it.
-            for op in all_ops.iter().filter(|o| o.iface == id) {
-                let h = self.handler(op, &inner, &name);
+            for (op, interp) in all_ops.iter().zip(&interp).filter(|(o, _)| o.iface == id) {
+                let h = if *interp {
+                    self.interp_handler(op, &inner)
+                } else {
+                    self.handler(op, &inner, &name)
+                };
                 support.push_str(&h);
             }
             let names: Vec<&str> = all_ops.iter().map(|o| o.wire.as_str()).collect();
@@ -1809,8 +1836,13 @@ impl<S: {name} + Send + Sync + 'static> {orb}::Servant for {name}Skeleton<S> {{
 
         if self.o.client {
             let mut methods = String::new();
-            for op in &all_ops {
-                methods.push_str(&self.stub_method(op, cur));
+            for (op, interp) in all_ops.iter().zip(&interp) {
+                let m = if *interp {
+                    self.interp_stub_method(op, cur)
+                } else {
+                    self.stub_method(op, cur)
+                };
+                methods.push_str(&m);
             }
             let mut upcasts = String::new();
             for b in &all_bases {
@@ -1891,7 +1923,9 @@ impl {rt}::ObjRef for {name}Ref {{
         let rt = self.rt(cur);
         let mut s = self.op_doc(op);
         let sig = self.sig(op, cur);
-        let _ = writeln!(s, "pub {sig} {{");
+        // Not inlined (in either form), so that footprint measurements
+        // (ttcp footprint) find each stub as a symbol.
+        let _ = writeln!(s, "#[inline(never)]\npub {sig} {{");
         // Arguments.
         let mut enc = String::new();
         for p in &op.params {
@@ -2072,7 +2106,7 @@ impl {rt}::ObjRef for {name}Ref {{
         };
         let call = format!("{tpath}::{}(servant, {})", op.method, args.join(", "));
         let mut s = format!(
-            "/// Skeleton handler of `{}`.\n#[doc(hidden)]\npub fn __handle_{}<S: {tpath} + ?Sized>(servant: &S, req: &mut {orb}::ServerRequest<'_>) -> Result<(), {orb}::SystemException> {{\n{orb_line}{args_line}",
+            "/// Skeleton handler of `{}`.\n#[doc(hidden)]\n#[inline(never)]\npub fn __handle_{}<S: {tpath} + ?Sized>(servant: &S, req: &mut {orb}::ServerRequest<'_>) -> Result<(), {orb}::SystemException> {{\n{orb_line}{args_line}",
             op.wire,
             bare(&op.method)
         );

@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 
 use peregrine_idl::{render_all, DiagKind, Diagnostic, Frontend, SourceMap, Spec};
 
-pub use gen::Options;
+pub use gen::{Marshal, Options};
 pub use names::{camel, screaming, snake};
 
 /// A failed generation: every diagnostic, rendered rustc-style.
@@ -178,6 +178,25 @@ impl Builder {
     /// Generate servant traits and skeletons (default on).
     pub fn build_server(mut self, on: bool) -> Builder {
         self.opts.server = on;
+        self
+    }
+
+    /// How stubs and skeletons marshal (default [`Marshal::Compiled`]).
+    /// [`Marshal::Interpreted`] generates the same API driven by static
+    /// per-operation tables and one generic routine on each side
+    /// (`peregrine_orb::interp`): smaller code, byte-identical messages.
+    /// Operations using bounded strings or sequences, wide strings or
+    /// object references stay compiled.
+    pub fn marshal(mut self, m: Marshal) -> Builder {
+        self.opts.marshal = m;
+        self
+    }
+
+    /// The marshaling form of one interface (scoped name, `::Param_Test`
+    /// or `Param_Test`), overriding [`Builder::marshal`] for the
+    /// operations it declares.
+    pub fn interface_marshal(mut self, scoped_name: impl Into<String>, m: Marshal) -> Builder {
+        self.opts.interface_marshal.push((scoped_name.into(), m));
         self
     }
 

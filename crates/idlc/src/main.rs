@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! idlc [-I dir] [-D name[=value]] [--out dir] [--check] [--skip-unsupported]
-//!      [--no-client] [--no-server] [--cdr-crate path] [--orb-crate path] file.idl...
+//!      [--no-client] [--no-server] [--cdr-crate path] [--orb-crate path]
+//!      [--marshal compiled|interpreted] [--interface-marshal ::I=FORM] file.idl...
 //! ```
 //!
 //! Diagnostics are printed rustc-style on stderr; the exit code is 0 on
@@ -11,7 +12,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use peregrine_idl_rust::Builder;
+use peregrine_idl_rust::{Builder, Marshal};
 
 const USAGE: &str = "\
 usage: idlc [options] file.idl...
@@ -31,6 +32,10 @@ options:
   --no-server            no servant traits or skeletons
   --cdr-crate PATH       path of peregrine-cdr in generated code
   --orb-crate PATH       path of peregrine-orb in generated code
+  --marshal FORM         compiled (default) or interpreted (table-driven
+                         stubs and skeletons: smaller, same messages)
+  --interface-marshal ::I=FORM
+                         the form for one interface (repeatable)
   -h, --help             this text
 ";
 
@@ -61,6 +66,14 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
             "--no-server" => b = b.build_server(false),
             "--cdr-crate" => b = b.cdr_crate(value("--cdr-crate", &mut argv)?),
             "--orb-crate" => b = b.orb_crate(value("--orb-crate", &mut argv)?),
+            "--marshal" => b = b.marshal(marshal(&value("--marshal", &mut argv)?)?),
+            "--interface-marshal" => {
+                let v = value("--interface-marshal", &mut argv)?;
+                let (name, form) = v
+                    .split_once('=')
+                    .ok_or_else(|| format!("`--interface-marshal` needs ::I=FORM, not `{v}`"))?;
+                b = b.interface_marshal(name, marshal(form)?);
+            }
             s if s.starts_with("-I") => b = b.include_dir(&s[2..]),
             s if s.starts_with("-D") => b = define(b, &s[2..]),
             s if s.starts_with("--out=") => out = PathBuf::from(&s[6..]),
@@ -79,6 +92,11 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
         check,
         files,
     }))
+}
+
+fn marshal(form: &str) -> Result<Marshal, String> {
+    Marshal::from_name(form)
+        .ok_or_else(|| format!("unknown marshaling `{form}` (compiled or interpreted)"))
 }
 
 fn define(b: Builder, spec: &str) -> Builder {

@@ -1,0 +1,462 @@
+//! Interpreted stubs and skeletons (issue #6; `Marshal::Interpreted`).
+//!
+//! The public API is the compiled form's (same servant trait, `IRef`
+//! methods, `ISkeleton`); only the bodies differ. Per interface, the
+//! module of the interface (beside its skeleton handlers) gets one static
+//! `peregrine_orb::interp::OpDesc` per interpreted operation (`OP_<NAME>`:
+//! name, result, parameter names, modes and types, user exceptions) and
+//! one `TypeDesc` per type used (`TY_<NAME>`). A stub method builds an
+//! argument array (`In(&s1)`, `InOut(s2)`, `Out` slots on its stack) and
+//! calls `interp::call`; a handler decodes into `Option` slots with
+//! `interp::read_args`, calls the servant and replies with
+//! `interp::write_results`. Marshaling is the types' `Encode`/`Decode`,
+//! reached through one vtable per Rust type shared by all operations.
+//!
+//! Operations whose parameters, result or exceptions need generated
+//! structural code (bounded strings and sequences, wide strings, object
+//! references, types containing references) keep the compiled form: the
+//! per-type `Encode`/`Decode` impls do not carry those rules.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use peregrine_idl::{BasicType, DefId, ParamDir, Type};
+
+use super::{lit_str, tuple, Gen, OpInfo};
+use crate::names::{bare, camel, screaming, snake};
+
+/// How an interface's stubs and skeletons marshal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Marshal {
+    /// Per-operation generated code (the default).
+    #[default]
+    Compiled,
+    /// Table-driven: per-operation tables walked by one generic routine
+    /// (`peregrine_orb::interp`); smaller code, the same bytes.
+    Interpreted,
+}
+
+impl Marshal {
+    /// Parses `compiled` or `interpreted`.
+    pub fn from_name(s: &str) -> Option<Marshal> {
+        match s {
+            "compiled" => Some(Marshal::Compiled),
+            "interpreted" => Some(Marshal::Interpreted),
+            _ => None,
+        }
+    }
+}
+
+/// The IDL text of a basic type.
+fn basic_name(b: BasicType) -> &'static str {
+    match b {
+        BasicType::Short => "short",
+        BasicType::Long => "long",
+        BasicType::LongLong => "long long",
+        BasicType::UShort => "unsigned short",
+        BasicType::ULong => "unsigned long",
+        BasicType::ULongLong => "unsigned long long",
+        BasicType::Float => "float",
+        BasicType::Double => "double",
+        BasicType::LongDouble => "long double",
+        BasicType::Char => "char",
+        BasicType::Octet => "octet",
+        BasicType::WChar => "wchar",
+        BasicType::Boolean => "boolean",
+        BasicType::Any => "any",
+        BasicType::Void => "void",
+        BasicType::Object => "Object",
+        BasicType::ValueBase => "ValueBase",
+    }
+}
+
+/// `TY_` + the IDL text in screaming snake case (`::StrSeq` ->
+/// `TY_STR_SEQ`, `sequence<long>` -> `TY_SEQUENCE_LONG`).
+fn ty_static(idl: &str) -> String {
+    let mut s = String::from("TY");
+    for word in idl.split(|c: char| !c.is_ascii_alphanumeric()) {
+        if !word.is_empty() {
+            s.push('_');
+            s.push_str(&screaming(word));
+        }
+    }
+    s
+}
+
+impl Gen<'_> {
+    /// The marshaling form of the operations declared in `iface`.
+    pub(super) fn marshal_of(&self, iface: DefId) -> Marshal {
+        let scoped = &self.def(iface).scoped_name;
+        self.o
+            .interface_marshal
+            .iter()
+            .find(|(n, _)| {
+                n == scoped || n.trim_start_matches("::") == scoped.trim_start_matches("::")
+            })
+            .map(|(_, m)| *m)
+            .unwrap_or(self.o.marshal)
+    }
+
+    /// True if `op` is generated in the interpreted form: its interface
+    /// asks for it and every type it marshals has plain `Encode`/`Decode`.
+    pub(super) fn interpreted(&mut self, op: &OpInfo) -> bool {
+        if self.marshal_of(op.iface) != Marshal::Interpreted {
+            return false;
+        }
+        let mut types: Vec<Type> = op.params.iter().map(|p| p.ty.clone()).collect();
+        types.push(op.result.clone());
+        types.extend(op.raises.iter().map(|e| Type::Named(*e)));
+        types.iter().all(|t| {
+            !self.custom(t)
+                && !self.needs_orb(t)
+                && !matches!(self.resolve_owned(t), Type::Fixed(_))
+        })
+    }
+
+    /// The IDL text of `ty` for a `TypeDesc`.
+    fn idl_text(&self, ty: &Type) -> String {
+        match ty {
+            Type::Basic(b) => basic_name(*b).into(),
+            Type::TypeCode => "TypeCode".into(),
+            Type::String(None) => "string".into(),
+            Type::String(Some(n)) => format!("string<{n}>"),
+            Type::WString(None) => "wstring".into(),
+            Type::WString(Some(n)) => format!("wstring<{n}>"),
+            Type::Fixed(Some((d, s))) => format!("fixed<{d}, {s}>"),
+            Type::Fixed(None) => "fixed".into(),
+            Type::Sequence(t, None) => format!("sequence<{}>", self.idl_text(t)),
+            Type::Sequence(t, Some(n)) => format!("sequence<{}, {n}>", self.idl_text(t)),
+            Type::Array(t, dims) => {
+                let mut s = self.idl_text(t);
+                for d in dims {
+                    let _ = write!(s, "[{d}]");
+                }
+                s
+            }
+            Type::Named(id) => format!("::{}", self.def(*id).scoped_name.trim_start_matches("::")),
+        }
+    }
+
+    /// An expression of type `fn() -> TypeCode` for `ty` seen from `cur`
+    /// (the generated `tc_<name>` functions for named types).
+    fn desc_tc(&self, ty: &Type, cur: &[String]) -> String {
+        let e = self.desc_tc_call(ty, cur);
+        match e.strip_suffix("()") {
+            Some(path) if !path.contains('(') => path.to_string(),
+            _ => format!("|| {e}"),
+        }
+    }
+
+    fn desc_tc_call(&self, ty: &Type, cur: &[String]) -> String {
+        let dy = &self.o.dynamic;
+        match ty {
+            Type::Basic(BasicType::Object) => {
+                format!("{dy}::TypeCode::objref_tc(\"IDL:omg.org/CORBA/Object:1.0\", \"Object\")")
+            }
+            Type::Basic(b) => {
+                let f = match b {
+                    BasicType::LongLong => "longlong".to_string(),
+                    BasicType::UShort => "ushort".to_string(),
+                    BasicType::ULong => "ulong".to_string(),
+                    BasicType::ULongLong => "ulonglong".to_string(),
+                    BasicType::LongDouble => "longdouble".to_string(),
+                    BasicType::WChar => "wchar".to_string(),
+                    BasicType::ValueBase => "null".to_string(),
+                    other => basic_name(*other).to_string(),
+                };
+                format!("{dy}::TypeCode::{f}()")
+            }
+            Type::TypeCode => format!("{dy}::TypeCode::tc_typecode()"),
+            Type::String(b) => format!("{dy}::TypeCode::string_tc({})", b.unwrap_or(0)),
+            Type::WString(b) => format!("{dy}::TypeCode::wstring_tc({})", b.unwrap_or(0)),
+            Type::Fixed(Some((d, s))) => format!("{dy}::TypeCode::fixed_tc({d}, {s})"),
+            Type::Fixed(None) => format!("{dy}::TypeCode::null()"),
+            Type::Sequence(t, b) => format!(
+                "{dy}::TypeCode::sequence_tc({}, {})",
+                b.unwrap_or(0),
+                self.desc_tc_call(t, cur)
+            ),
+            Type::Array(t, dims) => {
+                let mut s = self.desc_tc_call(t, cur);
+                for d in dims.iter().rev() {
+                    s = format!("{dy}::TypeCode::array_tc({d}, {s})");
+                }
+                s
+            }
+            Type::Named(id) => {
+                let f = format!("tc_{}", bare(&snake(&self.def(*id).name)));
+                format!("{}()", Self::rel(cur, &self.mod_path(*id), &f))
+            }
+        }
+    }
+
+    /// Name of the table static of `op`.
+    fn op_static(op: &OpInfo) -> String {
+        format!("OP_{}", screaming(bare(&op.method)))
+    }
+
+    /// The tables of the interpreted operations `ops` (declared in one
+    /// interface), for its inner module: one `TypeDesc` per type, one
+    /// `OpDesc` per operation.
+    pub(super) fn interp_tables(&mut self, ops: &[&OpInfo], cur: &[String]) -> String {
+        if ops.is_empty() {
+            return String::new();
+        }
+        let orb = self.o.orb.clone();
+        let mut types = BTreeMap::new();
+        let mut tables = String::new();
+        for op in ops {
+            let mut ty_ref = |g: &Self, t: &Type| {
+                let idl = g.idl_text(t);
+                let name = ty_static(&idl);
+                types.insert(name.clone(), (idl, g.desc_tc(t, cur)));
+                format!("&{name}")
+            };
+            let result = if op.result == Type::Basic(BasicType::Void) {
+                "None".to_string()
+            } else {
+                format!("Some({})", ty_ref(self, &op.result))
+            };
+            let mut params = String::new();
+            for p in &op.params {
+                let mode = match p.dir {
+                    ParamDir::In => "In",
+                    ParamDir::InOut => "InOut",
+                    ParamDir::Out => "Out",
+                };
+                let _ = write!(
+                    params,
+                    "{orb}::interp::ParamDesc {{ name: {}, mode: {orb}::interp::Mode::{mode}, ty: {} }},",
+                    lit_str(&p.name),
+                    ty_ref(self, &p.ty)
+                );
+            }
+            let raises = op
+                .raises
+                .iter()
+                .map(|e| lit_str(&self.def(*e).repo_id))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let _ = write!(
+                tables,
+                "/// Operation table of `{wire}` (interpreted stub and skeleton).
+#[doc(hidden)]
+pub static {name}: {orb}::interp::OpDesc = {orb}::interp::OpDesc {{
+    name: {wire_lit},
+    oneway: {oneway},
+    result: {result},
+    params: &[{params}],
+    raises: &[{raises}],
+}};
+",
+                wire = op.wire,
+                name = Self::op_static(op),
+                wire_lit = lit_str(&op.wire),
+                oneway = op.oneway,
+            );
+        }
+        let mut s = String::new();
+        for (name, (idl, tc)) in types {
+            let _ = write!(
+                s,
+                "/// Type descriptor of `{idl}` (interpreted tables).
+#[doc(hidden)]
+pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {}, type_code: Some({tc}) }};
+",
+                lit_str(&idl)
+            );
+        }
+        s + &tables
+    }
+
+    /// The user-exception decoders of `op` as an `ExcDesc` array
+    /// expression.
+    fn interp_raises(&mut self, op: &OpInfo, cur: &[String]) -> String {
+        if op.raises.is_empty() {
+            return "&[]".into();
+        }
+        let orb = self.o.orb.clone();
+        let et = self.err_ty(op, cur);
+        let mut seen = std::collections::HashSet::new();
+        let mut items = Vec::new();
+        for e in &op.raises {
+            let ed = self.def(*e);
+            let mut v = camel(&ed.name);
+            if !seen.insert(v.clone()) {
+                v = camel(&ed.scoped_name.replace("::", "_"));
+            }
+            let p = self.path(cur, *e, "");
+            let dec = self.dec(&Type::Named(*e), cur).expr();
+            items.push(format!(
+                "{orb}::interp::ExcDesc {{ id: {p}::REPOSITORY_ID, decode: |r| {dec}.map({et}::{v}) }}"
+            ));
+        }
+        format!("&[{}]", items.join(", "))
+    }
+
+    /// An interpreted stub method: the argument array and one call.
+    pub(super) fn interp_stub_method(&mut self, op: &OpInfo, cur: &[String]) -> String {
+        let orb = self.o.orb.clone();
+        let ip = format!("{orb}::interp");
+        let table = format!("{}::{}", self.inner_mod(cur, op.iface), Self::op_static(op));
+        let mut s = self.op_doc(op);
+        let sig = self.sig(op, cur);
+        let _ = writeln!(s, "#[inline(never)]\npub {sig} {{");
+        let mut slots = String::new();
+        let mut args = Vec::new();
+        let mut outs = Vec::new();
+        if op.result != Type::Basic(BasicType::Void) {
+            slots.push_str(&format!("let mut ret = {ip}::Out::new();\n"));
+            args.push("&mut ret".to_string());
+            outs.push("ret.value()".to_string());
+        }
+        for p in &op.params {
+            let n = snake(&p.name);
+            match p.dir {
+                ParamDir::In => {
+                    if self.by_value(&p.ty) {
+                        args.push(format!("&mut {ip}::In(&{n})"));
+                    } else {
+                        args.push(format!("&mut {ip}::In({n})"));
+                    }
+                }
+                ParamDir::InOut => args.push(format!("&mut {ip}::InOut({n})")),
+                ParamDir::Out => {
+                    let v = format!("{}_out", bare(&n));
+                    let _ = writeln!(slots, "let mut {v} = {ip}::Out::new();");
+                    args.push(format!("&mut {v}"));
+                    outs.push(format!("{v}.value()"));
+                }
+            }
+        }
+        if op.oneway {
+            let _ = writeln!(
+                s,
+                "{ip}::call_oneway(&self.0, &{table}, &[{}])\n}}\n",
+                args.join(", ")
+            );
+            return s;
+        }
+        let raises = self.interp_raises(op, cur);
+        let et = self.err_ty(op, cur);
+        let _ = writeln!(
+            s,
+            "{slots}{ip}::call::<{et}>(&self.0, &{table}, {raises}, &mut [{}])?;\nOk({})\n}}\n",
+            args.join(", "),
+            tuple(&outs)
+        );
+        s
+    }
+
+    /// An interpreted skeleton handler (`__handle_<op>`), in the
+    /// interface's inner module.
+    pub(super) fn interp_handler(&mut self, op: &OpInfo, cur: &[String]) -> String {
+        let orb = self.o.orb.clone();
+        let ip = format!("{orb}::interp");
+        let tpath = self.path(cur, op.iface, "");
+        let table = Self::op_static(op);
+        let mut slots = String::new();
+        let mut refs = Vec::new();
+        let mut takes = String::new();
+        let mut args = Vec::new();
+        for p in &op.params {
+            if p.dir == ParamDir::Out {
+                continue;
+            }
+            let n = bare(&snake(&p.name)).to_string();
+            let v = format!("a_{n}");
+            let resolved = self.resolve_owned(&p.ty);
+            let slot_ty = match (&resolved, p.dir) {
+                (Type::String(_), ParamDir::In) => "std::borrow::Cow<'_, str>".to_string(),
+                (Type::Sequence(t, _), ParamDir::In)
+                    if matches!(self.resolve_owned(t), Type::Basic(BasicType::Octet)) =>
+                {
+                    "&[u8]".to_string()
+                }
+                _ => self.rty(&p.ty, cur),
+            };
+            let _ = writeln!(slots, "let mut {v} = None::<{slot_ty}>;");
+            refs.push(format!("&mut {v}"));
+            if p.dir == ParamDir::InOut {
+                let _ = writeln!(takes, "let mut {v} = {ip}::val({v});");
+                args.push(format!("&mut {v}"));
+            } else {
+                let _ = writeln!(takes, "let {v} = {ip}::val({v});");
+                let octets = matches!(&resolved, Type::Sequence(t, _)
+                    if matches!(self.resolve_owned(t), Type::Basic(BasicType::Octet)));
+                if self.by_value(&p.ty) || octets {
+                    args.push(v);
+                } else {
+                    args.push(format!("&{v}"));
+                }
+            }
+        }
+        let read = if refs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{slots}{ip}::read_args(req, &{table}, &mut [{}])?;\n{takes}",
+                refs.join(", ")
+            )
+        };
+        let call = format!("{tpath}::{}(servant, {})", op.method, args.join(", "));
+        let mut s = format!(
+            "/// Skeleton handler of `{}` (interpreted).\n#[doc(hidden)]\n#[inline(never)]\npub fn __handle_{}<S: {tpath} + ?Sized>(servant: &S, req: &mut {orb}::ServerRequest<'_>) -> Result<(), {orb}::SystemException> {{\n{read}",
+            op.wire,
+            bare(&op.method)
+        );
+        if op.oneway {
+            let unused = if read.is_empty() {
+                "let _ = req;\n"
+            } else {
+                ""
+            };
+            let _ = writeln!(s, "{unused}{call}\n}}\n");
+            return s;
+        }
+        let mut pat = Vec::new();
+        let mut vals = Vec::new();
+        if op.result != Type::Basic(BasicType::Void) {
+            pat.push("ret".to_string());
+            vals.push("&ret".to_string());
+        }
+        for p in &op.params {
+            let n = bare(&snake(&p.name)).to_string();
+            match p.dir {
+                ParamDir::InOut => vals.push(format!("&a_{n}")),
+                ParamDir::Out => {
+                    pat.push(format!("o_{n}"));
+                    vals.push(format!("&o_{n}"));
+                }
+                ParamDir::In => {}
+            }
+        }
+        let mut exc_arms = String::new();
+        if !op.raises.is_empty() {
+            let et = self.err_ty(op, cur);
+            let mut seen = std::collections::HashSet::new();
+            for e in &op.raises {
+                let ed = self.def(*e);
+                let mut v = camel(&ed.name);
+                if !seen.insert(v.clone()) {
+                    v = camel(&ed.scoped_name.replace("::", "_"));
+                }
+                let p = self.path(cur, *e, "");
+                let _ = writeln!(
+                    exc_arms,
+                    "Err({et}::{v}(e)) => {ip}::write_user_exception(req, {p}::REPOSITORY_ID, &e),"
+                );
+            }
+            let _ = writeln!(exc_arms, "Err({et}::System(e)) => Err(e),");
+        } else {
+            exc_arms.push_str("Err(e) => Err(e),\n");
+        }
+        let _ = writeln!(
+            s,
+            "match {call} {{\nOk({}) => {ip}::write_results(req, &{table}, &[{}]),\n{exc_arms}}}\n}}\n",
+            tuple(&pat),
+            vals.join(", ")
+        );
+        s
+    }
+}
