@@ -1,6 +1,8 @@
 //! With the `orb` feature: generates the Peregrine stubs and skeletons of
 //! the benchmark interfaces (`../../idl/ttcp.idl` at the repository top
-//! level, `idl/demux.idl`, `idl/control.idl`) into `$OUT_DIR/idl`, and
+//! level, `idl/demux.idl`, `idl/control.idl`) into `$OUT_DIR/idl`,
+//! `../../idl/param_test.idl` compiled and interpreted into
+//! `$OUT_DIR/param_compiled` and `$OUT_DIR/param_interpreted`, and
 //! `$OUT_DIR/demux_ops.rs`: the demux interface's operations as a table
 //! of stub methods (called by index) and a servant implementing every one
 //! of them, so the 100 operations are listed in the IDL only.
@@ -16,7 +18,7 @@ mod orb {
     use std::fmt::Write as _;
     use std::path::{Path, PathBuf};
 
-    use peregrine_idl_rust::Builder;
+    use peregrine_idl_rust::{Builder, Marshal};
 
     pub fn generate() {
         let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -30,6 +32,22 @@ mod orb {
             .compile(&[&ttcp, &demux, &control])
         {
             panic!("{e}");
+        }
+        // Param_Test (T5, T6) twice: compiled and interpreted stubs and
+        // skeletons, in two output directories (two modules of the binary).
+        let param = manifest.join("../../idl/param_test.idl");
+        assert!(param.is_file(), "{} not found", param.display());
+        for (dir, form) in [
+            ("param_compiled", Marshal::Compiled),
+            ("param_interpreted", Marshal::Interpreted),
+        ] {
+            if let Err(e) = Builder::new()
+                .out_dir(out.join(dir))
+                .marshal(form)
+                .compile(&[&param])
+            {
+                panic!("{e}");
+            }
         }
         let text = std::fs::read_to_string(&demux).expect("read demux.idl");
         let ops = demux_operations(&text);

@@ -34,9 +34,9 @@ pub enum Command {
     Payload(RunArgs),
     /// T4: first vs last operation of a 100-operation interface.
     Demux(RunArgs),
-    /// T5 (reserved): Param_Test, compiled vs interpreted.
+    /// T5: Param_Test calls/s, compiled vs interpreted stubs/skeletons.
     Param(RunArgs),
-    /// T6 (reserved): code size of stubs, skeletons and the ORB.
+    /// T6: code size of stubs, skeletons and the ORB (this binary).
     Footprint(RunArgs),
     /// Every available suite.
     All(RunArgs),

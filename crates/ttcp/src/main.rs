@@ -3,8 +3,12 @@
 //! fields, targets) is BENCHMARKS.md.
 
 mod cli;
+#[cfg(feature = "orb")]
+mod footprint;
 mod frame;
 mod output;
+#[cfg(feature = "orb")]
+mod param;
 #[cfg(feature = "orb")]
 mod peregrine;
 #[cfg(not(feature = "orb"))]
@@ -32,7 +36,14 @@ use suites::Settings;
 use transport::OrbKind;
 
 /// The suites `all` runs, in order.
-const SUITES: [&str; 4] = ["throughput", "latency", "payload", "demux"];
+const SUITES: [&str; 6] = [
+    "throughput",
+    "latency",
+    "payload",
+    "demux",
+    "param",
+    "footprint",
+];
 
 fn settings(a: &RunArgs) -> Settings {
     Settings {
@@ -55,6 +66,8 @@ fn run_one(name: &str, s: &Settings, out: &mut Output) -> io::Result<()> {
         "latency" => suites::latency::run_latency(s, out),
         "payload" => suites::payload::run_payload(s, out),
         "demux" => suites::demux::run_demux(s, out),
+        "param" => suites::param::run_param(s, out),
+        "footprint" => suites::footprint::run_footprint(s, out),
         _ => unreachable!("suite names are fixed"),
     }
 }
@@ -110,11 +123,9 @@ fn main() -> ExitCode {
         Command::Latency(a) => run(&["latency"], &a),
         Command::Payload(a) => run(&["payload"], &a),
         Command::Demux(a) => run(&["demux"], &a),
+        Command::Param(a) => run(&["param"], &a),
+        Command::Footprint(a) => run(&["footprint"], &a),
         Command::All(a) => run(&SUITES, &a),
-        Command::Param(_) | Command::Footprint(_) => {
-            eprintln!("not available yet: comes with issue #6");
-            ExitCode::from(2)
-        }
         Command::Serve(a) => {
             let orbs = a.orb.kinds();
             match spawn::run_server(a.bind, a.port, a.cpu, &orbs, false) {

@@ -43,6 +43,7 @@ use peregrine_orb::{
     Policies, SystemException, SystemExceptionKind,
 };
 
+use crate::param;
 use crate::transport::{Orb as TtcpOrb, OrbKind, TtcpClient};
 use crate::types::{self, SeqData};
 
@@ -238,6 +239,20 @@ fn start_server(bind: SocketAddr) -> Result<(Orb, ObjectRef), SystemException> {
     .map_err(poa_error)?;
     poa.activate_object_with_id(CONTROL_ID, Arc::new(idl::TtcpControlSkeleton::new(control)))
         .map_err(poa_error)?;
+    poa.activate_object_with_id(
+        param::COMPILED_ID,
+        Arc::new(param::compiled::idl::ParamTestSkeleton::new(
+            param::compiled::Servant,
+        )),
+    )
+    .map_err(poa_error)?;
+    poa.activate_object_with_id(
+        param::INTERPRETED_ID,
+        Arc::new(param::interpreted::idl::ParamTestSkeleton::new(
+            param::interpreted::Servant,
+        )),
+    )
+    .map_err(poa_error)?;
     manager.activate().map_err(poa_error)?;
     let obj = poa.id_to_reference(&index_id(0)).map_err(poa_error)?;
     Ok((orb, obj))
@@ -290,6 +305,8 @@ pub struct PeregrineClient {
     objects: Vec<TtcpSequenceRef>,
     control: TtcpControlRef,
     demux: TtcpDemuxRef,
+    /// Param_Test clients (compiled, interpreted), made on first use.
+    param: Option<Box<(param::compiled::Client, param::interpreted::Client)>>,
 }
 
 impl PeregrineClient {
@@ -324,6 +341,7 @@ impl PeregrineClient {
             control: TtcpControlRef::unchecked_narrow(obj.clone()),
             demux: TtcpDemuxRef::unchecked_narrow(obj.clone()),
             objects: vec![TtcpSequenceRef::unchecked_narrow(obj)],
+            param: None,
             orb,
             base,
             prefix,
@@ -448,6 +466,26 @@ impl TtcpClient for PeregrineClient {
             io::Error::new(io::ErrorKind::InvalidInput, "no such demux operation")
         })?;
         call(&self.demux).map_err(|e| orb_error("demux", e))
+    }
+
+    fn param_call(&mut self, interpreted: bool, op: usize) -> io::Result<()> {
+        if self.param.is_none() {
+            let c = self.derive(param::COMPILED_ID, param::REPOSITORY_ID);
+            let i = self.derive(param::INTERPRETED_ID, param::REPOSITORY_ID);
+            self.param = Some(Box::new((
+                param::compiled::Client::new(c),
+                param::interpreted::Client::new(i),
+            )));
+        }
+        let Some(p) = self.param.as_mut() else {
+            unreachable!("set above")
+        };
+        let r = if interpreted {
+            p.1.call(op)
+        } else {
+            p.0.call(op)
+        };
+        r.map_err(io::Error::other)
     }
 }
 

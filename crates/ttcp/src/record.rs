@@ -6,10 +6,14 @@ use serde::Serialize;
 /// A measurement. Fields absent for a suite are left out of the JSON.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Record {
-    /// `throughput`, `latency`, `payload` or `demux`.
+    /// `throughput`, `latency`, `payload`, `demux`, `param` or
+    /// `footprint`.
     pub suite: &'static str,
     /// `peregrine` or `raw`.
     pub orb: &'static str,
+    /// `compiled` or `interpreted` stubs and skeletons (param, footprint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marshal: Option<&'static str>,
     /// Element type (throughput, payload).
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub ty: Option<&'static str>,
@@ -64,6 +68,12 @@ pub struct Record {
     /// `first` or `last` operation (demux).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub position: Option<&'static str>,
+    /// What was measured (footprint: `test_short stub`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
+    /// Code or data size in bytes (footprint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
     /// Why there is no measurement.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,

@@ -60,6 +60,17 @@ pub trait TtcpClient {
     /// Twoway call of operation `index` (`0..DEMUX_OPERATIONS`) of the
     /// demux interface, on its object.
     fn demux_call(&mut self, index: usize) -> io::Result<()>;
+    /// Twoway call of Param_Test operation `op` (index into
+    /// `param::OPS`) through the interpreted stub to the object with the
+    /// interpreted skeleton (`interpreted`) or compiled to compiled, with
+    /// every result verified. Only Peregrine has it.
+    fn param_call(&mut self, interpreted: bool, op: usize) -> io::Result<()> {
+        let _ = (interpreted, op);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "Param_Test is measured for Peregrine only",
+        ))
+    }
 }
 
 /// An implementation under test: starts its server and connects clients.

@@ -76,8 +76,78 @@ fn value_legend(suite: &str) -> &'static str {
     }
 }
 
+/// The table of the param and footprint suites: a row per operation or
+/// item, the compiled and interpreted figures and their ratio
+/// (interpreted / compiled: calls/s for param, bytes for footprint).
+fn render_forms(suite: &str, records: &[Record]) -> String {
+    let rows: Vec<&Record> = records.iter().filter(|r| r.suite == suite).collect();
+    let key = |r: &Record| -> String {
+        match suite {
+            "param" => opt(r.op),
+            _ => r.item.clone().unwrap_or_default(),
+        }
+    };
+    let value = |r: &Record| -> Option<f64> {
+        if !r.measured() {
+            return None;
+        }
+        match suite {
+            "param" => r.calls_per_s,
+            _ => r.bytes.map(|b| b as f64),
+        }
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for r in &rows {
+        let k = key(r);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let (legend, unit) = match suite {
+        "param" => ("twoway calls/s, median of repeats", "calls/s"),
+        _ => ("bytes of code and tables, this binary", "bytes"),
+    };
+    let mut out = format!("\n== {suite} ({legend}) ==\n");
+    let _ = unit;
+    let width = keys.iter().map(|k| k.len()).max().unwrap_or(4).max(4);
+    out.push_str(&format!(
+        "{:<width$}  {:>12}  {:>12}  {:>12}\n",
+        "", "compiled", "interpreted", "interp/comp"
+    ));
+    for k in &keys {
+        let find = |m: Option<&str>| rows.iter().find(|r| key(r) == *k && r.marshal == m);
+        let cell = |r: Option<&&Record>| match r {
+            Some(r) if r.measured() => format!("{:.0}", value(r).unwrap_or(0.0)),
+            Some(_) => "skipped".into(),
+            None => String::new(),
+        };
+        let (c, i) = (find(Some("compiled")), find(Some("interpreted")));
+        let (cc, ic) = match find(None) {
+            Some(r) if c.is_none() && i.is_none() => (cell(Some(r)), String::new()),
+            _ => (cell(c), cell(i)),
+        };
+        let ratio = match (c.and_then(|r| value(r)), i.and_then(|r| value(r))) {
+            (Some(c), Some(i)) if c > 0.0 => format!("{:.3}", i / c),
+            _ => String::new(),
+        };
+        let line = format!("{k:<width$}  {cc:>12}  {ic:>12}  {ratio:>12}");
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    for r in rows.iter().filter(|r| !r.measured()) {
+        out.push_str(&format!(
+            "skipped: {}\n",
+            r.skipped.as_deref().unwrap_or_default()
+        ));
+    }
+    out
+}
+
 /// Renders the table of `suite` from `records` (other suites ignored).
 pub fn render(suite: &str, records: &[Record]) -> String {
+    if suite == "param" || suite == "footprint" {
+        return render_forms(suite, records);
+    }
     let rows: Vec<&Record> = records.iter().filter(|r| r.suite == suite).collect();
     let orbs: Vec<&str> = ORBS
         .into_iter()

@@ -3,7 +3,9 @@
 //! are measured with the ORBs interleaved.
 
 pub mod demux;
+pub mod footprint;
 pub mod latency;
+pub mod param;
 pub mod payload;
 pub mod throughput;
 
