@@ -3,7 +3,7 @@
 //! the report, `serve` + `--host`, and usage errors. Every run is bounded
 //! in time; nothing asserts on speed.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
@@ -140,6 +140,22 @@ fn all_quick_keeps_the_contract_for_every_orb() {
                 assert_eq!(l["operations"], 100);
                 assert!(l["p50_us"].as_f64().unwrap() > 0.0, "{l}");
             }
+            "param" => {
+                has(l, &["marshal", "op", "pin", "calls", "calls_per_s"]);
+                assert_eq!(l["orb"], "peregrine", "{l}");
+                assert!(l["marshal"] == "compiled" || l["marshal"] == "interpreted");
+                assert!(l["op"].as_str().unwrap().starts_with("test_"), "{l}");
+                assert!(l["calls_per_s"].as_f64().unwrap() > 0.0, "{l}");
+            }
+            "footprint" => {
+                has(l, &["item", "bytes"]);
+                if let Some(m) = l.get("marshal") {
+                    assert!(m == "compiled" || m == "interpreted", "{l}");
+                } else {
+                    assert!(l["item"].as_str().unwrap().starts_with("text "), "{l}");
+                }
+                assert!(l["bytes"].as_u64().is_some(), "{l}");
+            }
             other => panic!("unknown suite {other}"),
         }
     }
@@ -156,6 +172,26 @@ fn all_quick_keeps_the_contract_for_every_orb() {
         assert_eq!(count("latency"), 6, "{orb}");
         assert_eq!(count("payload"), 33, "{orb}");
         assert_eq!(count("demux"), 2, "{orb}");
+        if *orb == "peregrine" {
+            // 7 operations x 2 forms.
+            assert_eq!(count("param"), 14, "{orb}");
+            for form in ["compiled", "interpreted"] {
+                for item in ["test_short stub", "test_struct_seq skeleton", "all stubs"] {
+                    let l = lines
+                        .iter()
+                        .find(|l| {
+                            l["suite"] == "footprint" && l["marshal"] == form && l["item"] == item
+                        })
+                        .unwrap_or_else(|| panic!("no footprint {form} {item}"));
+                    assert!(l["bytes"].as_u64().unwrap() > 0, "{l}");
+                }
+            }
+            let text = lines
+                .iter()
+                .find(|l| l["suite"] == "footprint" && l["item"] == "text peregrine_orb")
+                .expect("ORB text size");
+            assert!(text["bytes"].as_u64().unwrap() > 10_000, "{text}");
+        }
         for order in ["round-robin", "request-train"] {
             assert!(lines
                 .iter()
@@ -288,8 +324,8 @@ fn serve_and_remote_client() {
 #[test]
 fn usage_errors_exit_2() {
     for args in [
-        &["param"][..],
-        &["footprint", "--quick"],
+        &["param", "--orb", "corba"][..],
+        &["footprint", "--repeat", "0"],
         &["throughput", "--total", "0"],
         &["latency", "--port", "9"],
         &["all", "--orb", "corba"],
@@ -299,13 +335,6 @@ fn usage_errors_exit_2() {
         let out = ttcp(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
-    let out = ttcp(&["param"]);
-    let mut err = String::new();
-    (&out.stderr[..]).read_to_string(&mut err).unwrap();
-    assert!(
-        err.contains("not available yet: comes with issue #6"),
-        "{err}"
-    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ use crate::output::Output;
 use crate::record::Record;
 
 /// The crates whose text is reported (`text <crate>` items).
+#[cfg(feature = "orb")]
 pub const CRATES: [&str; 4] = [
     "peregrine_cdr",
     "peregrine_giop",
