@@ -430,7 +430,7 @@ enum Closed {
     Broken(String),
 }
 
-/// A received message: `buf.buf[..len]`.
+/// A received message: `buf.message(len)`.
 struct Arrived {
     buf: RxBuf,
     len: usize,
@@ -581,8 +581,9 @@ impl ClientConn {
 
     fn recycle(&self, buf: RxBuf) {
         let mut st = lock(&self.st);
-        if st.spare.capacity() < buf.buf.capacity() {
-            st.spare = buf.buf;
+        let v = buf.into_storage();
+        if st.spare.capacity() < v.capacity() {
+            st.spare = v;
         }
     }
 
@@ -645,8 +646,8 @@ impl ClientConn {
         let mut st = lock(&self.st);
         st.leader = false;
         st.last_activity = Instant::now();
-        if rx.buf.is_empty() && rx.filled == 0 {
-            rx.buf = std::mem::take(&mut st.spare);
+        if rx.is_unallocated() {
+            rx = RxBuf::from_storage(std::mem::take(&mut st.spare));
         }
         st.rx = rx;
         if st.waiters > 0 {
@@ -655,7 +656,7 @@ impl ClientConn {
         match &out {
             // Only a Reply answers the CodeSets context (a LocateRequest
             // carries none).
-            Lead::Mine(a) if is_reply(&a.buf.buf) => st.codesets_acked = true,
+            Lead::Mine(a) if is_reply(a.buf.message(a.len)) => st.codesets_acked = true,
             Lead::Closed(c) => {
                 if st.closed.is_none() {
                     st.closed = Some(c.clone());
@@ -749,7 +750,7 @@ impl ClientConn {
     }
 
     fn send_message_error(&self, rx: &RxBuf) {
-        let version = GiopVersion::from_minor(rx.buf.get(5).copied().unwrap_or(2).min(2));
+        let version = GiopVersion::from_minor(rx.unread().get(5).copied().unwrap_or(2).min(2));
         let mut w = Writer::new(ByteOrder::NATIVE);
         if encode_message_error(&mut w, version).is_ok() {
             let _w = lock(&self.write_lock);
@@ -761,12 +762,12 @@ impl ClientConn {
     fn incoming(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Arrived>, Closed> {
         // Fragments (and messages with more to come) go through the
         // reassembler; everything else is decoded in place.
-        let flags = rx.buf[6];
-        let msg_type = rx.buf[7];
-        if msg_type == 7 || (rx.buf[5] > 0 && flags & 2 != 0) {
+        let m = rx.message(len);
+        let (minor, flags, msg_type) = (m[5], m[6], m[7]);
+        if msg_type == 7 || (minor > 0 && flags & 2 != 0) {
             let out = {
                 let mut st = lock(&self.st);
-                match st.reasm.push(&rx.buf[..len]) {
+                match st.reasm.push(rx.message(len)) {
                     Ok(Assembled::Reassembled(v)) => Some(v),
                     Ok(_) => None,
                     Err(e) => {
@@ -783,7 +784,7 @@ impl ClientConn {
             return match out {
                 Some(v) => {
                     let n = v.len();
-                    let mut whole = RxBuf { buf: v, filled: n };
+                    let mut whole = RxBuf::from_message(v);
                     self.dispatch_reply(&mut whole, n, mine)
                 }
                 None => Ok(None),
@@ -801,7 +802,7 @@ impl ClientConn {
         // A whole GIOP 1.2 Reply has its request id at a fixed offset: no
         // need to decode it twice (the caller decodes it in
         // `ReplyMsg::body`, where a malformed reply is a MARSHAL error).
-        let id = match fast_reply_id(&rx.buf[..len]) {
+        let id = match fast_reply_id(rx.message(len)) {
             Some(id) => Some(id),
             None => self.slow_reply_id(rx, len)?,
         };
@@ -817,12 +818,9 @@ impl ClientConn {
         {
             let mut st = lock(&self.st);
             if let Some(slot @ None) = st.pending.get_mut(&id) {
-                let copy = RxBuf {
-                    buf: rx.buf[..len].to_vec(),
-                    filled: len,
-                };
+                let copy = RxBuf::from_message(rx.message(len).to_vec());
                 *slot = Some(Arrived { buf: copy, len });
-                if is_reply(&rx.buf) {
+                if is_reply(rx.message(len)) {
                     st.codesets_acked = true;
                 }
                 drop(st);
@@ -838,7 +836,7 @@ impl ClientConn {
     /// `Ok(None)` for one to skip (CancelRequest), `Err` for one that
     /// ends the connection.
     fn slow_reply_id(&self, rx: &mut RxBuf, len: usize) -> Result<Option<u32>, Closed> {
-        Ok(Some(match decode_message(&rx.buf[..len], &self.limits) {
+        Ok(Some(match decode_message(rx.message(len), &self.limits) {
             Ok((_, Message::Reply { header, .. })) => header.request_id,
             Ok((_, Message::LocateReply { header, .. })) => header.request_id,
             Ok((_, Message::CloseConnection)) => return Err(Closed::Orderly),
@@ -962,7 +960,7 @@ impl Drop for ReplyMsg {
 impl ReplyMsg {
     /// The reply status and a reader over its body.
     fn body(&self) -> Result<(ReplyStatus, Reader<'_>), SystemException> {
-        let bytes = &self.arrived.buf.buf[..self.arrived.len];
+        let bytes = self.arrived.buf.message(self.arrived.len);
         match decode_message(bytes, &self.conn.limits) {
             Ok((_, Message::Reply { header, body })) => {
                 let mut r = body.reader();
@@ -1667,7 +1665,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 continue;
             }
         };
-        let bytes = &arrived.buf.buf[..arrived.len];
+        let bytes = arrived.buf.message(arrived.len);
         let (status, body) = match decode_message(bytes, &conn.limits) {
             Ok((_, Message::LocateReply { header, body })) => (header.status, body),
             _ => {

@@ -352,11 +352,11 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
             Err(FrameError::TimedOut) => continue,
             Err(FrameError::Eof { .. }) | Err(FrameError::Io(_)) => return,
             Err(FrameError::Garbage(_)) => {
-                message_error(slot, &rx.buf);
+                message_error(slot, rx.unread());
                 return;
             }
         };
-        let msg = &rx.buf[..len];
+        let msg = rx.message(len);
         let whole;
         let m: &[u8] = match cx.reasm.push(msg) {
             Ok(Assembled::Whole(m)) => m,
@@ -390,10 +390,8 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
         if let Next::Close = next {
             return;
         }
-        if rx.buf.len() > (1 << 20) && rx.filled == 0 {
-            // Do not keep a huge buffer after a one-off large message.
-            rx.buf = Vec::new();
-        }
+        // Do not keep a huge buffer after a one-off large message.
+        rx.shrink_if_idle(1 << 20);
     }
 }
 

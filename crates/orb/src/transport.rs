@@ -190,12 +190,19 @@ pub(crate) fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
     TcpListener::bind((host, port))
 }
 
-/// A receive buffer: bytes `[0, filled)` are valid; a complete message,
-/// once framed, starts at 0.
+/// A receive buffer: bytes `[start, filled)` of `buf` are valid; a
+/// complete message, once framed, begins at `start`.
+///
+/// Handling a message only advances `start` (no bytes move), so a stream
+/// of back-to-back messages read in one `read` is dispatched without
+/// copying; the unread rest moves to the front only when the space left
+/// after it cannot hold the message being framed (at most one partial
+/// message per buffer's worth of data).
 #[derive(Debug, Default)]
 pub(crate) struct RxBuf {
-    pub(crate) buf: Vec<u8>,
-    pub(crate) filled: usize,
+    buf: Vec<u8>,
+    start: usize,
+    filled: usize,
 }
 
 /// Why framing a message failed.
@@ -214,20 +221,72 @@ pub(crate) enum FrameError {
 const READ_CHUNK: usize = 16 * 1024;
 
 impl RxBuf {
-    /// Reads until one complete message is at the start of the buffer and
-    /// returns its length. Memory grows only as bytes actually arrive
-    /// (a header announcing a huge size does not reserve it up front).
+    /// A buffer holding exactly one message (`v`, e.g. reassembled).
+    pub(crate) fn from_message(v: Vec<u8>) -> Self {
+        let filled = v.len();
+        Self {
+            buf: v,
+            start: 0,
+            filled,
+        }
+    }
+
+    /// An empty buffer reusing `v`'s memory.
+    pub(crate) fn from_storage(v: Vec<u8>) -> Self {
+        Self {
+            buf: v,
+            start: 0,
+            filled: 0,
+        }
+    }
+
+    /// Gives back the memory (for reuse by [`RxBuf::from_storage`]).
+    pub(crate) fn into_storage(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// True if the buffer holds no bytes and no memory.
+    pub(crate) fn is_unallocated(&self) -> bool {
+        self.buf.is_empty() && self.filled == 0
+    }
+
+    /// Frees the memory of an empty buffer that grew beyond `max` bytes
+    /// (after a one-off large message).
+    pub(crate) fn shrink_if_idle(&mut self, max: usize) {
+        if self.filled == self.start && self.buf.len() > max {
+            *self = Self::default();
+        }
+    }
+
+    /// The first `len` unread bytes: the message framed by
+    /// [`RxBuf::read_message`].
+    #[inline]
+    pub(crate) fn message(&self, len: usize) -> &[u8] {
+        &self.buf[self.start..self.start + len]
+    }
+
+    /// Every unread byte (possibly a partial message).
+    pub(crate) fn unread(&self) -> &[u8] {
+        &self.buf[self.start..self.filled]
+    }
+
+    /// Reads until one complete message is at the start of the unread
+    /// bytes and returns its length. Memory grows only as bytes actually
+    /// arrive (a header announcing a huge size does not reserve it up
+    /// front).
     pub(crate) fn read_message(
         &mut self,
         t: &dyn Transport,
         limits: &Limits,
     ) -> Result<usize, FrameError> {
         loop {
-            if self.filled >= HEADER_LEN {
-                let h = MessageHeader::decode(&self.buf[..HEADER_LEN], limits)
-                    .map_err(FrameError::Garbage)?;
+            let have = self.filled - self.start;
+            if have >= HEADER_LEN {
+                let h =
+                    MessageHeader::decode(&self.buf[self.start..self.start + HEADER_LEN], limits)
+                        .map_err(FrameError::Garbage)?;
                 let len = h.message_len();
-                if self.filled >= len {
+                if have >= len {
                     return Ok(len);
                 }
                 self.fill(t, len)?;
@@ -237,8 +296,11 @@ impl RxBuf {
         }
     }
 
-    /// One read towards having `need` bytes.
+    /// One read towards having `need` unread bytes.
     fn fill(&mut self, t: &dyn Transport, need: usize) -> Result<(), FrameError> {
+        if self.start + need > self.buf.len() {
+            self.compact();
+        }
         if self.buf.len() < need {
             // Grow geometrically towards `need` (so memory follows the
             // bytes that actually arrive), at least one read chunk.
@@ -252,7 +314,7 @@ impl RxBuf {
         let want_end = self.buf.len();
         match t.read(&mut self.buf[self.filled..want_end]) {
             Ok(0) => Err(FrameError::Eof {
-                clean: self.filled == 0,
+                clean: self.filled == self.start,
             }),
             Ok(n) => {
                 self.filled += n;
@@ -271,26 +333,38 @@ impl RxBuf {
         }
     }
 
-    /// Drops the first `len` bytes (a handled message), keeping any that
-    /// follow.
-    pub(crate) fn consume(&mut self, len: usize) {
-        let len = len.min(self.filled);
-        if len < self.filled {
-            self.buf.copy_within(len..self.filled, 0);
+    /// Moves the unread bytes to the front of the buffer.
+    #[cold]
+    fn compact(&mut self) {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.filled, 0);
+            self.filled -= self.start;
+            self.start = 0;
         }
-        self.filled -= len;
     }
 
-    /// Splits off the bytes after the first `len` into a new buffer (so
-    /// this one can be handed to the caller whose reply it holds).
-    pub(crate) fn split_rest(&mut self, len: usize) -> RxBuf {
-        let rest = self.filled.saturating_sub(len);
-        let mut other = RxBuf::default();
-        if rest > 0 {
-            other.buf = self.buf[len..self.filled].to_vec();
-            other.filled = rest;
+    /// Drops the first `len` unread bytes (a handled message), keeping
+    /// any that follow where they are.
+    #[inline]
+    pub(crate) fn consume(&mut self, len: usize) {
+        self.start = (self.start + len).min(self.filled);
+        if self.start == self.filled {
+            self.start = 0;
+            self.filled = 0;
         }
-        self.filled = len.min(self.filled);
+    }
+
+    /// Splits off the unread bytes after the first `len` into a new
+    /// buffer (so this one can be handed to the caller whose reply it
+    /// holds).
+    pub(crate) fn split_rest(&mut self, len: usize) -> RxBuf {
+        let end = (self.start + len).min(self.filled);
+        let mut other = RxBuf::default();
+        if end < self.filled {
+            other.buf = self.buf[end..self.filled].to_vec();
+            other.filled = other.buf.len();
+        }
+        self.filled = end;
         other
     }
 }
@@ -349,7 +423,7 @@ mod tests {
         let l = Limits::default();
         for _ in 0..3 {
             let n = rx.read_message(&t, &l).unwrap();
-            assert_eq!(&rx.buf[..n], &m[..]);
+            assert_eq!(rx.message(n), &m[..]);
             rx.consume(n);
         }
         assert!(matches!(
@@ -417,7 +491,7 @@ mod tests {
             let whole = loop {
                 let n = rx.read_message(&src, &Limits::default()).unwrap();
                 assert!(n <= 1024 && (n % 8 == 0 || n < 1024), "{v:?}: piece of {n}");
-                match ra.push(&rx.buf[..n]).unwrap() {
+                match ra.push(rx.message(n)).unwrap() {
                     peregrine_giop::Assembled::Reassembled(m) => break m,
                     peregrine_giop::Assembled::Incomplete => rx.consume(n),
                     peregrine_giop::Assembled::Whole(_) => panic!("{v:?}: not fragmented"),
