@@ -105,3 +105,31 @@ fn usage_errors_exit_2() {
     assert_eq!(code, 0);
     assert!(stdout.contains("usage: idlc"));
 }
+
+#[test]
+fn marshal_option() {
+    let d = tmp("marshal");
+    let idl = d.join("e.idl");
+    std::fs::write(&idl, "interface E { string echo(in string s); };\n").unwrap();
+    let out = d.join("out");
+    let (code, _, stderr) = idlc(&[
+        "--marshal",
+        "interpreted",
+        "--out",
+        out.to_str().unwrap(),
+        idl.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let rs = std::fs::read_to_string(out.join("e.rs")).unwrap()
+        + &std::fs::read_to_string(out.join("e_defs.rs")).unwrap();
+    assert!(
+        rs.contains("OP_ECHO") && rs.contains("interp::call"),
+        "{rs}"
+    );
+    let (code, _, stderr) = idlc(&["--marshal", "fast", idl.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("unknown marshaling"), "{stderr}");
+    let (code, _, stderr) = idlc(&["--interface-marshal", "E", idl.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    std::fs::remove_dir_all(&d).ok();
+}
