@@ -883,6 +883,46 @@ fn fast_reply_id(msg: &[u8]) -> Option<u32> {
     })
 }
 
+/// The common reply read at fixed offsets: a whole GIOP 1.2 Reply with
+/// no service contexts. Anything else (and anything malformed) is `None`
+/// and takes the full decode.
+#[inline]
+fn fast_reply(m: &[u8]) -> Option<(ReplyStatus, peregrine_giop::Body<'_>)> {
+    let [b'G', b'I', b'O', b'P', 1, 2, flags, 1, ..] = *m.get(..8)? else {
+        return None;
+    };
+    let little = flags & 1 != 0;
+    let u32_at = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = m.get(at..at + 4)?.try_into().ok()?;
+        Some(if little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        })
+    };
+    if flags & 2 != 0 || u32_at(8)? as usize != m.len() - peregrine_giop::HEADER_LEN {
+        return None;
+    }
+    let status = ReplyStatus::from_u32(u32_at(16)?, GiopVersion::V1_2).ok()?;
+    if u32_at(20)? != 0 {
+        return None;
+    }
+    // The body starts at 24, already 8-aligned.
+    Some((
+        status,
+        peregrine_giop::Body {
+            bytes: &m[24..],
+            offset: 24,
+            order: if little {
+                ByteOrder::Little
+            } else {
+                ByteOrder::Big
+            },
+            version: GiopVersion::V1_2,
+        },
+    ))
+}
+
 /// A hasher for request ids: they are ours (sequential), not the
 /// network's, so a multiply-shift mix is enough (SipHash cost more than
 /// the rest of the pending-table work).
@@ -961,6 +1001,11 @@ impl ReplyMsg {
     /// The reply status and a reader over its body.
     fn body(&self) -> Result<(ReplyStatus, Reader<'_>), SystemException> {
         let bytes = self.arrived.buf.message(self.arrived.len);
+        if let Some((status, body)) = fast_reply(bytes) {
+            let mut r = body.reader();
+            r.set_codesets(self.codesets);
+            return Ok((status, r));
+        }
         match decode_message(bytes, &self.conn.limits) {
             Ok((_, Message::Reply { header, body })) => {
                 let mut r = body.reader();
@@ -1743,6 +1788,54 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fixed-offset reply read agrees with the full decode wherever
+    /// it answers, and leaves everything else to it.
+    #[test]
+    fn fast_reply_matches_full_decode() {
+        use peregrine_giop::{encode_reply, ReplyHeader};
+        let limits = Limits::default();
+        let sc = [ServiceContext {
+            id: 1,
+            data: &[0, 0, 0, 0],
+        }];
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            for status in [ReplyStatus::NoException, ReplyStatus::SystemException] {
+                for body in [&[][..], &[1, 2, 3][..]] {
+                    for contexts in [ServiceContexts::EMPTY, ServiceContexts::from_slice(&sc)] {
+                        let mut w = Writer::new(order);
+                        let h = ReplyHeader {
+                            request_id: 77,
+                            status,
+                            service_contexts: contexts,
+                        };
+                        let p = encode_reply(&mut w, GiopVersion::V1_2, &h).unwrap();
+                        w.write_bytes(body);
+                        p.finish(&mut w).unwrap();
+                        let m = w.into_vec();
+                        let Ok((_, Message::Reply { header, body: b })) =
+                            decode_message(&m, &limits)
+                        else {
+                            panic!("full decode");
+                        };
+                        match fast_reply(&m) {
+                            Some((st, fb)) => {
+                                assert!(contexts.is_empty());
+                                assert_eq!(st, header.status);
+                                assert_eq!(fb.bytes, b.bytes);
+                                assert_eq!(fb.offset, b.offset);
+                                assert_eq!(fb.order, b.order);
+                            }
+                            None => assert!(!contexts.is_empty()),
+                        }
+                        for n in 0..m.len() {
+                            assert!(fast_reply(&m[..n]).is_none());
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn socket_timeouts_are_stable_across_calls_and_never_late() {

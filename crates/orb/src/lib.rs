@@ -12,6 +12,7 @@ mod client;
 pub mod dii;
 pub mod dsi;
 mod error;
+mod fasthash;
 pub mod interp;
 pub mod naming;
 mod orb;

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use peregrine_cdr::{ByteOrder, CharCodeSet, CodeSets, GiopVersion, WcharCodeSet, Writer};
 use peregrine_giop::{
     decode_message, encode_close_connection, encode_locate_reply, encode_message_error,
-    encode_system_exception_reply, service_context::ids, Assembled, CodeSetContext,
+    encode_system_exception_reply, service_context::ids, Assembled, Body, CodeSetContext,
     LocateReplyHeader, LocateStatus, Message, MessageHeader, MsgType, Reassembler, ServiceContexts,
-    TaggedProfile, TargetAddress,
+    TaggedProfile, TargetAddress, HEADER_LEN,
 };
 
 use crate::client::lock;
@@ -395,6 +395,83 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
     }
 }
 
+/// The parts of a Request the server uses.
+struct Incoming<'a> {
+    request_id: u32,
+    expected: bool,
+    key: &'a [u8],
+    operation: &'a str,
+    body: Body<'a>,
+}
+
+fn u32_at(m: &[u8], at: usize, little: bool) -> Option<u32> {
+    let b: [u8; 4] = m.get(at..at + 4)?.try_into().ok()?;
+    Some(if little {
+        u32::from_le_bytes(b)
+    } else {
+        u32::from_be_bytes(b)
+    })
+}
+
+/// The common request read at fixed offsets: a whole GIOP 1.2 Request
+/// addressed by object key with no service contexts (every request of
+/// a connection after the first, which carries the code sets). Anything
+/// else, and anything malformed, is `None`: the full decode handles it
+/// (and reports the error).
+#[inline]
+fn fast_request(m: &[u8]) -> Option<Incoming<'_>> {
+    let [b'G', b'I', b'O', b'P', 1, 2, flags, 0, ..] = *m.get(..8)? else {
+        return None;
+    };
+    let little = flags & 1 != 0;
+    if flags & 2 != 0 || u32_at(m, 8, little)? as usize != m.len() - HEADER_LEN {
+        return None;
+    }
+    let request_id = u32_at(m, 12, little)?;
+    let expected = match m.get(16..20)? {
+        [0, ..] => false,
+        [1 | 3, ..] => true,
+        _ => return None,
+    };
+    // TargetAddress: KeyAddr (discriminator 0, two bytes of padding).
+    if m.get(20..22)? != [0, 0] {
+        return None;
+    }
+    let key_len = u32_at(m, 24, little)? as usize;
+    let key = m.get(28..28usize.checked_add(key_len)?)?;
+    let at = (28 + key_len + 3) & !3;
+    let op_len = u32_at(m, at, little)? as usize;
+    let op_end = (at + 4).checked_add(op_len)?;
+    let [op @ .., 0] = m.get(at + 4..op_end)? else {
+        return None;
+    };
+    let operation = std::str::from_utf8(op).ok()?;
+    let at = (op_end + 3) & !3;
+    if u32_at(m, at, little)? != 0 {
+        return None;
+    }
+    let mut body_at = at + 4;
+    if body_at < m.len() {
+        body_at = (body_at + 7) & !7;
+    }
+    Some(Incoming {
+        request_id,
+        expected,
+        key,
+        operation,
+        body: Body {
+            bytes: m.get(body_at..)?,
+            offset: body_at,
+            order: if little {
+                ByteOrder::Little
+            } else {
+                ByteOrder::Big
+            },
+            version: GiopVersion::V1_2,
+        },
+    })
+}
+
 fn message_error(slot: &ConnSlot, msg: &[u8]) {
     let minor = msg.get(5).copied().unwrap_or(0).min(2);
     let mut w = Writer::new(ByteOrder::NATIVE);
@@ -407,28 +484,16 @@ fn message_error(slot: &ConnSlot, msg: &[u8]) {
 
 impl ConnCtx<'_> {
     fn handle(&mut self, m: &[u8]) -> Next {
+        if let Some(req) = fast_request(m) {
+            return self.request(GiopVersion::V1_2, req, ServiceContexts::EMPTY);
+        }
         let limits = self.orb.inner().config.limits;
         let (h, msg) = match decode_message(m, &limits) {
             Ok(x) => x,
             Err(e) => return self.undecodable(m, &e),
         };
-        lock(&self.slot.gate).version.get_or_insert(h.version);
         match msg {
             Message::Request { header, body } => {
-                // Refuse new work once CloseConnection went out: the client
-                // re-sends it elsewhere (it was provably not processed).
-                {
-                    let mut g = lock(&self.slot.gate);
-                    if g.close_sent {
-                        return Next::Continue;
-                    }
-                    g.busy += 1;
-                }
-                if let Some(data) = header.service_contexts.get(ids::CODE_SETS) {
-                    if let Ok(ctx) = CodeSetContext::decode(data) {
-                        self.set_codesets(ctx);
-                    }
-                }
                 let key: &[u8] = match &header.target {
                     TargetAddress::Key(k) => k,
                     TargetAddress::Profile(TaggedProfile::Iiop(p)) => &p.object_key,
@@ -440,45 +505,87 @@ impl ConnCtx<'_> {
                     }
                     _ => &[],
                 };
-                let expected = header.response_flags.response_expected();
-                let mut args = body.reader();
-                args.set_codesets(self.codesets);
-                self.tx.set_codesets(self.codesets);
-                let res = dispatch(
-                    self.orb,
-                    &mut self.tx,
-                    h.version,
-                    header.request_id,
-                    expected,
-                    header.operation,
+                let req = Incoming {
+                    request_id: header.request_id,
+                    expected: header.response_flags.response_expected(),
                     key,
-                    args,
-                );
-                if let Err(e) = res {
-                    let _ = encode_system_exception_reply(
-                        &mut self.tx,
-                        h.version,
-                        header.request_id,
-                        ServiceContexts::EMPTY,
-                        &e,
-                    );
-                }
-                let out = if expected {
-                    self.send_tx()
-                } else {
-                    Next::Continue
+                    operation: header.operation,
+                    body,
                 };
-                let stopping = self.orb.inner().server.is_stopping();
-                {
-                    let mut g = lock(&self.slot.gate);
-                    g.busy -= 1;
-                    g.codesets = Some(self.codesets);
-                }
-                if stopping {
-                    send_close(self.slot);
-                }
-                out
+                self.request(h.version, req, header.service_contexts)
             }
+            msg => {
+                lock(&self.slot.gate).version.get_or_insert(h.version);
+                self.other(m, h.version, msg)
+            }
+        }
+    }
+
+    /// Dispatches one request and sends its reply (if one is expected).
+    fn request(
+        &mut self,
+        version: GiopVersion,
+        req: Incoming<'_>,
+        contexts: ServiceContexts<'_>,
+    ) -> Next {
+        // Refuse new work once CloseConnection went out: the client
+        // re-sends it elsewhere (it was provably not processed).
+        {
+            let mut g = lock(&self.slot.gate);
+            g.version.get_or_insert(version);
+            if g.close_sent {
+                return Next::Continue;
+            }
+            g.busy += 1;
+        }
+        if let Some(data) = contexts.get(ids::CODE_SETS) {
+            if let Ok(ctx) = CodeSetContext::decode(data) {
+                self.set_codesets(ctx);
+            }
+        }
+        let mut args = req.body.reader();
+        args.set_codesets(self.codesets);
+        self.tx.set_codesets(self.codesets);
+        let res = dispatch(
+            self.orb,
+            &mut self.tx,
+            version,
+            req.request_id,
+            req.expected,
+            req.operation,
+            req.key,
+            args,
+        );
+        if let Err(e) = res {
+            let _ = encode_system_exception_reply(
+                &mut self.tx,
+                version,
+                req.request_id,
+                ServiceContexts::EMPTY,
+                &e,
+            );
+        }
+        let out = if req.expected {
+            self.send_tx()
+        } else {
+            Next::Continue
+        };
+        let stopping = self.orb.inner().server.is_stopping();
+        {
+            let mut g = lock(&self.slot.gate);
+            g.busy -= 1;
+            g.codesets = Some(self.codesets);
+        }
+        if stopping {
+            send_close(self.slot);
+        }
+        out
+    }
+
+    /// Handles a message other than a Request.
+    fn other(&mut self, m: &[u8], version: GiopVersion, msg: Message<'_>) -> Next {
+        match msg {
+            Message::Request { .. } => Next::Continue,
             Message::LocateRequest(lh) => {
                 let key: &[u8] = match &lh.target {
                     TargetAddress::Key(k) => k,
@@ -494,7 +601,7 @@ impl ConnCtx<'_> {
                     request_id: lh.request_id,
                     status,
                 };
-                match encode_locate_reply(&mut self.tx, h.version, &rh) {
+                match encode_locate_reply(&mut self.tx, version, &rh) {
                     Ok(p) if p.finish(&mut self.tx).is_ok() => self.send_tx(),
                     _ => Next::Close,
                 }
@@ -735,5 +842,91 @@ fn finish(mut req: ServerRequest<'_>) -> Result<(), SystemException> {
             CompletionStatus::Maybe,
             format_args!("no reply header for {:?}", req.operation),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_giop::{RequestHeader, ResponseFlags, ServiceContext};
+
+    fn request(
+        order: ByteOrder,
+        flags: ResponseFlags,
+        key: &[u8],
+        op: &str,
+        body: &[u8],
+    ) -> Vec<u8> {
+        let mut w = Writer::new(order);
+        let h = RequestHeader {
+            request_id: 0x0102_0304,
+            response_flags: flags,
+            target: TargetAddress::Key(key),
+            operation: op,
+            service_contexts: ServiceContexts::EMPTY,
+            requesting_principal: &[],
+        };
+        let p = peregrine_giop::encode_request(&mut w, GiopVersion::V1_2, &h).unwrap();
+        w.write_bytes(body);
+        p.finish(&mut w).unwrap();
+        w.into_vec()
+    }
+
+    /// The fixed-offset read agrees with the full decode wherever it
+    /// answers, and leaves everything else to it.
+    #[test]
+    fn fast_request_matches_full_decode() {
+        let limits = peregrine_giop::Limits::default();
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            for flags in [ResponseFlags::None, ResponseFlags::SyncWithTarget] {
+                for (key, op, body) in [
+                    (&b"PGR1\x01\x04\x00ttcpi"[..], "sendNoParams_2way", &[][..]),
+                    (b"k", "a", &[1, 2, 3][..]),
+                    (b"", "sync", &[9; 17][..]),
+                    (b"1234567", "op_", &[7][..]),
+                ] {
+                    let m = request(order, flags, key, op, body);
+                    let fast = fast_request(&m).expect("fast path");
+                    let Ok((_, Message::Request { header, body: b })) = decode_message(&m, &limits)
+                    else {
+                        panic!("full decode");
+                    };
+                    assert_eq!(fast.request_id, header.request_id);
+                    assert_eq!(fast.expected, header.response_flags.response_expected());
+                    assert!(matches!(header.target, TargetAddress::Key(k) if k == fast.key));
+                    assert_eq!(fast.operation, header.operation);
+                    assert_eq!(fast.body.bytes, b.bytes);
+                    assert_eq!(fast.body.offset, b.offset);
+                    assert_eq!(fast.body.order, b.order);
+                    // Every truncation is refused (the full decode reports it).
+                    for n in 0..m.len() {
+                        assert!(fast_request(&m[..n]).is_none(), "{n}");
+                    }
+                }
+            }
+        }
+        // Service contexts, other versions and fragments take the full decode.
+        let mut w = Writer::new(ByteOrder::Little);
+        let sc = [ServiceContext {
+            id: 1,
+            data: &[0, 0, 0, 0],
+        }];
+        let h = RequestHeader {
+            request_id: 1,
+            response_flags: ResponseFlags::SyncWithTarget,
+            target: TargetAddress::Key(b"k"),
+            operation: "op",
+            service_contexts: ServiceContexts::from_slice(&sc),
+            requesting_principal: &[],
+        };
+        let p = peregrine_giop::encode_request(&mut w, GiopVersion::V1_2, &h).unwrap();
+        p.finish(&mut w).unwrap();
+        assert!(fast_request(w.as_slice()).is_none());
+        let mut m = request(ByteOrder::Little, ResponseFlags::None, b"k", "op", &[]);
+        m[6] |= 2;
+        assert!(fast_request(&m).is_none());
+        let mut m = request(ByteOrder::Little, ResponseFlags::None, b"k", "op", &[]);
+        m[5] = 1;
+        assert!(fast_request(&m).is_none());
     }
 }

@@ -6,6 +6,8 @@
 //! integer hash: the addresses are ours, not the network's).
 
 use std::collections::HashMap;
+
+use crate::fasthash::FastMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -59,7 +61,7 @@ pub(crate) struct Aom {
     count: bool,
     slots: Vec<Slot>,
     free: Vec<u32>,
-    by_user_id: HashMap<Box<[u8]>, Arc<dyn Servant>>,
+    by_user_id: FastMap<Box<[u8]>, Arc<dyn Servant>>,
     /// UNIQUE_ID + SYSTEM_ID: servant -> slot.
     slot_of: AddrMap<u32>,
     /// UNIQUE_ID + USER_ID: servant -> id.
@@ -84,7 +86,7 @@ impl Aom {
             count: !p.unique() && servant_manager,
             slots: Vec::new(),
             free: Vec::new(),
-            by_user_id: HashMap::new(),
+            by_user_id: FastMap::default(),
             slot_of: AddrMap::default(),
             id_of: AddrMap::default(),
             counts: AddrMap::default(),

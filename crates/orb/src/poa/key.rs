@@ -16,8 +16,9 @@ const MAGIC: &[u8; 4] = b"PGR1";
 pub(crate) enum PoaAddr<'k> {
     /// A transient POA: ORB instance and index in the registry.
     Transient { instance: u32, index: u32 },
-    /// A persistent POA: its path (`a/b`).
-    Persistent { path: &'k str },
+    /// A persistent POA: its path (`a/b`), as bytes (looked up as they
+    /// are: a path that is not UTF-8 simply names no POA).
+    Persistent { path: &'k [u8] },
 }
 
 /// The key prefix of a POA (everything before the object id).
@@ -55,7 +56,7 @@ pub(crate) fn parse(key: &[u8]) -> Option<(PoaAddr<'_>, &[u8])> {
         }
         1 => {
             let n = u16::from_le_bytes(rest.get(..2)?.try_into().ok()?) as usize;
-            let path = std::str::from_utf8(rest.get(2..2 + n)?).ok()?;
+            let path = rest.get(2..2 + n)?;
             Some((PoaAddr::Persistent { path }, &rest[2 + n..]))
         }
         _ => None,
@@ -130,7 +131,7 @@ mod tests {
         let mut key = p.clone();
         key.extend_from_slice(b"alice");
         let (addr, id) = parse(&key).unwrap();
-        assert!(matches!(addr, PoaAddr::Persistent { path: "a/b" }));
+        assert!(matches!(addr, PoaAddr::Persistent { path: b"a/b" }));
         assert_eq!(id, b"alice");
         for n in 0..key.len() {
             let _ = parse(&key[..n]);

@@ -22,6 +22,8 @@ pub mod policies;
 pub mod servant_manager;
 
 use std::collections::HashMap;
+
+use crate::fasthash::FastMap;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -111,8 +113,8 @@ struct Busy {
 /// Incarnations in progress and busy objects (servant activator POAs).
 #[derive(Default)]
 struct Activations {
-    incarnating: HashMap<Box<[u8]>, ThreadId>,
-    busy: HashMap<Box<[u8]>, Busy>,
+    incarnating: FastMap<Box<[u8]>, ThreadId>,
+    busy: FastMap<Box<[u8]>, Busy>,
 }
 
 pub(crate) struct PoaInner {
@@ -148,7 +150,7 @@ pub struct Poa {
 #[derive(Default)]
 pub(crate) struct PoaRegistry {
     by_index: RwLock<Vec<Option<Arc<PoaInner>>>>,
-    persistent: RwLock<HashMap<String, u32>>,
+    persistent: RwLock<FastMap<Box<[u8]>, u32>>,
 }
 
 fn rlock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -172,7 +174,7 @@ impl PoaRegistry {
         let index = v.len() as u32;
         let key_prefix = key::prefix(policies.lifespan, orb.instance, index, &path);
         if policies.lifespan == Lifespan::Persistent {
-            wlock(&self.persistent).insert(path.clone(), index);
+            wlock(&self.persistent).insert(path.as_bytes().into(), index);
         }
         let servant_manager = policies.request_processing == RequestProcessing::ServantManager;
         let inner = Arc::new(PoaInner {
@@ -205,8 +207,8 @@ impl PoaRegistry {
         }
         if p.policies.lifespan == Lifespan::Persistent {
             let mut m = wlock(&self.persistent);
-            if m.get(&p.path) == Some(&p.index) {
-                m.remove(&p.path);
+            if m.get(p.path.as_bytes()) == Some(&p.index) {
+                m.remove(p.path.as_bytes());
             }
         }
     }
