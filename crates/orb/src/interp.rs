@@ -13,7 +13,7 @@
 //!   return value then the `inout`/`out` arguments into slots on the
 //!   stub's stack ([`Out`], [`InOut`]); no heap is used for results beyond
 //!   what the values themselves own.
-//! * server: [`read_args`] decodes `in`/`inout` arguments into `Option`
+//! * server: [`read_args`] decodes `in`/`inout` arguments into [`Val`]
 //!   slots on the skeleton handler's stack (strings and octet sequences
 //!   borrowed from the request buffer), the handler calls the servant, and
 //!   [`write_results`] encodes the return value and `inout`/`out`
@@ -267,9 +267,9 @@ pub fn call_oneway(
     obj.invoke_oneway(op.name, |w| put_args(op, args, w))
 }
 
-/// A server-side slot for an `in`/`inout` argument: `Option<T>` for every
-/// `T: Decode<'de>` (`Cow<'de, str>` and `&'de [u8]` borrow from the
-/// request buffer).
+/// A server-side slot for an `in`/`inout` argument: [`Val<T>`] (or
+/// `Option<T>`) for every `T: Decode<'de>` (`Cow<'de, str>` and
+/// `&'de [u8]` borrow from the request buffer).
 pub trait Slot<'de> {
     /// Decodes the argument into the slot.
     fn fill(&mut self, r: &mut Reader<'de>) -> peregrine_cdr::Result<()>;
@@ -278,6 +278,59 @@ pub trait Slot<'de> {
 impl<'de, T: Decode<'de>> Slot<'de> for Option<T> {
     fn fill(&mut self, r: &mut Reader<'de>) -> peregrine_cdr::Result<()> {
         *self = Some(T::decode(r)?);
+        Ok(())
+    }
+}
+
+/// A value held by an interpreted skeleton handler (an argument slot,
+/// the return value, an `out` value) whose drop is one out-of-line
+/// function per type, shared by every handler, instead of drop glue
+/// inlined into each handler on its normal and unwind paths.
+pub struct Val<T>(std::mem::ManuallyDrop<Option<T>>);
+
+impl<T> Val<T> {
+    /// An empty slot, filled by [`read_args`].
+    #[inline]
+    pub const fn empty() -> Self {
+        Val(std::mem::ManuallyDrop::new(None))
+    }
+
+    /// Holds `v`.
+    #[inline]
+    pub fn new(v: T) -> Self {
+        Val(std::mem::ManuallyDrop::new(Some(v)))
+    }
+
+    /// The value (the engine filled the slot).
+    #[inline]
+    pub fn get(&self) -> &T {
+        match &*self.0 {
+            Some(v) => v,
+            None => unfilled(),
+        }
+    }
+
+    /// The value, mutably (an `inout` argument).
+    #[inline]
+    pub fn get_mut(&mut self) -> &mut T {
+        match &mut *self.0 {
+            Some(v) => v,
+            None => unfilled(),
+        }
+    }
+}
+
+impl<T> Drop for Val<T> {
+    #[inline(never)]
+    fn drop(&mut self) {
+        // SAFETY: the value is dropped here once, and never used after.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.0) }
+    }
+}
+
+impl<'de, T: Decode<'de>> Slot<'de> for Val<T> {
+    fn fill(&mut self, r: &mut Reader<'de>) -> peregrine_cdr::Result<()> {
+        *self.0 = Some(T::decode(r)?);
         Ok(())
     }
 }

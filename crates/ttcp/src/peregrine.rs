@@ -670,8 +670,10 @@ mod tests {
                     };
                     s.write_all(&req).unwrap();
                     let rep = read_message(&mut s);
+                    // Logged before the client sees the reply, so the
+                    // log is complete when its last call returns.
+                    log.lock().unwrap().push((req, rep.clone()));
                     c.write_all(&rep).unwrap();
-                    log.lock().unwrap().push((req, rep));
                 }
             });
             port

@@ -7,7 +7,7 @@
 //! name, result, parameter names, modes and types, user exceptions) and
 //! one `TypeDesc` per type used (`TY_<NAME>`). A stub method builds an
 //! argument array (`In(&s1)`, `InOut(s2)`, `Out` slots on its stack) and
-//! calls `interp::call`; a handler decodes into `Option` slots with
+//! calls `interp::call`; a handler decodes into `interp::Val` slots with
 //! `interp::read_args`, calls the servant and replies with
 //! `interp::write_results`. Marshaling is the types' `Encode`/`Decode`,
 //! reached through one vtable per Rust type shared by all operations.
@@ -357,7 +357,6 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
         let table = Self::op_static(op);
         let mut slots = String::new();
         let mut refs = Vec::new();
-        let mut takes = String::new();
         let mut args = Vec::new();
         for p in &op.params {
             if p.dir == ParamDir::Out {
@@ -375,19 +374,20 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 }
                 _ => self.rty(&p.ty, cur),
             };
-            let _ = writeln!(slots, "let mut {v} = None::<{slot_ty}>;");
+            let _ = writeln!(slots, "let mut {v} = {ip}::Val::<{slot_ty}>::empty();");
             refs.push(format!("&mut {v}"));
             if p.dir == ParamDir::InOut {
-                let _ = writeln!(takes, "let mut {v} = {ip}::val({v});");
-                args.push(format!("&mut {v}"));
+                args.push(format!("{v}.get_mut()"));
             } else {
-                let _ = writeln!(takes, "let {v} = {ip}::val({v});");
                 let octets = matches!(&resolved, Type::Sequence(t, _)
                     if matches!(self.resolve_owned(t), Type::Basic(BasicType::Octet)));
-                if self.by_value(&p.ty) || octets {
-                    args.push(v);
+                if self.by_value(&p.ty) {
+                    args.push(format!("*{v}.get()"));
+                } else if octets {
+                    // `&&[u8]` auto-derefs to the servant's `&[u8]`.
+                    args.push(format!("{v}.get()"));
                 } else {
-                    args.push(format!("&{v}"));
+                    args.push(format!("{v}.get()"));
                 }
             }
         }
@@ -395,7 +395,7 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             String::new()
         } else {
             format!(
-                "{slots}{ip}::read_args(req, &{table}, &mut [{}])?;\n{takes}",
+                "{slots}{ip}::read_args(req, &{table}, &mut [{}])?;\n",
                 refs.join(", ")
             )
         };
@@ -414,19 +414,24 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             let _ = writeln!(s, "{unused}{call}\n}}\n");
             return s;
         }
+        // Results are held in `Val`s (one shared drop per type) while the
+        // reply is written.
         let mut pat = Vec::new();
         let mut vals = Vec::new();
+        let mut hold = String::new();
         if op.result != Type::Basic(BasicType::Void) {
             pat.push("ret".to_string());
-            vals.push("&ret".to_string());
+            vals.push("ret.get()".to_string());
+            let _ = writeln!(hold, "let ret = {ip}::Val::new(ret);");
         }
         for p in &op.params {
             let n = bare(&snake(&p.name)).to_string();
             match p.dir {
-                ParamDir::InOut => vals.push(format!("&a_{n}")),
+                ParamDir::InOut => vals.push(format!("a_{n}.get()")),
                 ParamDir::Out => {
                     pat.push(format!("o_{n}"));
-                    vals.push(format!("&o_{n}"));
+                    vals.push(format!("o_{n}.get()"));
+                    let _ = writeln!(hold, "let o_{n} = {ip}::Val::new(o_{n});");
                 }
                 ParamDir::In => {}
             }
@@ -453,7 +458,7 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
         }
         let _ = writeln!(
             s,
-            "match {call} {{\nOk({}) => {ip}::write_results(req, &{table}, &[{}]),\n{exc_arms}}}\n}}\n",
+            "match {call} {{\nOk({}) => {{ {hold}{ip}::write_results(req, &{table}, &[{}]) }}\n{exc_arms}}}\n}}\n",
             tuple(&pat),
             vals.join(", ")
         );
