@@ -25,7 +25,9 @@ use peregrine_giop::{
 
 use crate::error::{raise, record};
 use crate::orb::Orb;
-use crate::runtime::{CompletionStatus, ObjectRef, SystemException, SystemExceptionKind as K};
+use crate::runtime::{
+    CompletionStatus, ObjectRef, SyncScope, SystemException, SystemExceptionKind as K,
+};
 use crate::transport::{FrameError, RxBuf, Transport};
 
 /// How long a connection must have been idle before a call checks that
@@ -46,6 +48,8 @@ pub(crate) struct RefInner {
     pub(crate) orb: Orb,
     pub(crate) ior: Ior,
     pub(crate) timeout: Option<Duration>,
+    /// How far a oneway goes before `invoke_oneway` returns.
+    pub(crate) sync: SyncScope,
     /// Where calls go now: the IOR's profile, or a forwarded one.
     target: Mutex<Option<Arc<Target>>>,
 }
@@ -56,6 +60,7 @@ impl RefInner {
             orb,
             ior,
             timeout,
+            sync: SyncScope::Transport,
             target: Mutex::new(None),
         }
     }
@@ -528,8 +533,10 @@ impl ClientConn {
                 && st.pending.is_empty()
                 && st.last_activity.elapsed() > IDLE_CHECK
         };
-        if idle {
-            let _w = lock(&self.write_lock);
+        // A thread holding the write lock is writing (perhaps blocked on a
+        // full socket): the connection is not idle, and waiting for the
+        // lock here would make a SYNC_NONE caller block on the network.
+        if let (true, Ok(_w)) = (idle, self.write_lock.try_lock()) {
             if self.t.peer_closed_or_readable() {
                 // Unsolicited bytes or EOF on an idle client connection:
                 // the server is closing it (CloseConnection) or is gone.
@@ -1466,13 +1473,15 @@ fn decode_reply<T, E: From<SystemException>>(
     }
 }
 
-fn send_request(
-    obj: &ObjectRef,
-    op: &str,
+/// A call bound to a connection with its header and arguments in `w`
+/// (not yet finished or sent).
+fn start_call<'o>(
+    obj: &'o ObjectRef,
+    op: &'o str,
     twoway: bool,
     w: &mut Writer,
     encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-) -> Result<Option<ReplyMsg>, SystemException> {
+) -> Result<Call<'o>, SystemException> {
     let mut call = Call::new(obj, op, twoway)?;
     call.prepare(w, None)?;
     if let Err(e) = encode_args(w) {
@@ -1485,7 +1494,17 @@ fn send_request(
             format_args!("encoding the arguments of {op:?} for {}", call.peer()),
         ));
     }
-    call.run(w)
+    Ok(call)
+}
+
+fn send_request(
+    obj: &ObjectRef,
+    op: &str,
+    twoway: bool,
+    w: &mut Writer,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+) -> Result<Option<ReplyMsg>, SystemException> {
+    start_call(obj, op, twoway, w, encode_args)?.run(w)
 }
 
 pub(crate) fn invoke_oneway(
@@ -1494,9 +1513,72 @@ pub(crate) fn invoke_oneway(
     encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
 ) -> Result<(), SystemException> {
     let mut w = take_writer();
-    let res = send_request(obj, op, false, &mut w, encode_args);
+    let res = match obj.inner.sync {
+        SyncScope::Transport => send_request(obj, op, false, &mut w, encode_args).map(|_| ()),
+        SyncScope::None => queue_oneway(obj, op, &mut w, encode_args),
+    };
     put_writer(w);
-    res.map(|_| ())
+    res
+}
+
+/// A `SYNC_NONE` oneway: encoded by the caller (so its arguments need not
+/// outlive the call), then written by the process's oneway writer thread
+/// while the caller goes on. Oneways queued by one thread to one
+/// connection keep their order; the queue is bounded, so a caller that
+/// outruns the network waits rather than growing memory. A message whose
+/// connection fails before it is written is lost, which `SYNC_NONE`
+/// allows (use `SyncScope::Transport` to learn of write failures).
+fn queue_oneway(
+    obj: &ObjectRef,
+    op: &str,
+    w: &mut Writer,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+) -> Result<(), SystemException> {
+    let mut call = start_call(obj, op, false, w, encode_args)?;
+    call.finish_message(w)?;
+    let conn = call.st.conn.clone().expect("prepared");
+    let msg = Outgoing {
+        conn,
+        bytes: w.as_slice().to_vec(),
+    };
+    oneway_writer().send(msg).map_err(|_| {
+        raise(
+            K::Transient,
+            0,
+            CompletionStatus::No,
+            format_args!("queueing {op:?}: the oneway writer thread is gone"),
+        )
+    })
+}
+
+/// A message for the oneway writer thread.
+struct Outgoing {
+    conn: Arc<ClientConn>,
+    bytes: Vec<u8>,
+}
+
+/// Messages the oneway writer may hold before `SYNC_NONE` callers wait.
+const ONEWAY_QUEUE: usize = 1024;
+
+/// The queue of the process's oneway writer thread, started on first use.
+fn oneway_writer() -> &'static std::sync::mpsc::SyncSender<Outgoing> {
+    static WRITER: std::sync::OnceLock<std::sync::mpsc::SyncSender<Outgoing>> =
+        std::sync::OnceLock::new();
+    WRITER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Outgoing>(ONEWAY_QUEUE);
+        std::thread::Builder::new()
+            .name("peregrine-oneway".into())
+            .spawn(move || {
+                for m in rx {
+                    // A failed write marks the connection failed; nobody
+                    // waits for a SYNC_NONE oneway, so there is no one to
+                    // tell.
+                    let _ = m.conn.send(&m.bytes);
+                }
+            })
+            .expect("spawn the oneway writer thread");
+        tx
+    })
 }
 
 /// A twoway request sent without waiting for its reply (CORBA's
@@ -1589,18 +1671,7 @@ pub(crate) fn send_deferred(
     // The writer travels with the call (a re-send needs the arguments), so
     // it is not the thread's reusable one.
     let mut w = Writer::new(ByteOrder::NATIVE);
-    let mut call = Call::new(obj, op, true)?;
-    call.prepare(&mut w, None)?;
-    if let Err(e) = encode_args(&mut w) {
-        if let Some(c) = &call.st.conn {
-            c.forget(call.st.request_id);
-        }
-        return Err(cdr_to_sys(
-            &e,
-            CompletionStatus::No,
-            format_args!("encoding the arguments of {op:?} for {}", call.peer()),
-        ));
-    }
+    let mut call = start_call(obj, op, true, &mut w, encode_args)?;
     call.send(&mut w)?;
     let st = call.st;
     Ok(DeferredCall {

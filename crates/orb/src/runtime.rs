@@ -91,8 +91,10 @@ impl ObjectRef {
         client::invoke(self, op, encode_args, decode_result, decode_user_exception)
     }
 
-    /// A oneway invocation (`SYNC_WITH_TRANSPORT`): returns once the
-    /// request is written to the connection.
+    /// A oneway invocation. With the default [`SyncScope::Transport`]
+    /// (`SYNC_WITH_TRANSPORT`) it returns once the request is written to
+    /// the connection; with [`SyncScope::None`] (`SYNC_NONE`) once it is
+    /// encoded and queued (see [`ObjectRef::with_sync_scope`]).
     pub fn invoke_oneway(
         &self,
         op: &str,
@@ -180,6 +182,26 @@ impl ObjectRef {
         }
     }
 
+    /// The same object with another oneway synchronization scope
+    /// (the Messaging `SyncScopePolicy` for this reference); shares the
+    /// connection cache and keeps this reference's call deadline.
+    pub fn with_sync_scope(&self, sync: SyncScope) -> ObjectRef {
+        let mut inner = RefInner::new(
+            self.inner.orb.clone(),
+            self.inner.ior.clone(),
+            self.inner.timeout,
+        );
+        inner.sync = sync;
+        ObjectRef {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The oneway synchronization scope of this reference.
+    pub fn sync_scope(&self) -> SyncScope {
+        self.inner.sync
+    }
+
     /// True if both references denote the same object as far as the ORB
     /// can tell without a call (same IOR profiles).
     pub fn is_equivalent(&self, other: &ObjectRef) -> bool {
@@ -238,6 +260,21 @@ impl fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.inner.ior, f)
     }
+}
+
+/// How far a oneway request travels before the caller gets control back
+/// (CORBA Messaging `SyncScope`; the GIOP `response_flags` are the same
+/// for both, they differ only on the client).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncScope {
+    /// `SYNC_NONE`: return once the request is encoded and queued; a
+    /// background writer sends it. The fastest, and the caller never
+    /// blocks on the network unless the queue is full.
+    None,
+    /// `SYNC_WITH_TRANSPORT`: return once the request is written to the
+    /// connection (the default).
+    #[default]
+    Transport,
 }
 
 /// Server side, implemented by generated skeletons.
