@@ -10,7 +10,8 @@ pub type Result<T> = core::result::Result<T, CdrError>;
 /// Each error maps to the CORBA system exception an ORB raises for it
 /// (see [`CdrError::system_exception`]): malformed input is `MARSHAL`,
 /// text that the negotiated code set cannot carry is `DATA_CONVERSION`,
-/// values that break an IDL bound on encode are `BAD_PARAM`.
+/// values that break an IDL bound (or do not fit their `fixed` type) on
+/// encode are `BAD_PARAM`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CdrError {
@@ -64,6 +65,19 @@ pub enum CdrError {
     TooDeep,
     /// A code set id that this ORB does not implement.
     UnsupportedCodeSet(u32),
+    /// A `fixed` value with a digit half-octet over 9, a sign half-octet
+    /// other than `0xC` or `0xD`, or a non-zero padding half-octet
+    /// (`MARSHAL`).
+    InvalidFixed,
+    /// A `fixed` value that does not fit its IDL type `fixed<digits,
+    /// scale>` exactly, or a type with more than 31 digits or a scale
+    /// over its digits (`BAD_PARAM`).
+    FixedOutOfRange {
+        /// Declared digits.
+        digits: u16,
+        /// Declared scale.
+        scale: u16,
+    },
 }
 
 impl CdrError {
@@ -116,6 +130,10 @@ impl fmt::Display for CdrError {
             CdrError::BadEncapsulation => f.write_str("malformed CDR encapsulation"),
             CdrError::TooDeep => f.write_str("CDR value nested too deeply"),
             CdrError::UnsupportedCodeSet(id) => write!(f, "unsupported code set {id:#010x}"),
+            CdrError::InvalidFixed => f.write_str("malformed CDR fixed-point value"),
+            CdrError::FixedOutOfRange { digits, scale } => {
+                write!(f, "value does not fit fixed<{digits},{scale}>")
+            }
         }
     }
 }

@@ -13,6 +13,8 @@
 //! memory that the input does not justify.
 //!
 //! Types that generated code marshals implement [`Encode`] and [`Decode`].
+//! IDL `fixed` values are [`Fixed`] (any digits and scale) and
+//! [`FixedPoint<D, S>`] (one `fixed<D, S>` type), encoded as packed BCD.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
@@ -21,6 +23,7 @@ extern crate alloc;
 mod codeset;
 mod encode;
 mod error;
+mod fixed;
 mod order;
 mod plain;
 mod reader;
@@ -29,6 +32,7 @@ mod writer;
 pub use codeset::{CharCodeSet, CodeSetId, CodeSets, WcharCodeSet};
 pub use encode::{decode_bounded, encode_bounded, Decode, Encode};
 pub use error::{CdrError, Result};
+pub use fixed::{Fixed, FixedError, FixedPoint};
 pub use order::ByteOrder;
 pub use plain::{PlainData, Primitive};
 pub use reader::Reader;

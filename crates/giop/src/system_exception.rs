@@ -278,7 +278,8 @@ impl SystemException {
     /// The system exception that reports a CDR error: `DATA_CONVERSION`
     /// for text the code set cannot carry, `MARSHAL` minor 5 for wide
     /// characters without a negotiated code set or in GIOP 1.0,
-    /// `BAD_PARAM` for a broken IDL bound, `IMP_LIMIT` for a length past
+    /// `BAD_PARAM` for a broken IDL bound or a `fixed` value that does not
+    /// fit its type, `IMP_LIMIT` for a length past
     /// 2^32, `CODESET_INCOMPATIBLE` for a code set the ORB lacks, `MARSHAL`
     /// for malformed input.
     pub fn from_cdr(err: &CdrError, completed: CompletionStatus) -> Self {
@@ -288,7 +289,9 @@ impl SystemException {
                 (K::DataConversion, minor::DATA_CONVERSION_CANNOT_MAP_CHAR)
             }
             CdrError::WideCharNotAllowed => (K::Marshal, minor::MARSHAL_WCHAR_FROM_GIOP10_CLIENT),
-            CdrError::BoundExceeded { .. } => (K::BadParam, 0),
+            CdrError::BoundExceeded { .. } | CdrError::FixedOutOfRange { .. } => {
+                (K::BadParam, 0)
+            }
             CdrError::TooLong(_) => (K::ImpLimit, 0),
             CdrError::UnsupportedCodeSet(_) => (K::CodesetIncompatible, 0),
             _ => (K::Marshal, 0),
@@ -449,6 +452,15 @@ mod tests {
             K::BadParam
         );
         assert_eq!(m(CdrError::TooLong(1)).0, K::ImpLimit);
+        assert_eq!(
+            m(CdrError::FixedOutOfRange {
+                digits: 5,
+                scale: 2
+            })
+            .0,
+            K::BadParam
+        );
+        assert_eq!(m(CdrError::InvalidFixed).0, K::Marshal);
         assert_eq!(m(CdrError::UnsupportedCodeSet(9)).0, K::CodesetIncompatible);
         assert_eq!(m(CdrError::BadStringTerminator).0, K::Marshal);
         let s: SystemException = CdrError::InvalidBoolean(2).into();
