@@ -212,8 +212,7 @@ impl<'a> Gen<'a> {
                 Some("`ValueBase` (valuetypes) is not supported yet".into())
             }
             Type::Basic(_) => None,
-            Type::Fixed(_) => Some("`fixed` is not supported yet".into()),
-            Type::String(_) | Type::WString(_) | Type::TypeCode => None,
+            Type::String(_) | Type::WString(_) | Type::TypeCode | Type::Fixed(_) => None,
             Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported(t),
             Type::Named(id) => {
                 let d = self.def(*id);
@@ -296,9 +295,6 @@ impl<'a> Gen<'a> {
                 .or_else(|| branches.iter().find_map(|b| check(&b.ty, b.span))),
             DefKind::Typedef { ty } => check(ty, d.span),
             DefKind::Const { ty, value } => check(ty, d.span).or_else(|| match value {
-                ConstValue::Fixed(_) => {
-                    Some((d.span, "`fixed` constants are not supported yet".into()))
-                }
                 ConstValue::WChar(c) if char::from_u32(*c).is_none() => Some((
                     d.span,
                     "a surrogate `wchar` constant has no Rust `char`".into(),
@@ -550,7 +546,9 @@ impl<'a> Gen<'a> {
                 _ => self.path(cur, *id, ""),
             },
             Type::TypeCode => format!("{}::TypeCode", self.o.dynamic),
-            Type::Fixed(_) => "()".into(),
+            Type::Fixed(Some((d, s))) => format!("{}::FixedPoint<{d}, {s}>", self.o.cdr),
+            // Only constants are declared with a bare `fixed`.
+            Type::Fixed(None) => format!("{}::Fixed", self.o.cdr),
         }
     }
 
@@ -865,7 +863,18 @@ impl<'a> Gen<'a> {
                 self.path(cur, *enum_def, ""),
                 camel(&self.def(*enumerator).name)
             ),
-            ConstValue::Fixed(_) => return,
+            ConstValue::Fixed(f) => match self.resolve_owned(ty) {
+                // The front end has rescaled the value to the declared
+                // scale and checked its digits.
+                Type::Fixed(Some(_)) => format!("{rty}::constant({})", f.value),
+                _ => format!(
+                    "{}::Fixed::constant({}, {}, {})",
+                    self.o.cdr,
+                    f.value,
+                    f.digit_count(),
+                    f.scale
+                ),
+            },
         };
         let code = format!(
             "{}pub const {}: {rty} = {v};\n",
@@ -938,6 +947,7 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
             doc = doc_attrs(d.doc.as_deref(), &format!("IDL enum `{}`.", d.scoped_name)),
             rid = lit_str(&d.repo_id),
         );
+        let code = code + &self.interp_entries(id, &name);
         let code = code + &self.tc_items(id, &name, cur);
         self.push(cur, d.scoped_name.clone(), id, code);
     }
@@ -1099,6 +1109,7 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
 "
             );
         }
+        s.push_str(&self.interp_entries(id, name));
         s
     }
 
@@ -1905,6 +1916,17 @@ impl {rt}::ObjRef for {name}Ref {{
                 rid = lit_str(&d.repo_id),
                 rt = self.rt(cur),
             );
+            if self.any_interp() {
+                let _ = write!(
+                    out,
+                    "impl {orb}::interp::Reference for {name}Ref {{
+    fn object_ref(&self) -> &{orb}::ObjectRef {{ &self.0 }}
+    fn from_object_ref(obj: {orb}::ObjectRef) -> Self {{ Self(obj) }}
+}}
+
+"
+                );
+            }
         }
         let _ = inner_rel;
         let client = self.o.client;

@@ -1,5 +1,6 @@
 //! The interpreted marshaling form (issue #6): tables, stub and handler
-//! shapes, per-interface selection and compiled fallbacks.
+//! shapes, per-interface selection, typed entries (bounds, wide strings,
+//! references) and the `fixed` fallback.
 
 use peregrine_idl_rust::{Builder, Marshal};
 
@@ -9,6 +10,8 @@ interface A {
   short op(in short s1, inout string s2, out sequence<long> s3) raises (Oops);
   oneway void note(in string s);
   string<8> bounded(in string<8> s);
+  wstring<4> wide(in wstring a, inout wchar c, out sequence<long, 3> n);
+  A again(in A x, inout Object o, out sequence<A, 2> more);
 };
 interface B { long plain(in long x); };
 "#;
@@ -37,9 +40,71 @@ fn interpreted_interfaces_get_tables_and_engine_calls() {
     ] {
         assert!(s.contains(needle), "missing {needle:?} in\n{s}");
     }
-    // Bounded strings need structural code: that operation stays compiled.
-    assert!(!s.contains("OP_BOUNDED"), "{s}");
-    assert!(s.contains("encode_bounded_string"), "{s}");
+    // Bounded strings, wide strings and references are table-driven
+    // too: the bound and element types live in the descriptors.
+    for needle in [
+        "pub static OP_BOUNDED:",
+        "pub static OP_WIDE:",
+        "pub static OP_AGAIN:",
+        "kind: ::peregrine_orb::interp::Kind::String(8)",
+        "kind: ::peregrine_orb::interp::Kind::WString(4)",
+        "kind: ::peregrine_orb::interp::Kind::WString(u32::MAX)",
+        "kind: ::peregrine_orb::interp::Kind::Sequence(3, &TY_LONG)",
+        "kind: ::peregrine_orb::interp::Kind::Sequence(2, &TY_A)",
+        "pub static TY_A: ::peregrine_orb::interp::TypeDesc",
+        "kind: ::peregrine_orb::interp::Kind::Object",
+        "::peregrine_orb::interp::TIn(s)",
+        "::peregrine_orb::interp::TOut::new()",
+        "::peregrine_orb::interp::RefIn(x)",
+        "::peregrine_orb::interp::TInOut(o)",
+        "std::borrow::Cow<'_, str>,",
+        "::peregrine_orb::interp::TVal::<String>::empty()",
+        "impl ::peregrine_orb::interp::Reference for ARef",
+        "impl ::peregrine_orb::interp::Put for Oops",
+    ] {
+        assert!(s.contains(needle), "missing {needle:?} in\n{s}");
+    }
+    assert_no_compiled_operation(&s);
+}
+
+/// No stub calls `ObjectRef::invoke*` itself and every skeleton handler
+/// is the interpreted one.
+fn assert_no_compiled_operation(s: &str) {
+    assert!(
+        !s.contains("self.0.invoke"),
+        "a compiled stub is left:\n{s}"
+    );
+    let handlers = s.matches("/// Skeleton handler of `").count();
+    let interpreted = s.matches("` (interpreted).").count();
+    assert!(handlers > 0);
+    assert_eq!(handlers, interpreted, "a compiled handler is left:\n{s}");
+    assert!(!s.contains("idl_rt::write_reply"), "{s}");
+}
+
+#[test]
+fn only_fixed_stays_compiled() {
+    let s = Builder::new()
+        .marshal(Marshal::Interpreted)
+        .compile_to_string(
+            "t.idl",
+            r#"
+struct S { string<2> txt; Object o; };
+exception E { S val; };
+interface I;
+typedef sequence<I> Is;
+interface I {
+  S get(in S v, inout Is all, out wstring<3> w) raises (E);
+  Is many(in sequence<sequence<string<2>, 2> > deep, out wchar c);
+  oneway void tell(in I who, in wstring<2> what);
+};
+"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_no_compiled_operation(&s);
+    assert!(
+        s.contains("let orb = cx.orb();"),
+        "exception holding a reference: {s}"
+    );
 }
 
 #[test]

@@ -21,13 +21,27 @@
 //!   (seed 004, IV-C: no heap for `inout`/`out`/`return`).
 //!
 //! Marshaling of each type is shared by every operation: an argument is a
-//! `&mut dyn Param` (client) or `&mut dyn Slot` / `&dyn Encode` (server),
+//! `&mut dyn Param` (client) or `&mut dyn Slot` / `&dyn Reply` (server),
 //! whose vtable — generated once per Rust type by the compiler, not per
-//! operation — holds the type's `Encode`/`Decode` code. The table's
-//! [`TypeDesc`] describes the type (IDL name, TypeCode when the generator
-//! provides one) for tools and checks; the walk itself needs only the
-//! modes. The bytes on the wire are those of the compiled form: the same
-//! `Encode`/`Decode` impls run in the same order.
+//! operation — holds the type's marshaling code. Two families of entries:
+//!
+//! * plain ([`In`], [`InOut`], [`Out`], [`Val`]): the type's own
+//!   `Encode`/`Decode` (numbers, unbounded strings and sequences, structs,
+//!   unions, enums, `any`, `TypeCode`); the table's [`TypeDesc`] is not
+//!   consulted.
+//! * typed ([`TIn`], [`TInOut`], [`TOut`], [`TVal`]): the [`Put`] and
+//!   [`Take`] entries of the Rust type, driven by the [`TypeDesc`]'s
+//!   [`Kind`]: the bound of a bounded `string`/`wstring`/`sequence` lives
+//!   in the descriptor and is checked on encode and decode exactly as the
+//!   compiled form does (`CdrError::BoundExceeded`, i.e. `BAD_PARAM`);
+//!   `wstring`/`wchar` use the connection's negotiated code sets carried
+//!   by the [`Reader`]/[`Writer`]; object references (`Option<IRef>`,
+//!   `Option<ObjectRef>`, or named types holding them) are decoded through
+//!   the decode context [`Cx`], which carries the ORB (the stub's
+//!   `ObjectRef::orb`, the request's ORB on the server).
+//!
+//! The bytes on the wire are those of the compiled form: the same
+//! primitive writes and checks run in the same order.
 //!
 //! Only the public runtime contract ([`ObjectRef::invoke`],
 //! [`ServerRequest`]) is used, so the engine works with any transport.
@@ -36,6 +50,9 @@ use std::cell::Cell;
 
 use peregrine_cdr::{Decode, Encode, Reader, Writer};
 
+use peregrine_cdr::CdrError;
+
+use crate::orb::Orb;
 use crate::runtime::{CompletionStatus, ObjectRef, ServerRequest, SystemException};
 
 /// Parameter passing mode of an IDL operation parameter.
@@ -56,6 +73,62 @@ pub struct TypeDesc {
     pub idl: &'static str,
     /// The type's TypeCode, when the generator emits one.
     pub type_code: Option<fn() -> peregrine_dynamic::TypeCode>,
+    /// How the typed entries ([`Put`], [`Take`]) marshal the type.
+    pub kind: Kind,
+}
+
+/// The structure of a type as the typed entries see it (aliases
+/// resolved). Bounds are `u32::MAX` when unbounded.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// The Rust type's own `Encode`/`Decode` (numbers, `wchar`, named
+    /// types, `any`, `TypeCode`).
+    Plain,
+    /// `string` / `string<N>` (the bound counts octets).
+    String(u32),
+    /// `wstring` / `wstring<N>` (the bound counts characters).
+    WString(u32),
+    /// `sequence<T>` / `sequence<T, N>`, with the element's descriptor.
+    Sequence(u32, &'static TypeDesc),
+    /// An array; the element's descriptor (an array of the remaining
+    /// dimensions for a multi-dimensional one). The length is the Rust
+    /// type's.
+    Array(&'static TypeDesc),
+    /// `Object` or an interface: a possibly nil reference.
+    Object,
+}
+
+impl TypeDesc {
+    /// A descriptor of a type marshaled by its own `Encode`/`Decode`.
+    pub const fn plain(idl: &'static str) -> TypeDesc {
+        TypeDesc {
+            idl,
+            type_code: None,
+            kind: Kind::Plain,
+        }
+    }
+}
+
+/// The decode context of typed entries: what decoding needs beyond the
+/// reader (the ORB, to bind object references). The code sets are the
+/// reader's.
+#[derive(Clone, Copy)]
+pub struct Cx<'a> {
+    orb: &'a Orb,
+}
+
+impl<'a> Cx<'a> {
+    /// A context binding references to `orb`.
+    #[inline]
+    pub fn new(orb: &'a Orb) -> Self {
+        Cx { orb }
+    }
+
+    /// The ORB references are bound to.
+    #[inline]
+    pub fn orb(&self) -> &'a Orb {
+        self.orb
+    }
 }
 
 /// One parameter of an operation table.
@@ -113,23 +186,26 @@ impl OpDesc {
 }
 
 /// A user exception a stub can decode: its repository id and a decoder
-/// into the operation's error type.
+/// into the operation's error type (the context binds references the
+/// exception holds).
 pub struct ExcDesc<E> {
     /// The exception's repository id.
     pub id: &'static str,
     /// Decodes the members (after the id) into the error type.
-    pub decode: for<'a> fn(&mut Reader<'a>) -> peregrine_cdr::Result<E>,
+    pub decode: for<'a, 'b> fn(&mut Reader<'a>, &Cx<'b>) -> peregrine_cdr::Result<E>,
 }
 
 /// A client-side argument: `in` arguments encode, `out` slots decode,
 /// `inout` ones do both. Implemented by [`In`], [`InOut`] and [`Out`] for
-/// every type with `Encode`/`Decode`; the vtable of each is the type's
+/// every type with `Encode`/`Decode` (the descriptor is not consulted),
+/// and by [`TIn`], [`TInOut`] and [`TOut`] for every type with [`Put`] /
+/// [`Take`] (driven by the descriptor); the vtable of each is the type's
 /// shared marshal entry.
 pub trait Param {
-    /// Writes the argument into the request.
-    fn put(&self, w: &mut Writer) -> peregrine_cdr::Result<()>;
-    /// Reads the argument's new value from the reply.
-    fn get(&mut self, r: &mut Reader<'_>) -> peregrine_cdr::Result<()>;
+    /// Writes the argument (of type `ty`) into the request.
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()>;
+    /// Reads the argument's new value (of type `ty`) from the reply.
+    fn get(&mut self, ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'_>) -> peregrine_cdr::Result<()>;
 }
 
 /// An `in` argument (borrowed).
@@ -163,30 +239,109 @@ impl<T> Default for Out<T> {
 }
 
 impl<T: Encode + ?Sized> Param for In<'_, T> {
-    fn put(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
+    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
         self.0.encode(w)
     }
-    fn get(&mut self, _r: &mut Reader<'_>) -> peregrine_cdr::Result<()> {
+    fn get(
+        &mut self,
+        _ty: &TypeDesc,
+        _cx: &Cx<'_>,
+        _r: &mut Reader<'_>,
+    ) -> peregrine_cdr::Result<()> {
         Ok(())
     }
 }
 
 impl<T: Encode + for<'de> Decode<'de>> Param for InOut<'_, T> {
-    fn put(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
+    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
         self.0.encode(w)
     }
-    fn get(&mut self, r: &mut Reader<'_>) -> peregrine_cdr::Result<()> {
+    fn get(
+        &mut self,
+        _ty: &TypeDesc,
+        _cx: &Cx<'_>,
+        r: &mut Reader<'_>,
+    ) -> peregrine_cdr::Result<()> {
         *self.0 = T::decode(r)?;
         Ok(())
     }
 }
 
 impl<T: for<'de> Decode<'de>> Param for Out<T> {
-    fn put(&self, _w: &mut Writer) -> peregrine_cdr::Result<()> {
+    fn put(&self, _ty: &TypeDesc, _w: &mut Writer) -> peregrine_cdr::Result<()> {
         Ok(())
     }
-    fn get(&mut self, r: &mut Reader<'_>) -> peregrine_cdr::Result<()> {
+    fn get(
+        &mut self,
+        _ty: &TypeDesc,
+        _cx: &Cx<'_>,
+        r: &mut Reader<'_>,
+    ) -> peregrine_cdr::Result<()> {
         self.0 = Some(T::decode(r)?);
+        Ok(())
+    }
+}
+
+/// A typed `in` argument (borrowed): marshaled by its [`Put`] entry.
+pub struct TIn<'a, T: ?Sized>(pub &'a T);
+
+/// A typed `inout` argument: [`Put`] then [`Take`] on the caller's value.
+pub struct TInOut<'a, T>(pub &'a mut T);
+
+/// A typed `out` argument or return value: a slot on the stub's stack,
+/// filled by the type's [`Take`] entry.
+pub struct TOut<T>(Option<T>);
+
+impl<T> TOut<T> {
+    /// An empty slot.
+    #[inline]
+    pub const fn new() -> Self {
+        TOut(None)
+    }
+
+    /// The decoded value (see [`Out::value`]).
+    #[inline]
+    pub fn value(self) -> T {
+        val(self.0)
+    }
+}
+
+impl<T> Default for TOut<T> {
+    fn default() -> Self {
+        TOut::new()
+    }
+}
+
+impl<T: Put + ?Sized> Param for TIn<'_, T> {
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        self.0.put(ty, w)
+    }
+    fn get(
+        &mut self,
+        _ty: &TypeDesc,
+        _cx: &Cx<'_>,
+        _r: &mut Reader<'_>,
+    ) -> peregrine_cdr::Result<()> {
+        Ok(())
+    }
+}
+
+impl<T: Put + for<'de> Take<'de>> Param for TInOut<'_, T> {
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        self.0.put(ty, w)
+    }
+    fn get(&mut self, ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'_>) -> peregrine_cdr::Result<()> {
+        *self.0 = T::take(ty, cx, r)?;
+        Ok(())
+    }
+}
+
+impl<T: for<'de> Take<'de>> Param for TOut<T> {
+    fn put(&self, _ty: &TypeDesc, _w: &mut Writer) -> peregrine_cdr::Result<()> {
+        Ok(())
+    }
+    fn get(&mut self, ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'_>) -> peregrine_cdr::Result<()> {
+        self.0 = Some(T::take(ty, cx, r)?);
         Ok(())
     }
 }
@@ -211,7 +366,7 @@ fn put_args(op: &OpDesc, params: &[&mut dyn Param], w: &mut Writer) -> peregrine
     debug_assert_eq!(params.len(), op.params.len(), "{}: arguments", op.name);
     for (d, a) in op.params.iter().zip(params) {
         if d.mode != Mode::Out {
-            a.put(w)?;
+            a.put(d.ty, w)?;
         }
     }
     Ok(())
@@ -231,6 +386,7 @@ pub fn call<E: From<SystemException>>(
     // closures are handed over at once: the arguments pass from one to
     // the other through a cell.
     let args = Cell::new(Some(args));
+    let cx = Cx::new(obj.orb());
     obj.invoke(
         op.name,
         |w| {
@@ -243,17 +399,22 @@ pub fn call<E: From<SystemException>>(
         |r| {
             let a = args.take().unwrap_or_default();
             let (ret, params) = a.split_at_mut(usize::from(op.result.is_some()).min(a.len()));
-            if let Some(ret) = ret.first_mut() {
-                ret.get(r)?;
+            if let (Some(ret), Some(ty)) = (ret.first_mut(), op.result) {
+                ret.get(ty, &cx, r)?;
             }
             for (d, p) in op.params.iter().zip(params.iter_mut()) {
                 if d.mode != Mode::In {
-                    p.get(r)?;
+                    p.get(d.ty, &cx, r)?;
                 }
             }
             Ok(())
         },
-        |id, r| raises.iter().find(|e| e.id == id).map(|e| (e.decode)(r)),
+        |id, r| {
+            raises
+                .iter()
+                .find(|e| e.id == id)
+                .map(|e| (e.decode)(r, &cx))
+        },
     )
 }
 
@@ -271,12 +432,22 @@ pub fn call_oneway(
 /// `Option<T>`) for every `T: Decode<'de>` (`Cow<'de, str>` and
 /// `&'de [u8]` borrow from the request buffer).
 pub trait Slot<'de> {
-    /// Decodes the argument into the slot.
-    fn fill(&mut self, r: &mut Reader<'de>) -> peregrine_cdr::Result<()>;
+    /// Decodes the argument (of type `ty`) into the slot.
+    fn fill(
+        &mut self,
+        ty: &TypeDesc,
+        cx: &Cx<'_>,
+        r: &mut Reader<'de>,
+    ) -> peregrine_cdr::Result<()>;
 }
 
 impl<'de, T: Decode<'de>> Slot<'de> for Option<T> {
-    fn fill(&mut self, r: &mut Reader<'de>) -> peregrine_cdr::Result<()> {
+    fn fill(
+        &mut self,
+        _ty: &TypeDesc,
+        _cx: &Cx<'_>,
+        r: &mut Reader<'de>,
+    ) -> peregrine_cdr::Result<()> {
         *self = Some(T::decode(r)?);
         Ok(())
     }
@@ -329,9 +500,78 @@ impl<T> Drop for Val<T> {
 }
 
 impl<'de, T: Decode<'de>> Slot<'de> for Val<T> {
-    fn fill(&mut self, r: &mut Reader<'de>) -> peregrine_cdr::Result<()> {
+    fn fill(
+        &mut self,
+        _ty: &TypeDesc,
+        _cx: &Cx<'_>,
+        r: &mut Reader<'de>,
+    ) -> peregrine_cdr::Result<()> {
         *self.0 = Some(T::decode(r)?);
         Ok(())
+    }
+}
+
+/// A typed value held by an interpreted skeleton handler: like [`Val`]
+/// (same out-of-line drop), but filled by the type's [`Take`] entry and
+/// written by its [`Put`] entry, driven by the table's [`TypeDesc`].
+pub struct TVal<T>(Val<T>);
+
+impl<T> TVal<T> {
+    /// An empty slot, filled by [`read_args`].
+    #[inline]
+    pub const fn empty() -> Self {
+        TVal(Val::empty())
+    }
+
+    /// Holds `v`.
+    #[inline]
+    pub fn new(v: T) -> Self {
+        TVal(Val::new(v))
+    }
+
+    /// The value (the engine filled the slot).
+    #[inline]
+    pub fn get(&self) -> &T {
+        self.0.get()
+    }
+
+    /// The value, mutably (an `inout` argument).
+    #[inline]
+    pub fn get_mut(&mut self) -> &mut T {
+        self.0.get_mut()
+    }
+}
+
+impl<'de, T: Take<'de>> Slot<'de> for TVal<T> {
+    fn fill(
+        &mut self,
+        ty: &TypeDesc,
+        cx: &Cx<'_>,
+        r: &mut Reader<'de>,
+    ) -> peregrine_cdr::Result<()> {
+        *(self.0).0 = Some(T::take(ty, cx, r)?);
+        Ok(())
+    }
+}
+
+/// A server-side reply value: any `Encode` type (plain; the descriptor
+/// is not consulted) or a [`TVal`] (typed).
+pub trait Reply {
+    /// Writes the value (of type `ty`) into the reply.
+    fn put_reply(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()>;
+}
+
+impl<T: Encode + ?Sized> Reply for T {
+    #[inline]
+    fn put_reply(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        self.encode(w)
+    }
+}
+
+impl<T: Put> Reply for TVal<T> {
+    #[inline]
+    fn put_reply(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        self.get().put(ty, w)
     }
 }
 
@@ -345,9 +585,11 @@ pub fn read_args<'de>(
     slots: &mut [&mut dyn Slot<'de>],
 ) -> Result<(), SystemException> {
     debug_assert_eq!(slots.len(), op.request_values(), "{}: slots", op.name);
-    let r = req.args();
-    for s in slots {
-        s.fill(r)?;
+    let cx = Cx::new(req.orb);
+    let r = &mut req.args;
+    let types = op.params.iter().filter(|p| p.mode != Mode::Out);
+    for (s, d) in slots.iter_mut().zip(types) {
+        s.fill(d.ty, &cx, r)?;
     }
     Ok(())
 }
@@ -359,12 +601,18 @@ pub fn read_args<'de>(
 pub fn write_results(
     req: &mut ServerRequest<'_>,
     op: &OpDesc,
-    values: &[&dyn Encode],
+    values: &[&dyn Reply],
 ) -> Result<(), SystemException> {
     debug_assert_eq!(values.len(), op.reply_values(), "{}: results", op.name);
     let w = req.reply();
-    for v in values {
-        v.encode(w)
+    let types = op.result.into_iter().chain(
+        op.params
+            .iter()
+            .filter(|p| p.mode != Mode::In)
+            .map(|p| p.ty),
+    );
+    for (v, ty) in values.iter().zip(types) {
+        v.put_reply(ty, w)
             .map_err(|e| SystemException::from_cdr(&e, CompletionStatus::Yes))?;
     }
     Ok(())
@@ -381,15 +629,319 @@ pub fn write_user_exception(
         .map_err(|e| SystemException::from_cdr(&e, CompletionStatus::Yes))
 }
 
+/// The typed encode entry of a Rust type: marshals a value as its
+/// [`TypeDesc`] says (bounds, wide strings, references, elements).
+/// Implemented here for the primitives, strings, sequences, arrays,
+/// references, `any` and `TypeCode`, and by generated code for named IDL
+/// types (through their `Encode`).
+pub trait Put {
+    /// Writes `self` as a value of type `ty`.
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()>;
+
+    /// Writes the elements of a sequence or array (no length), each of
+    /// type `ty`. Types with a bulk `Encode::encode_slice` override this.
+    #[inline]
+    fn put_elems(items: &[Self], ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()>
+    where
+        Self: Sized,
+    {
+        items.iter().try_for_each(|x| x.put(ty, w))
+    }
+}
+
+/// The typed decode entry of a Rust type (see [`Put`]); `'de` is the
+/// input's lifetime (`Cow<'de, str>` and `&'de [u8]` borrow from it).
+pub trait Take<'de>: Sized {
+    /// Reads a value of type `ty`.
+    fn take(ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self>;
+
+    /// Reads `n` elements of type `ty` (`n` already checked against the
+    /// input, one octet per element). Types with a bulk
+    /// `Decode::decode_vec` override this.
+    #[inline]
+    fn take_vec(
+        ty: &TypeDesc,
+        cx: &Cx<'_>,
+        r: &mut Reader<'de>,
+        n: usize,
+    ) -> peregrine_cdr::Result<Vec<Self>> {
+        let mut v = Vec::with_capacity(n.min(r.remaining() / std::mem::size_of::<Self>().max(1)));
+        for _ in 0..n {
+            v.push(Self::take(ty, cx, r)?);
+        }
+        Ok(v)
+    }
+}
+
+/// The compiled form's bound check (`idl_rt::check_bound`).
+#[inline]
+fn check_bound(len: usize, bound: u32) -> peregrine_cdr::Result<()> {
+    if len as u64 > u64::from(bound) {
+        Err(CdrError::BoundExceeded {
+            bound,
+            len: len as u64,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn kind_mismatch(ty: &TypeDesc, rust: &str) -> ! {
+    panic!(
+        "interpreted table: type {:?} ({:?}) does not describe a Rust {rust} (generator and table disagree)",
+        ty.idl, ty.kind
+    )
+}
+
+/// Types whose typed entries are their `Encode`/`Decode` (bulk element
+/// copies included).
+macro_rules! plain_entries {
+    ($($t:ty),* $(,)?) => {$(
+        impl Put for $t {
+            #[inline]
+            fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+                Encode::encode(self, w)
+            }
+            #[inline]
+            fn put_elems(items: &[Self], _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+                <$t as Encode>::encode_slice(items, w)
+            }
+        }
+        impl<'de> Take<'de> for $t {
+            #[inline]
+            fn take(_ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+                <$t as Decode<'de>>::decode(r)
+            }
+            #[inline]
+            fn take_vec(
+                _ty: &TypeDesc,
+                _cx: &Cx<'_>,
+                r: &mut Reader<'de>,
+                n: usize,
+            ) -> peregrine_cdr::Result<Vec<Self>> {
+                <$t as Decode<'de>>::decode_vec(r, n)
+            }
+        }
+    )*};
+}
+
+plain_entries!(
+    i16,
+    i32,
+    i64,
+    u16,
+    u32,
+    u64,
+    f32,
+    f64,
+    u8,
+    bool,
+    char,
+    peregrine_dynamic::Any,
+    peregrine_dynamic::TypeCode,
+);
+
+/// `string`, `string<N>`, `wstring`, `wstring<N>`.
+impl Put for str {
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        match ty.kind {
+            Kind::String(b) => {
+                if b != u32::MAX {
+                    check_bound(self.len(), b)?;
+                }
+                w.write_string(self)
+            }
+            Kind::WString(b) => {
+                if b != u32::MAX {
+                    check_bound(self.chars().count(), b)?;
+                }
+                w.write_wstring(self)
+            }
+            _ => kind_mismatch(ty, "string"),
+        }
+    }
+}
+
+impl Put for String {
+    #[inline]
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        self.as_str().put(ty, w)
+    }
+}
+
+impl<'de> Take<'de> for String {
+    fn take(ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        match ty.kind {
+            Kind::String(b) => {
+                let s = r.read_string()?;
+                if b != u32::MAX {
+                    check_bound(s.len(), b)?;
+                }
+                Ok(s)
+            }
+            Kind::WString(b) => {
+                let s = r.read_wstring()?;
+                if b != u32::MAX {
+                    check_bound(s.chars().count(), b)?;
+                }
+                Ok(s)
+            }
+            _ => kind_mismatch(ty, "String"),
+        }
+    }
+}
+
+/// A skeleton's `in` string, borrowed from the request where the code
+/// set allows (as the compiled handler's `decode_str`).
+impl<'de> Take<'de> for std::borrow::Cow<'de, str> {
+    fn take(ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        match ty.kind {
+            Kind::String(b) => {
+                let s = r.read_str()?;
+                check_bound(s.len(), b)?;
+                Ok(s)
+            }
+            _ => String::take(ty, cx, r).map(std::borrow::Cow::Owned),
+        }
+    }
+}
+
+/// A skeleton's `in` `sequence<octet>`, borrowed from the request (as
+/// the compiled handler's `decode_octets`: read, then bound-checked).
+impl<'de> Take<'de> for &'de [u8] {
+    fn take(ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        let Kind::Sequence(b, _) = ty.kind else {
+            kind_mismatch(ty, "&[u8]")
+        };
+        let v = r.read_octet_seq()?;
+        check_bound(v.len(), b)?;
+        Ok(v)
+    }
+}
+
+/// `sequence<T>` / `sequence<T, N>`: the bound is checked before the
+/// length is written.
+impl<T: Put> Put for [T] {
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        let Kind::Sequence(b, elem) = ty.kind else {
+            kind_mismatch(ty, "slice")
+        };
+        check_bound(self.len(), b)?;
+        w.write_len(self.len())?;
+        T::put_elems(self, elem, w)
+    }
+}
+
+impl<T: Put> Put for Vec<T> {
+    #[inline]
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        self.as_slice().put(ty, w)
+    }
+}
+
+/// The length is checked against the bound, then against the input,
+/// before anything is reserved (the compiled form's `decode_bounded` /
+/// `decode_seq`).
+impl<'de, T: Take<'de>> Take<'de> for Vec<T> {
+    fn take(ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        let Kind::Sequence(b, elem) = ty.kind else {
+            kind_mismatch(ty, "Vec")
+        };
+        let n = r.read_u32()?;
+        check_bound(n as usize, b)?;
+        let n = r.check_len(n, 1)?;
+        T::take_vec(elem, cx, r, n)
+    }
+}
+
+/// Arrays (no length on the wire).
+impl<T: Put, const N: usize> Put for [T; N] {
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        let Kind::Array(elem) = ty.kind else {
+            kind_mismatch(ty, "array")
+        };
+        T::put_elems(self, elem, w)
+    }
+}
+
+impl<'de, T: Take<'de>, const N: usize> Take<'de> for [T; N] {
+    fn take(ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        let Kind::Array(elem) = ty.kind else {
+            kind_mismatch(ty, "array")
+        };
+        let mut v = Vec::with_capacity(N);
+        for _ in 0..N {
+            v.push(T::take(elem, cx, r)?);
+        }
+        v.try_into().map_err(|_| CdrError::Truncated {
+            needed: N,
+            remaining: 0,
+        })
+    }
+}
+
+/// An object reference type: [`ObjectRef`] or a generated `IRef`.
+pub trait Reference: Sized {
+    /// The untyped reference.
+    fn object_ref(&self) -> &ObjectRef;
+    /// Wraps a reference without checking its type (the compiled form's
+    /// `decode_ref`).
+    fn from_object_ref(obj: ObjectRef) -> Self;
+}
+
+impl Reference for ObjectRef {
+    #[inline]
+    fn object_ref(&self) -> &ObjectRef {
+        self
+    }
+    #[inline]
+    fn from_object_ref(obj: ObjectRef) -> Self {
+        obj
+    }
+}
+
+/// A possibly nil reference (`None` is the nil IOR).
+impl<R: Reference> Put for Option<R> {
+    #[inline]
+    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        ObjectRef::encode_opt(self.as_ref().map(Reference::object_ref), w)
+    }
+}
+
+/// A stub's `in` object reference argument (`Option<&IRef>`, the
+/// compiled form's `encode_ref`).
+pub struct RefIn<'a, R>(pub Option<&'a R>);
+
+impl<R: Reference> Param for RefIn<'_, R> {
+    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        ObjectRef::encode_opt(self.0.map(Reference::object_ref), w)
+    }
+    fn get(
+        &mut self,
+        _ty: &TypeDesc,
+        _cx: &Cx<'_>,
+        _r: &mut Reader<'_>,
+    ) -> peregrine_cdr::Result<()> {
+        Ok(())
+    }
+}
+
+/// A reference bound to the context's ORB.
+impl<'de, R: Reference> Take<'de> for Option<R> {
+    #[inline]
+    fn take(_ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        Ok(ObjectRef::decode(r, cx.orb())?.map(R::from_object_ref))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use peregrine_cdr::ByteOrder;
 
-    static SHORT: TypeDesc = TypeDesc {
-        idl: "short",
-        type_code: None,
-    };
+    static SHORT: TypeDesc = TypeDesc::plain("short");
     static OP: OpDesc = OpDesc {
         name: "test_short",
         oneway: false,
@@ -434,8 +986,10 @@ mod tests {
         let bytes = w.into_vec();
         assert_eq!(bytes.len(), 4, "in and inout only");
         let mut r = Reader::new(&bytes, ByteOrder::NATIVE);
-        InOut(&mut s2).get(&mut r).unwrap();
-        s3.get(&mut r).unwrap();
+        let orb = Orb::builder().build().unwrap();
+        let cx = Cx::new(&orb);
+        InOut(&mut s2).get(&SHORT, &cx, &mut r).unwrap();
+        s3.get(&SHORT, &cx, &mut r).unwrap();
         assert_eq!((s2, s3.value()), (1, 2));
     }
 }

@@ -9,13 +9,20 @@
 //! argument array (`In(&s1)`, `InOut(s2)`, `Out` slots on its stack) and
 //! calls `interp::call`; a handler decodes into `interp::Val` slots with
 //! `interp::read_args`, calls the servant and replies with
-//! `interp::write_results`. Marshaling is the types' `Encode`/`Decode`,
-//! reached through one vtable per Rust type shared by all operations.
+//! `interp::write_results`. Marshaling is shared by all operations,
+//! reached through one vtable per Rust type: the types' `Encode`/`Decode`
+//! for plain types (`In`, `InOut`, `Out`, `Val`), and for types that need
+//! structural rules (bounded strings and sequences, wide strings, object
+//! references, types holding references) the engine's typed entries
+//! `interp::Put`/`interp::Take` (`TIn`, `TInOut`, `TOut`, `TVal`,
+//! `RefIn`) driven by the table's `TypeDesc::kind`, which carries the
+//! bounds and element descriptors. Named types get `Put`/`Take` impls
+//! (through their `Encode`/`Decode`/`decode_in`) and interface references
+//! an `interp::Reference` impl when any interface is interpreted.
 //!
-//! Operations whose parameters, result or exceptions need generated
-//! structural code (bounded strings and sequences, wide strings, object
-//! references, types containing references) keep the compiled form: the
-//! per-type `Encode`/`Decode` impls do not carry those rules.
+//! Only operations using `fixed`, or `long double` inside a bounded or
+//! reference-holding sequence/array (no typed entry), keep the compiled
+//! form.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -97,8 +104,20 @@ impl Gen<'_> {
             .unwrap_or(self.o.marshal)
     }
 
+    /// True if any interface of this generation is interpreted: named
+    /// types then get the engine's typed entries (`interp::Put`/`Take`)
+    /// and references `interp::Reference`.
+    pub(super) fn any_interp(&self) -> bool {
+        self.o.marshal == Marshal::Interpreted
+            || self
+                .o
+                .interface_marshal
+                .iter()
+                .any(|(_, m)| *m == Marshal::Interpreted)
+    }
+
     /// True if `op` is generated in the interpreted form: its interface
-    /// asks for it and every type it marshals has plain `Encode`/`Decode`.
+    /// asks for it and every type it marshals has an engine entry.
     pub(super) fn interpreted(&mut self, op: &OpInfo) -> bool {
         if self.marshal_of(op.iface) != Marshal::Interpreted {
             return false;
@@ -106,11 +125,83 @@ impl Gen<'_> {
         let mut types: Vec<Type> = op.params.iter().map(|p| p.ty.clone()).collect();
         types.push(op.result.clone());
         types.extend(op.raises.iter().map(|e| Type::Named(*e)));
-        types.iter().all(|t| {
-            !self.custom(t)
-                && !self.needs_orb(t)
-                && !matches!(self.resolve_owned(t), Type::Fixed(_))
-        })
+        types.iter().all(|t| self.interp_ok(t))
+    }
+
+    /// Marshaled through the typed entries (`Put`/`Take`, descriptor
+    /// driven) rather than the Rust type's `Encode`/`Decode`.
+    pub(super) fn typed(&mut self, ty: &Type) -> bool {
+        self.custom(ty) || self.needs_orb(ty)
+    }
+
+    /// The engine has entries for `ty`.
+    fn interp_ok(&mut self, ty: &Type) -> bool {
+        match self.resolve_owned(ty) {
+            Type::Fixed(_) => false,
+            _ if !self.typed(ty) => true,
+            Type::Sequence(e, _) | Type::Array(e, _) => self.elem_ok(&e),
+            _ => true,
+        }
+    }
+
+    /// An element of a typed sequence or array has a typed entry.
+    fn elem_ok(&mut self, ty: &Type) -> bool {
+        match self.resolve_owned(ty) {
+            Type::Fixed(_) | Type::Basic(BasicType::LongDouble | BasicType::ValueBase) => false,
+            Type::Sequence(e, _) | Type::Array(e, _) => self.elem_ok(&e),
+            _ => true,
+        }
+    }
+
+    /// `interp::Put`/`interp::Take` impls of the named type `id` (Rust
+    /// `name`), through its `Encode` and `Decode` (or `decode_in` when it
+    /// holds references), bulk element copies included.
+    pub(super) fn interp_entries(&mut self, id: DefId, name: &str) -> String {
+        if !self.any_interp() {
+            return String::new();
+        }
+        let orb = &self.o.orb;
+        let cdr = &self.o.cdr;
+        let ip = format!("{orb}::interp");
+        let put = format!(
+            "impl {ip}::Put for {name} {{
+    #[inline]
+    fn put(&self, _ty: &{ip}::TypeDesc, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+        {cdr}::Encode::encode(self, w)
+    }}
+    #[inline]
+    fn put_elems(items: &[Self], _ty: &{ip}::TypeDesc, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+        <Self as {cdr}::Encode>::encode_slice(items, w)
+    }}
+}}
+"
+        );
+        let take = if self.needs_orb(&Type::Named(id)) {
+            format!(
+                "impl<'de> {ip}::Take<'de> for {name} {{
+    #[inline]
+    fn take(_ty: &{ip}::TypeDesc, cx: &{ip}::Cx<'_>, r: &mut {cdr}::Reader<'de>) -> {cdr}::Result<Self> {{
+        Self::decode_in(r, cx.orb())
+    }}
+}}
+"
+            )
+        } else {
+            format!(
+                "impl<'de> {ip}::Take<'de> for {name} {{
+    #[inline]
+    fn take(_ty: &{ip}::TypeDesc, _cx: &{ip}::Cx<'_>, r: &mut {cdr}::Reader<'de>) -> {cdr}::Result<Self> {{
+        <Self as {cdr}::Decode<'de>>::decode(r)
+    }}
+    #[inline]
+    fn take_vec(_ty: &{ip}::TypeDesc, _cx: &{ip}::Cx<'_>, r: &mut {cdr}::Reader<'de>, n: usize) -> {cdr}::Result<Vec<Self>> {{
+        <Self as {cdr}::Decode<'de>>::decode_vec(r, n)
+    }}
+}}
+"
+            )
+        };
+        put + &take
     }
 
     /// The IDL text of `ty` for a `TypeDesc`.
@@ -195,9 +286,52 @@ impl Gen<'_> {
         format!("OP_{}", screaming(bare(&op.method)))
     }
 
+    /// Registers the descriptor of `ty` (and of its elements) in `types`
+    /// and returns its static's name.
+    fn ty_reg(
+        &mut self,
+        ty: &Type,
+        cur: &[String],
+        types: &mut BTreeMap<String, (String, String, String)>,
+    ) -> String {
+        let orb = self.o.orb.clone();
+        let idl = self.idl_text(ty);
+        let name = ty_static(&idl);
+        if types.contains_key(&name) {
+            return name;
+        }
+        let max = |b: Option<u32>| b.map_or_else(|| "u32::MAX".to_string(), |n| n.to_string());
+        let kind = match self.resolve_owned(ty) {
+            Type::String(b) => format!("String({})", max(b)),
+            Type::WString(b) => format!("WString({})", max(b)),
+            Type::Basic(BasicType::Object) => "Object".into(),
+            Type::Named(id) if self.is_iface(&Type::Named(id)).is_some() => "Object".into(),
+            Type::Sequence(e, b) => {
+                let e = self.ty_reg(&e, cur, types);
+                format!("Sequence({}, &{e})", max(b))
+            }
+            Type::Array(e, dims) => {
+                let elem = if dims.len() > 1 {
+                    Type::Array(e, dims[1..].to_vec())
+                } else {
+                    *e
+                };
+                let e = self.ty_reg(&elem, cur, types);
+                format!("Array(&{e})")
+            }
+            _ => "Plain".into(),
+        };
+        let tc = self.desc_tc(ty, cur);
+        types.insert(
+            name.clone(),
+            (idl, tc, format!("{orb}::interp::Kind::{kind}")),
+        );
+        name
+    }
+
     /// The tables of the interpreted operations `ops` (declared in one
-    /// interface), for its inner module: one `TypeDesc` per type, one
-    /// `OpDesc` per operation.
+    /// interface), for its inner module: one `TypeDesc` per type (and per
+    /// element type of a sequence or array), one `OpDesc` per operation.
     pub(super) fn interp_tables(&mut self, ops: &[&OpInfo], cur: &[String]) -> String {
         if ops.is_empty() {
             return String::new();
@@ -206,16 +340,10 @@ impl Gen<'_> {
         let mut types = BTreeMap::new();
         let mut tables = String::new();
         for op in ops {
-            let mut ty_ref = |g: &Self, t: &Type| {
-                let idl = g.idl_text(t);
-                let name = ty_static(&idl);
-                types.insert(name.clone(), (idl, g.desc_tc(t, cur)));
-                format!("&{name}")
-            };
             let result = if op.result == Type::Basic(BasicType::Void) {
                 "None".to_string()
             } else {
-                format!("Some({})", ty_ref(self, &op.result))
+                format!("Some(&{})", self.ty_reg(&op.result, cur, &mut types))
             };
             let mut params = String::new();
             for p in &op.params {
@@ -224,11 +352,11 @@ impl Gen<'_> {
                     ParamDir::InOut => "InOut",
                     ParamDir::Out => "Out",
                 };
+                let ty = self.ty_reg(&p.ty, cur, &mut types);
                 let _ = write!(
                     params,
-                    "{orb}::interp::ParamDesc {{ name: {}, mode: {orb}::interp::Mode::{mode}, ty: {} }},",
+                    "{orb}::interp::ParamDesc {{ name: {}, mode: {orb}::interp::Mode::{mode}, ty: &{ty} }},",
                     lit_str(&p.name),
-                    ty_ref(self, &p.ty)
                 );
             }
             let raises = op
@@ -256,12 +384,12 @@ pub static {name}: {orb}::interp::OpDesc = {orb}::interp::OpDesc {{
             );
         }
         let mut s = String::new();
-        for (name, (idl, tc)) in types {
+        for (name, (idl, tc, kind)) in types {
             let _ = write!(
                 s,
                 "/// Type descriptor of `{idl}` (interpreted tables).
 #[doc(hidden)]
-pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {}, type_code: Some({tc}) }};
+pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {}, type_code: Some({tc}), kind: {kind} }};
 ",
                 lit_str(&idl)
             );
@@ -287,8 +415,13 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             }
             let p = self.path(cur, *e, "");
             let dec = self.dec(&Type::Named(*e), cur).expr();
+            let decode = if self.needs_orb(&Type::Named(*e)) {
+                format!("|r, cx| {{ let orb = cx.orb(); {dec}.map({et}::{v}) }}")
+            } else {
+                format!("|r, _| {dec}.map({et}::{v})")
+            };
             items.push(format!(
-                "{orb}::interp::ExcDesc {{ id: {p}::REPOSITORY_ID, decode: |r| {dec}.map({et}::{v}) }}"
+                "{orb}::interp::ExcDesc {{ id: {p}::REPOSITORY_ID, decode: {decode} }}"
             ));
         }
         format!("&[{}]", items.join(", "))
@@ -306,24 +439,30 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
         let mut args = Vec::new();
         let mut outs = Vec::new();
         if op.result != Type::Basic(BasicType::Void) {
-            slots.push_str(&format!("let mut ret = {ip}::Out::new();\n"));
+            let t = if self.typed(&op.result) { "T" } else { "" };
+            slots.push_str(&format!("let mut ret = {ip}::{t}Out::new();\n"));
             args.push("&mut ret".to_string());
             outs.push("ret.value()".to_string());
         }
         for p in &op.params {
             let n = snake(&p.name);
+            let t = if self.typed(&p.ty) { "T" } else { "" };
             match p.dir {
                 ParamDir::In => {
-                    if self.by_value(&p.ty) {
-                        args.push(format!("&mut {ip}::In(&{n})"));
+                    if self.is_iface(&p.ty).is_some()
+                        || matches!(self.resolve_owned(&p.ty), Type::Basic(BasicType::Object))
+                    {
+                        args.push(format!("&mut {ip}::RefIn({n})"));
+                    } else if self.by_value(&p.ty) {
+                        args.push(format!("&mut {ip}::{t}In(&{n})"));
                     } else {
-                        args.push(format!("&mut {ip}::In({n})"));
+                        args.push(format!("&mut {ip}::{t}In({n})"));
                     }
                 }
-                ParamDir::InOut => args.push(format!("&mut {ip}::InOut({n})")),
+                ParamDir::InOut => args.push(format!("&mut {ip}::{t}InOut({n})")),
                 ParamDir::Out => {
                     let v = format!("{}_out", bare(&n));
-                    let _ = writeln!(slots, "let mut {v} = {ip}::Out::new();");
+                    let _ = writeln!(slots, "let mut {v} = {ip}::{t}Out::new();");
                     args.push(format!("&mut {v}"));
                     outs.push(format!("{v}.value()"));
                 }
@@ -365,6 +504,7 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             let n = bare(&snake(&p.name)).to_string();
             let v = format!("a_{n}");
             let resolved = self.resolve_owned(&p.ty);
+            let t = if self.typed(&p.ty) { "TVal" } else { "Val" };
             let slot_ty = match (&resolved, p.dir) {
                 (Type::String(_), ParamDir::In) => "std::borrow::Cow<'_, str>".to_string(),
                 (Type::Sequence(t, _), ParamDir::In)
@@ -374,14 +514,18 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 }
                 _ => self.rty(&p.ty, cur),
             };
-            let _ = writeln!(slots, "let mut {v} = {ip}::Val::<{slot_ty}>::empty();");
+            let _ = writeln!(slots, "let mut {v} = {ip}::{t}::<{slot_ty}>::empty();");
             refs.push(format!("&mut {v}"));
             if p.dir == ParamDir::InOut {
                 args.push(format!("{v}.get_mut()"));
             } else {
                 let octets = matches!(&resolved, Type::Sequence(t, _)
                     if matches!(self.resolve_owned(t), Type::Basic(BasicType::Octet)));
-                if self.by_value(&p.ty) {
+                if self.is_iface(&p.ty).is_some()
+                    || matches!(resolved, Type::Basic(BasicType::Object))
+                {
+                    args.push(format!("{v}.get().as_ref()"));
+                } else if self.by_value(&p.ty) {
                     args.push(format!("*{v}.get()"));
                 } else if octets {
                     // `&&[u8]` auto-derefs to the servant's `&[u8]`.
@@ -419,19 +563,33 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
         let mut pat = Vec::new();
         let mut vals = Vec::new();
         let mut hold = String::new();
+        // Plain values are passed as `&T` (`Encode`), typed ones as
+        // `&TVal<T>` (`Put`, driven by the table).
         if op.result != Type::Basic(BasicType::Void) {
             pat.push("ret".to_string());
-            vals.push("ret.get()".to_string());
-            let _ = writeln!(hold, "let ret = {ip}::Val::new(ret);");
+            if self.typed(&op.result) {
+                vals.push("&ret".to_string());
+                let _ = writeln!(hold, "let ret = {ip}::TVal::new(ret);");
+            } else {
+                vals.push("ret.get()".to_string());
+                let _ = writeln!(hold, "let ret = {ip}::Val::new(ret);");
+            }
         }
         for p in &op.params {
             let n = bare(&snake(&p.name)).to_string();
+            let typed = self.typed(&p.ty);
             match p.dir {
+                ParamDir::InOut if typed => vals.push(format!("&a_{n}")),
                 ParamDir::InOut => vals.push(format!("a_{n}.get()")),
                 ParamDir::Out => {
                     pat.push(format!("o_{n}"));
-                    vals.push(format!("o_{n}.get()"));
-                    let _ = writeln!(hold, "let o_{n} = {ip}::Val::new(o_{n});");
+                    let t = if typed { "TVal" } else { "Val" };
+                    vals.push(if typed {
+                        format!("&o_{n}")
+                    } else {
+                        format!("o_{n}.get()")
+                    });
+                    let _ = writeln!(hold, "let o_{n} = {ip}::{t}::new(o_{n});");
                 }
                 ParamDir::In => {}
             }
