@@ -4,7 +4,8 @@
 //! because peregrine-orb must not build-depend on the IDL compiler).
 //!
 //! * [`idl`]: the generated code (`Test::Echo`, `Test::Evolved`,
-//!   `Test::Stranger`, `Test::Counter`, `Test::Probe`).
+//!   `Test::Stranger`, `Test::Counter`, `Test::Probe`, and `Test::Tiny`,
+//!   `Test::TinyFactory` of `examples/million.rs`).
 //! * [`EchoImpl`], [`EvolvedImpl`]: servants implementing the generated
 //!   traits, shared by several test binaries (`Counter` and `Probe`
 //!   servants live in the tests that use them).

@@ -3,9 +3,12 @@
 //! one connection.
 //!
 //! ```text
-//! cargo run --release -p peregrine-orb --example million -- [N] [--pin same|none] [--calls C]
-//! cargo run --release -p peregrine-orb --example million -- server N   # the server alone
+//! cargo run --release -p peregrine-orb-tests --example million -- [N] [--pin same|none] [--calls C]
+//! cargo run --release -p peregrine-orb-tests --example million -- server N   # the server alone
 //! ```
+//!
+//! Both sides go through the stubs and skeletons generated from
+//! `idl/test.idl` (`Test::Tiny`, `Test::TinyFactory`) by build.rs.
 //!
 //! The client (this process) starts the server as a child process, both
 //! pinned to CPU 0 by default (BENCHMARKS.md: on this VM a cross-CPU
@@ -13,7 +16,8 @@
 //! Printed figures:
 //!
 //! * server: activation time (ns per `activate_object`), resident memory
-//!   per servant (an `Arc` of a 4-byte struct: what the application pays)
+//!   per servant (an `Arc` of the generated `TinySkeleton` wrapping a
+//!   4-byte struct: what the application pays)
 //!   and per activation beyond the servant (what the POA pays), from
 //!   `/proc/self/statm`;
 //! * client: resident memory per reference (decoded from IORs received
@@ -28,10 +32,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use peregrine_orb::{ObjectRef, Orb, Servant, ServerRequest, SystemException};
-
-const TINY_ID: &str = "IDL:Bench/Tiny:1.0";
-const FACTORY_ID: &str = "IDL:Bench/Factory:1.0";
+use peregrine_orb::{Orb, Servant, SystemException};
+use peregrine_orb_tests::idl::test::{
+    Tiny, TinyFactory, TinyFactoryRef, TinyFactorySkeleton, TinyRef, TinySeq, TinySkeleton,
+};
 
 fn rss_bytes() -> u64 {
     let s = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -62,62 +66,37 @@ fn bad_op() -> SystemException {
     )
 }
 
-/// The small servant: `void ping()`.
-struct Tiny {
+/// The small servant: `Test::Tiny::ping`.
+struct TinyImpl {
     calls: AtomicU32,
 }
 
-impl Servant for Tiny {
-    fn repository_id(&self) -> &'static str {
-        TINY_ID
-    }
-    fn is_a(&self, id: &str) -> bool {
-        id == TINY_ID
-    }
-    fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
-        match req.operation() {
-            "ping" => {
-                self.calls.fetch_add(1, Ordering::Relaxed);
-                Ok(())
-            }
-            _ => Err(bad_op()),
-        }
+impl Tiny for TinyImpl {
+    fn ping(&self) -> Result<(), SystemException> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 }
 
-/// `sequence<Object> refs(in unsigned long start, in unsigned long count)`.
-struct Factory {
+/// `Test::TinyFactory::refs(start, count)`: references to the activated
+/// Tiny objects, from the `start`th.
+struct FactoryImpl {
     poa: peregrine_orb::Poa,
     ids: Vec<[u8; 8]>,
 }
 
-impl Servant for Factory {
-    fn repository_id(&self) -> &'static str {
-        FACTORY_ID
-    }
-    fn is_a(&self, id: &str) -> bool {
-        id == FACTORY_ID
-    }
-    fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
-        match req.operation() {
-            "refs" => {
-                let start = req.args().read_u32()? as usize;
-                let count = req.args().read_u32()? as usize;
-                let ids = self.ids.get(start..).unwrap_or(&[]);
-                let ids = &ids[..count.min(ids.len())];
-                let w = req.reply();
-                w.write_len(ids.len())?;
-                for id in ids {
-                    let r = self
-                        .poa
-                        .create_reference_with_id(id, TINY_ID)
-                        .map_err(|_| bad_op())?;
-                    peregrine_cdr::Encode::encode(&r, w)?;
-                }
-                Ok(())
-            }
-            _ => Err(bad_op()),
-        }
+impl TinyFactory for FactoryImpl {
+    fn refs(&self, start: u32, count: u32) -> Result<TinySeq, SystemException> {
+        let ids = self.ids.get(start as usize..).unwrap_or(&[]);
+        let ids = &ids[..(count as usize).min(ids.len())];
+        ids.iter()
+            .map(|id| {
+                self.poa
+                    .create_reference_with_id(id, TinyRef::REPOSITORY_ID)
+                    .map(|r| Some(TinyRef::unchecked_narrow(r)))
+                    .map_err(|_| bad_op())
+            })
+            .collect()
     }
 }
 
@@ -131,9 +110,9 @@ fn server(n: usize, cpu: Option<usize>) {
     let rss0 = rss_bytes();
     let servants: Vec<Arc<dyn Servant>> = (0..n)
         .map(|_| {
-            Arc::new(Tiny {
+            Arc::new(TinySkeleton::new(TinyImpl {
                 calls: AtomicU32::new(0),
-            }) as Arc<dyn Servant>
+            })) as Arc<dyn Servant>
         })
         .collect();
     let rss1 = rss_bytes();
@@ -150,12 +129,15 @@ fn server(n: usize, cpu: Option<usize>) {
     println!("activate_secs {secs:.3}");
     println!("activate_ns_per_object {:.0}", secs * 1e9 / n as f64);
     println!("servant_bytes_per_object {servant_bytes:.1}");
-    println!("servant_struct_bytes {}", std::mem::size_of::<Tiny>());
+    println!(
+        "servant_struct_bytes {}",
+        std::mem::size_of::<TinySkeleton<TinyImpl>>()
+    );
     println!("poa_bytes_per_object {poa_bytes:.1}");
-    let factory: Arc<dyn Servant> = Arc::new(Factory {
+    let factory: Arc<dyn Servant> = Arc::new(TinyFactorySkeleton::new(FactoryImpl {
         poa: root.clone(),
         ids,
-    });
+    }));
     let f = root.servant_to_reference(&factory).unwrap();
     root.manager().activate().unwrap();
     println!("factory {}", orb.object_to_string(&f));
@@ -166,14 +148,8 @@ fn server(n: usize, cpu: Option<usize>) {
     orb.shutdown(false);
 }
 
-fn ping(o: &ObjectRef) {
-    o.invoke(
-        "ping",
-        |_| Ok(()),
-        |_| Ok(()),
-        |_, _| None::<peregrine_cdr::Result<SystemException>>,
-    )
-    .unwrap();
+fn ping(o: &TinyRef) {
+    o.ping().unwrap();
 }
 
 struct Stats {
@@ -242,34 +218,21 @@ fn main() {
         .call_timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    let f = orb.string_to_object(&factory).unwrap().unwrap();
+    let f = TinyFactoryRef::unchecked_narrow(orb.string_to_object(&factory).unwrap().unwrap());
 
-    let mut refs: Vec<ObjectRef> = Vec::with_capacity(n);
+    let mut refs: Vec<TinyRef> = Vec::with_capacity(n);
     let rss0 = rss_bytes();
     let t = Instant::now();
     const BATCH: usize = 10_000;
     let mut start = 0;
     while start < n {
         let count = BATCH.min(n - start);
-        let got: Vec<ObjectRef> = f
-            .invoke(
-                "refs",
-                |w| {
-                    w.write_u32(start as u32);
-                    w.write_u32(count as u32);
-                    Ok(())
-                },
-                |r| {
-                    let len = r.read_u32()? as usize;
-                    let mut v = Vec::with_capacity(len);
-                    for _ in 0..len {
-                        v.extend(ObjectRef::decode(r, &orb)?);
-                    }
-                    Ok(v)
-                },
-                |_, _| None::<peregrine_cdr::Result<SystemException>>,
-            )
-            .unwrap();
+        let got: Vec<TinyRef> = f
+            .refs(start as u32, count as u32)
+            .unwrap()
+            .into_iter()
+            .flatten()
+            .collect();
         assert_eq!(got.len(), count);
         refs.extend(got);
         start += count;
