@@ -133,11 +133,15 @@ impl Fixed {
     };
 
     /// `unscaled × 10^-scale` with exactly `digits` digits.
-    pub fn new(unscaled: i128, digits: u16, scale: u16) -> core::result::Result<Self, FixedError> {
+    pub const fn new(
+        unscaled: i128,
+        digits: u16,
+        scale: u16,
+    ) -> core::result::Result<Self, FixedError> {
         if digits > Self::MAX_DIGITS || scale > digits {
             return Err(FixedError::TooManyDigits);
         }
-        if unscaled.unsigned_abs() >= POW10[usize::from(digits)] as u128 {
+        if unscaled.unsigned_abs() >= POW10[digits as usize] as u128 {
             return Err(FixedError::DoesNotFit { digits, scale });
         }
         Ok(Self {
@@ -145,6 +149,20 @@ impl Fixed {
             digits,
             scale,
         })
+    }
+
+    /// [`Fixed::new`] for constants (generated code uses it for IDL
+    /// `fixed` constants).
+    ///
+    /// # Panics
+    ///
+    /// When the value does not fit: in a `const` item that is a compile
+    /// error, not a run-time panic.
+    pub const fn constant(unscaled: i128, digits: u16, scale: u16) -> Self {
+        match Self::new(unscaled, digits, scale) {
+            Ok(v) => v,
+            Err(_) => panic!("fixed constant does not fit its digits and scale"),
+        }
     }
 
     /// `unscaled × 10^-scale` with as many digits as it needs (at least
@@ -484,9 +502,24 @@ impl<const D: u16, const S: u16> FixedPoint<D, S> {
     }
 
     /// `unscaled × 10^-S`, if it has at most `D` digits.
-    pub fn from_unscaled(unscaled: i128) -> core::result::Result<Self, FixedError> {
+    pub const fn from_unscaled(unscaled: i128) -> core::result::Result<Self, FixedError> {
         let () = Self::VALID;
-        Fixed::new(unscaled, D, S).map(Self)
+        match Fixed::new(unscaled, D, S) {
+            Ok(v) => Ok(Self(v)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`FixedPoint::from_unscaled`] for constants (generated code uses
+    /// it for IDL constants of `fixed<D, S>` types).
+    ///
+    /// # Panics
+    ///
+    /// When the value does not fit: in a `const` item that is a compile
+    /// error, not a run-time panic.
+    pub const fn constant(unscaled: i128) -> Self {
+        let () = Self::VALID;
+        Self(Fixed::constant(unscaled, D, S))
     }
 
     /// Zero.
@@ -696,6 +729,10 @@ mod tests {
     #[test]
     fn fixed_point_type() {
         type Money = FixedPoint<9, 2>;
+        const PRICE: Money = Money::constant(-1999);
+        assert_eq!(PRICE.to_string(), "-19.99");
+        const RATE: Fixed = Fixed::constant(125, 3, 3);
+        assert_eq!(RATE.to_string(), "0.125");
         let m: Money = "12.5".parse().unwrap();
         assert_eq!(m.to_string(), "12.50");
         assert_eq!(m.unscaled(), 1250);

@@ -91,14 +91,11 @@ pub enum DynValue {
     TypeCode(TypeCode),
     /// Object reference (the nil reference is an IOR with no profiles).
     ObjRef(Box<peregrine_giop::Ior>),
-    /// `fixed`: sign and decimal digits (0-9, most significant first,
-    /// exactly `fixed_digits` of them).
-    Fixed {
-        /// True for a negative value.
-        negative: bool,
-        /// The digits.
-        digits: Vec<u8>,
-    },
+    /// `fixed`: an exact decimal value. Decoding gives it the
+    /// TypeCode's digits and scale; encoding converts it exactly to them
+    /// (`1.5` encodes as `fixed<5,2>` `00 15 0C`) and fails with
+    /// `BAD_PARAM` when it does not fit.
+    Fixed(peregrine_cdr::Fixed),
 }
 
 /// Elements of a plain-data struct type stored as their CDR image from

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use peregrine_cdr::{ByteOrder, Encode, Reader, Writer};
+use peregrine_cdr::{ByteOrder, Encode, FixedPoint, Reader, Writer};
 use peregrine_dynamic::{decode_value, encode_value, DynValue, TypeCode};
 use proptest::prelude::*;
 
@@ -105,7 +105,83 @@ fn var_struct() -> impl Strategy<Value = VarStruct> {
         })
 }
 
+/// `(compiled, value tree)` of a `fixed<D, S>` with unscaled value `v`.
+fn fixed_pair<const D: u16, const S: u16>(v: i128) -> (FixedPoint<D, S>, DynValue) {
+    let c = FixedPoint::<D, S>::from_unscaled(v).unwrap();
+    (c, DynValue::Fixed(c.get()))
+}
+
+#[test]
+fn fixed_errors() {
+    use peregrine_cdr::{CdrError, Fixed};
+    use peregrine_dynamic::DynError;
+    let tc = TypeCode::fixed_tc(5, 2);
+    // Bad sign half-octet: MARSHAL, like the compiled decoder.
+    let mut r = Reader::new(&[0x12, 0x34, 0x5F], ByteOrder::Big);
+    assert!(matches!(
+        decode_value(&tc, &mut r),
+        Err(DynError::Cdr(CdrError::InvalidFixed))
+    ));
+    // A value that does not fit fixed<5,2>: BAD_PARAM, nothing written.
+    let mut w = Writer::new(ByteOrder::Big);
+    for bad in ["1.234", "1000"] {
+        let v = DynValue::Fixed(bad.parse::<Fixed>().unwrap());
+        assert!(matches!(
+            encode_value(&tc, &v, &mut w),
+            Err(DynError::Cdr(CdrError::FixedOutOfRange {
+                digits: 5,
+                scale: 2
+            }))
+        ));
+    }
+    // A value with other digits/scale that fits is converted exactly.
+    let v = DynValue::Fixed("1.5".parse::<Fixed>().unwrap());
+    encode_value(&tc, &v, &mut w).unwrap();
+    assert_eq!(w.into_vec(), [0x00, 0x15, 0x0C]);
+}
+
 proptest! {
+    #[test]
+    fn fixed_identical(
+        a in -99_999i128..100_000,
+        b in -(10i128.pow(31) - 1)..10i128.pow(31),
+        c in prop::collection::vec(-9_999i128..10_000, 0..6),
+        prefix_byte in any::<u8>(),
+    ) {
+        let (ca, da) = fixed_pair::<5, 2>(a);
+        check(&TypeCode::fixed_tc(5, 2), &ca, &da, &da);
+        let (cb, db) = fixed_pair::<31, 31>(b);
+        check(&TypeCode::fixed_tc(31, 31), &cb, &db, &db);
+        // A struct { octet; fixed<4,0>; sequence<fixed<4,1>> } (no
+        // alignment around the fixed members).
+        let (cc, dc) = fixed_pair::<4, 0>(c.first().copied().unwrap_or(0));
+        let seq: Vec<(FixedPoint<4, 1>, DynValue)> = c.iter().map(|&v| fixed_pair(v)).collect();
+        let compiled = (prefix_byte, cc, seq.iter().map(|p| p.0).collect::<Vec<_>>());
+        let tc = TypeCode::struct_tc(
+            "IDL:T/FixedHolder:1.0",
+            "FixedHolder",
+            [
+                ("o", TypeCode::octet()),
+                ("f", TypeCode::fixed_tc(4, 0)),
+                ("s", TypeCode::sequence_tc(0, TypeCode::fixed_tc(4, 1))),
+            ],
+        );
+        let d = DynValue::Struct(vec![
+            DynValue::Octet(prefix_byte),
+            dc,
+            DynValue::Sequence(seq.into_iter().map(|p| p.1).collect()),
+        ]);
+        struct Holder(u8, FixedPoint<4, 0>, Vec<FixedPoint<4, 1>>);
+        impl Encode for Holder {
+            fn encode(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
+                self.0.encode(w)?;
+                self.1.encode(w)?;
+                self.2.encode(w)
+            }
+        }
+        check(&tc, &Holder(compiled.0, compiled.1, compiled.2), &d, &d);
+    }
+
     #[test]
     fn short_and_string(s in any::<i16>(), t in text()) {
         check(&TypeCode::short(), &s, &DynValue::Short(s), &DynValue::Short(s));

@@ -145,9 +145,11 @@ fn value_of(tc: &TypeCode) -> BoxedStrategy<DynValue> {
             .prop_map(DynValue::Enum)
             .boxed(),
         TcKind::Fixed => {
-            let d = t.fixed_digits().unwrap() as usize;
-            (any::<bool>(), prop::collection::vec(0u8..=9, d))
-                .prop_map(|(negative, digits)| DynValue::Fixed { negative, digits })
+            let d = t.fixed_digits().unwrap();
+            let s = t.fixed_scale().unwrap() as u16;
+            let lim = 10i128.pow(u32::from(d));
+            (-(lim - 1)..lim)
+                .prop_map(move |v| DynValue::Fixed(peregrine_cdr::Fixed::new(v, d, s).unwrap()))
                 .boxed()
         }
         TcKind::Struct => {

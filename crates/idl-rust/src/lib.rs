@@ -161,8 +161,8 @@ impl Builder {
     }
 
     /// Leave out definitions (operations, attributes, types, constants)
-    /// that use constructs not supported yet (valuetypes, `fixed`,
-    /// native types, ...) and anything depending on
+    /// that use constructs not supported yet (valuetypes, native types,
+    /// ...) and anything depending on
     /// them, reporting each as a warning, instead of failing.
     pub fn skip_unsupported(mut self, on: bool) -> Builder {
         self.opts.skip_unsupported = on;

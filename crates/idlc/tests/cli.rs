@@ -54,16 +54,19 @@ fn errors_exit_1_with_location() {
 
 #[test]
 fn unsupported_is_an_error_unless_skipped() {
-    let d = tmp("fixed");
+    let d = tmp("valuebase");
     let idl = d.join("a.idl");
     std::fs::write(
         &idl,
-        "interface I {\n  void f(in fixed<5,2> a);\n  void g();\n};\n",
+        "interface I {\n  void f(in ValueBase a);\n  void g();\n};\n",
     )
     .unwrap();
     let (code, _, stderr) = idlc(&["--check", idl.to_str().unwrap()]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("`fixed` is not supported yet"), "{stderr}");
+    assert!(
+        stderr.contains("`ValueBase` (valuetypes) is not supported yet"),
+        "{stderr}"
+    );
     assert!(stderr.contains("a.idl:2:"), "{stderr}");
     let (code, _, stderr) = idlc(&["--check", "--skip-unsupported", idl.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");

@@ -259,37 +259,19 @@ fn decode_union(t: &TypeCode, r: &mut Reader<'_>) -> Result<DynValue> {
     })
 }
 
+/// Packed BCD with the TypeCode's digits and scale (bad half-octets are
+/// `MARSHAL`, see `peregrine_cdr::Fixed::decode_as`).
 fn decode_fixed(t: &TypeCode, r: &mut Reader<'_>) -> Result<DynValue> {
-    let Body::Fixed { digits: d, .. } = t.body() else {
-        unreachable!("fixed layout on a fixed body")
+    let &Body::Fixed { digits, scale } = t.body() else {
+        return Err(DynError::BadTypeCode {
+            minor: 0,
+            what: "fixed layout on a non-fixed TypeCode",
+        });
     };
-    let d = *d as usize;
-    let raw = r.read_bytes(d / 2 + 1)?;
-    let mut nibbles = Vec::with_capacity(raw.len() * 2);
-    for b in raw {
-        nibbles.push(b >> 4);
-        nibbles.push(b & 0xF);
-    }
-    let sign = nibbles.pop().unwrap_or(0xC);
-    let negative = match sign {
-        0xC => false,
-        0xD => true,
-        _ => return Err(DynError::Cdr(CdrError::InvalidText)),
-    };
-    if d % 2 == 0 {
-        // The leading half-octet of an even digit count is padding.
-        if nibbles.first() != Some(&0) {
-            return Err(DynError::Cdr(CdrError::InvalidText));
-        }
-        nibbles.remove(0);
-    }
-    if nibbles.iter().any(|&x| x > 9) {
-        return Err(DynError::Cdr(CdrError::InvalidText));
-    }
-    Ok(DynValue::Fixed {
-        negative,
-        digits: nibbles,
-    })
+    let scale = u16::try_from(scale).map_err(|_| DynError::Unsupported("negative fixed scale"))?;
+    Ok(DynValue::Fixed(peregrine_cdr::Fixed::decode_as(
+        r, digits, scale,
+    )?))
 }
 
 /// Moves past a value of type `tc` without building it (what a DSI

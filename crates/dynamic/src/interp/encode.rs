@@ -269,24 +269,13 @@ fn encode_union(t: &TypeCode, v: &DynValue, w: &mut Writer) -> Result<()> {
     }
 }
 
+/// Packed BCD with the TypeCode's digits and scale, the same octets as
+/// the compiled `FixedPoint<D, S>` (see `peregrine_cdr::Fixed`).
 fn encode_fixed(t: &TypeCode, v: &DynValue, w: &mut Writer) -> Result<()> {
-    let (Body::Fixed { digits: d, .. }, DynValue::Fixed { negative, digits }) = (t.body(), v)
-    else {
+    let (&Body::Fixed { digits, scale }, DynValue::Fixed(f)) = (t.body(), v) else {
         return Err(mismatch("expected a fixed"));
     };
-    if digits.len() != *d as usize || digits.iter().any(|&x| x > 9) {
-        return Err(mismatch("fixed digits"));
-    }
-    // Half-octets: a leading 0 when the digit count is even, the digits,
-    // then the sign (0xC positive, 0xD negative).
-    let mut nibbles = Vec::with_capacity(digits.len() + 2);
-    if digits.len() % 2 == 0 {
-        nibbles.push(0);
-    }
-    nibbles.extend_from_slice(digits);
-    nibbles.push(if *negative { 0xD } else { 0xC });
-    for pair in nibbles.chunks_exact(2) {
-        w.write_u8(pair[0] << 4 | pair[1]);
-    }
+    let scale = u16::try_from(scale).map_err(|_| DynError::Unsupported("negative fixed scale"))?;
+    f.encode_as(digits, scale, w)?;
     Ok(())
 }
