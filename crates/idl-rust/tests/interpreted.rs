@@ -1,6 +1,6 @@
 //! The interpreted marshaling form (issue #6): tables, stub and handler
 //! shapes, per-interface selection, typed entries (bounds, wide strings,
-//! references) and the `fixed` fallback.
+//! references).
 
 use peregrine_idl_rust::{Builder, Marshal};
 
@@ -82,7 +82,7 @@ fn assert_no_compiled_operation(s: &str) {
 }
 
 #[test]
-fn only_fixed_stays_compiled() {
+fn references_bounds_and_wide_strings_are_all_interpreted() {
     let s = Builder::new()
         .marshal(Marshal::Interpreted)
         .compile_to_string(
@@ -96,6 +96,7 @@ interface I {
   S get(in S v, inout Is all, out wstring<3> w) raises (E);
   Is many(in sequence<sequence<string<2>, 2> > deep, out wchar c);
   oneway void tell(in I who, in wstring<2> what);
+  fixed<5,2> cost(in sequence<fixed<3,1>, 2> parts, out fixed<4,0> whole);
 };
 "#,
         )

@@ -743,6 +743,21 @@ plain_entries!(
     peregrine_dynamic::TypeCode,
 );
 
+/// `fixed<D, S>` (its `Encode`/`Decode`: packed BCD).
+impl<const D: u16, const S: u16> Put for peregrine_cdr::FixedPoint<D, S> {
+    #[inline]
+    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        Encode::encode(self, w)
+    }
+}
+
+impl<'de, const D: u16, const S: u16> Take<'de> for peregrine_cdr::FixedPoint<D, S> {
+    #[inline]
+    fn take(_ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        <Self as Decode<'de>>::decode(r)
+    }
+}
+
 /// `string`, `string<N>`, `wstring`, `wstring<N>`.
 impl Put for str {
     fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {

@@ -20,8 +20,8 @@
 //! (through their `Encode`/`Decode`/`decode_in`) and interface references
 //! an `interp::Reference` impl when any interface is interpreted.
 //!
-//! Only operations using `fixed`, or `long double` inside a bounded or
-//! reference-holding sequence/array (no typed entry), keep the compiled
+//! Only operations using `long double` inside a bounded or
+//! reference-holding sequence/array (no typed entry) keep the compiled
 //! form.
 
 use std::collections::BTreeMap;
@@ -137,7 +137,7 @@ impl Gen<'_> {
     /// The engine has entries for `ty`.
     fn interp_ok(&mut self, ty: &Type) -> bool {
         match self.resolve_owned(ty) {
-            Type::Fixed(_) => false,
+            Type::Fixed(None) => false,
             _ if !self.typed(ty) => true,
             Type::Sequence(e, _) | Type::Array(e, _) => self.elem_ok(&e),
             _ => true,
@@ -147,7 +147,7 @@ impl Gen<'_> {
     /// An element of a typed sequence or array has a typed entry.
     fn elem_ok(&mut self, ty: &Type) -> bool {
         match self.resolve_owned(ty) {
-            Type::Fixed(_) | Type::Basic(BasicType::LongDouble | BasicType::ValueBase) => false,
+            Type::Fixed(None) | Type::Basic(BasicType::LongDouble | BasicType::ValueBase) => false,
             Type::Sequence(e, _) | Type::Array(e, _) => self.elem_ok(&e),
             _ => true,
         }
