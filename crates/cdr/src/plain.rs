@@ -259,6 +259,59 @@ pub(crate) fn as_bytes<T: Primitive>(src: &[T]) -> &[u8] {
     unsafe { core::slice::from_raw_parts(src.as_ptr().cast::<u8>(), core::mem::size_of_val(src)) }
 }
 
+/// `bytes` viewed as `&[T]` when no conversion is needed: native byte
+/// order (or one-byte elements), the address aligned for `T` and the
+/// length a whole number of elements; `None` otherwise.
+#[inline]
+pub(crate) fn cast_primitives<T: Primitive>(bytes: &[u8], order: ByteOrder) -> Option<&[T]> {
+    if !(order.is_native() || T::SIZE == 1) {
+        return None;
+    }
+    // SAFETY: checked by `cast_slice`; every bit pattern is a valid
+    // integer or float (`Primitive` is sealed to those types).
+    unsafe { cast_slice(bytes) }
+}
+
+/// `bytes` viewed as `&[T]` (plain-data structs) when no conversion is
+/// needed: native byte order, the address aligned for `T`, the length a
+/// whole number of elements; `None` otherwise. Padding bytes keep
+/// whatever the sender put there: they belong to no member, so no value
+/// read through the slice can observe them, and re-encoding zeroes them
+/// ([`PlainData::write_native`]).
+#[inline]
+pub(crate) fn cast_plain<T: PlainData>(bytes: &[u8], order: ByteOrder) -> Option<&[T]> {
+    if !order.is_native() {
+        return None;
+    }
+    // SAFETY: checked by `cast_slice`; the `PlainData` contract says any
+    // `size_of::<T>()` bytes form a valid `T`.
+    unsafe { cast_slice(bytes) }
+}
+
+/// The checked reinterpretation shared by [`cast_primitives`] and
+/// [`cast_plain`].
+///
+/// # Safety
+/// Every bit pattern of `size_of::<T>()` bytes must be a valid `T`
+/// (including any padding bytes inside `T`, which `&[T]` never reads as
+/// values).
+#[inline]
+unsafe fn cast_slice<T>(bytes: &[u8]) -> Option<&[T]> {
+    let size = core::mem::size_of::<T>();
+    if size == 0
+        || bytes.len() % size != 0
+        || (bytes.as_ptr() as usize) % core::mem::align_of::<T>() != 0
+    {
+        return None;
+    }
+    // SAFETY: the pointer is non-null (from a slice) and aligned for `T`
+    // (checked above); `bytes.len() / size` elements span exactly
+    // `bytes.len()` initialized bytes of one allocation, borrowed for the
+    // returned lifetime (shared, so nothing can write them meanwhile);
+    // validity of each element is the caller's contract.
+    Some(unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size) })
+}
+
 /// Appends `src` as CDR (native layout, swapped if needed), zeroing
 /// padding so the output never carries uninitialized memory.
 pub(crate) fn extend_plain<T: PlainData>(out: &mut Vec<u8>, src: &[T], order: ByteOrder) {

@@ -302,6 +302,52 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    /// Reads a sequence of primitives, borrowed from the input when it is
+    /// in native byte order and memory-aligned for `T` (a message stored
+    /// at an 8-aligned address, as the ORB's receive buffers do), copied
+    /// (and swapped) into a new vector otherwise.
+    pub fn read_primitive_slice<T: Primitive>(&mut self) -> Result<Cow<'a, [T]>> {
+        let n = self.read_u32()?;
+        if n == 0 {
+            return Ok(Cow::Borrowed(&[]));
+        }
+        self.align(T::SIZE)?;
+        let n = self.check_len(n, T::SIZE)?;
+        let bytes = self.read_bytes(n * T::SIZE)?;
+        Ok(match plain::cast_primitives::<T>(bytes, self.order) {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(plain::primitives_from_bytes(bytes, self.order)),
+        })
+    }
+
+    /// Reads a sequence of plain-data structs, borrowed from the input
+    /// when its first element starts at a stream position aligned to
+    /// `T::CDR_ALIGN` (so every element has its native layout), the data
+    /// is in native byte order and memory-aligned for `T`; decoded into a
+    /// new vector as [`Reader::read_plain`] does otherwise.
+    pub fn read_plain_slice<T: PlainData>(
+        &mut self,
+        decode_one: impl FnMut(&mut Reader<'a>) -> Result<T>,
+    ) -> Result<Cow<'a, [T]>> {
+        let n = self.read_u32()?;
+        if n == 0 {
+            return Ok(Cow::Borrowed(&[]));
+        }
+        let n = self.check_len(n, 1)?;
+        if self.position() % T::CDR_ALIGN == 0 {
+            if let Some(nbytes) = n.checked_mul(T::CDR_SIZE) {
+                if nbytes <= self.remaining() {
+                    let bytes = &self.buf[self.pos..self.pos + nbytes];
+                    if let Some(s) = plain::cast_plain::<T>(bytes, self.order) {
+                        self.pos += nbytes;
+                        return Ok(Cow::Borrowed(s));
+                    }
+                }
+            }
+        }
+        self.read_plain(n, decode_one).map(Cow::Owned)
+    }
+
     /// Reads a `string` as text borrowed from the input when the code set
     /// allows it (UTF-8, or Latin-1 that is pure ASCII), converted otherwise.
     pub fn read_str(&mut self) -> Result<Cow<'a, str>> {
@@ -573,5 +619,155 @@ mod tests {
         let mut r = Reader::new(&[1, 0], ByteOrder::Big);
         r.read_u8().unwrap();
         assert!(matches!(r.read_u32(), Err(CdrError::Truncated { .. })));
+    }
+}
+
+#[cfg(test)]
+mod slice_tests {
+    use super::*;
+    use crate::Writer;
+
+    /// `bytes` placed at an address with the given remainder modulo 8.
+    fn placed(bytes: &[u8], misalign: usize) -> (Vec<u8>, usize) {
+        let mut store = vec![0u8; bytes.len() + 16];
+        let off = store.as_ptr().align_offset(8) + misalign;
+        store[off..off + bytes.len()].copy_from_slice(bytes);
+        (store, off)
+    }
+
+    #[test]
+    fn primitive_slice_borrows_only_when_aligned_and_native() {
+        let vals: Vec<i32> = (0..37).map(|i| i * 0x0101_0101 - 5).collect();
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let mut w = Writer::new(order);
+            w.write_u32(vals.len() as u32);
+            w.write_primitives(&vals);
+            let bytes = w.into_vec();
+            for misalign in [0, 1, 4] {
+                let (store, off) = placed(&bytes, misalign);
+                let mut r = Reader::new(&store[off..off + bytes.len()], order);
+                let got = r.read_primitive_slice::<i32>().unwrap();
+                assert_eq!(&*got, &vals[..]);
+                assert!(r.is_empty());
+                let borrowed = matches!(got, Cow::Borrowed(_));
+                assert_eq!(borrowed, order.is_native() && misalign % 4 == 0);
+            }
+        }
+    }
+
+    #[test]
+    fn primitive_slice_doubles_and_edges() {
+        let vals = [1.5f64, -0.0, f64::MAX, 3.25];
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        w.write_u32(vals.len() as u32);
+        w.write_primitives(&vals);
+        let bytes = w.into_vec();
+        let (store, off) = placed(&bytes, 0);
+        let mut r = Reader::new(&store[off..off + bytes.len()], ByteOrder::NATIVE);
+        let got = r.read_primitive_slice::<f64>().unwrap();
+        assert!(matches!(got, Cow::Borrowed(_)));
+        assert_eq!(&*got, &vals[..]);
+        // Empty, truncated and hostile lengths.
+        let empty = [0u8; 4];
+        let mut r = Reader::new(&empty, ByteOrder::NATIVE);
+        assert!(r.read_primitive_slice::<u16>().unwrap().is_empty());
+        for cut in 0..bytes.len() {
+            let mut r = Reader::new(&store[off..off + cut], ByteOrder::NATIVE);
+            assert!(r.read_primitive_slice::<f64>().is_err());
+        }
+        let hostile = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
+        let mut r = Reader::new(&hostile, ByteOrder::Big);
+        assert!(r.read_primitive_slice::<u64>().is_err());
+        // One-byte elements borrow at any address and in either order.
+        let mut w = Writer::new(ByteOrder::Big);
+        w.write_u32(3);
+        w.write_primitives(&[7u8, 8, 9]);
+        let b = w.into_vec();
+        let mut r = Reader::new(&b, ByteOrder::Big);
+        let got = r.read_primitive_slice::<u8>().unwrap();
+        assert!(matches!(got, Cow::Borrowed(_)));
+        assert_eq!(&*got, &[7, 8, 9]);
+    }
+
+    /// A plain struct with interior padding: CDR `u16 a` at 0, `u64 b` at 8.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(C)]
+    struct P {
+        a: u16,
+        b: u64,
+    }
+    // SAFETY: integers only (any bits valid); size 16 == CDR_SIZE, align 8
+    // == CDR_ALIGN; members at their CDR offsets 0 and 8; bytes 2..8 are
+    // the only padding.
+    unsafe impl PlainData for P {
+        const CDR_SIZE: usize = 16;
+        const CDR_ALIGN: usize = 8;
+        const PADDING: &'static [(usize, usize)] = &[(2, 8)];
+        fn swap_members(&mut self) {
+            self.a = self.a.swap_bytes();
+            self.b = self.b.swap_bytes();
+        }
+    }
+    fn decode_p(r: &mut Reader<'_>) -> Result<P> {
+        Ok(P {
+            a: r.read_u16()?,
+            b: r.read_u64()?,
+        })
+    }
+
+    #[test]
+    fn plain_slice_borrows_only_when_aligned_and_native() {
+        let vals: Vec<P> = (0..9u16)
+            .map(|i| P {
+                a: i * 300 + 1,
+                b: u64::from(i) * 0x0102_0304_0506_0708,
+            })
+            .collect();
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            // The length ends at stream position 4 (elements off the
+            // struct's 8-alignment: the first is decoded member by
+            // member) or, after 4 lead octets, at 8 (native layout).
+            for lead in [0usize, 4] {
+                let mut w = Writer::new(order);
+                for _ in 0..lead {
+                    w.write_u8(0xAA);
+                }
+                w.write_u32(vals.len() as u32);
+                for v in &vals {
+                    w.write_u16(v.a);
+                    w.write_u64(v.b);
+                }
+                let bytes = w.into_vec();
+                for misalign in [0, 4] {
+                    let (mut store, off) = placed(&bytes, misalign);
+                    // Garbage in every element's padding must not matter.
+                    if lead == 4 {
+                        for i in 0..vals.len() {
+                            let p = off + 8 + i * 16 + 2;
+                            store[p..p + 6].copy_from_slice(&[0x5A; 6]);
+                        }
+                    }
+                    let mut r = Reader::new(&store[off..off + bytes.len()], order);
+                    for _ in 0..lead {
+                        r.read_u8().unwrap();
+                    }
+                    let got = r.read_plain_slice::<P>(decode_p).unwrap();
+                    assert_eq!(&*got, &vals[..], "{order:?} lead {lead} misalign {misalign}");
+                    assert!(r.is_empty());
+                    let borrowed = matches!(got, Cow::Borrowed(_));
+                    assert_eq!(
+                        borrowed,
+                        order.is_native() && lead == 4 && misalign == 0
+                    );
+                }
+                for cut in 0..bytes.len() {
+                    let mut r = Reader::new(&bytes[..cut], order);
+                    let res = (0..lead)
+                        .try_for_each(|_| r.read_u8().map(drop))
+                        .and_then(|()| r.read_plain_slice::<P>(decode_p).map(drop));
+                    assert!(res.is_err());
+                }
+            }
+        }
     }
 }

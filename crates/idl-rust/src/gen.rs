@@ -566,6 +566,31 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// For an `in` sequence element that can be borrowed as a slice:
+    /// whether it is a plain struct (else a primitive) and the element type.
+    fn slice_elem(&mut self, t: &Type) -> Option<(bool, Type)> {
+        match self.resolve_owned(t) {
+            Type::Basic(
+                BasicType::Short
+                | BasicType::Long
+                | BasicType::LongLong
+                | BasicType::UShort
+                | BasicType::ULong
+                | BasicType::ULongLong
+                | BasicType::Float
+                | BasicType::Double
+                | BasicType::Char,
+            ) => Some((false, t.clone())),
+            Type::Named(id)
+                if matches!(self.def(id).kind, DefKind::Struct { .. })
+                    && self.plain_info(id).is_some() =>
+            {
+                Some((true, t.clone()))
+            }
+            _ => None,
+        }
+    }
+
     /// Decoding needs the ORB (object references anywhere inside).
     fn needs_orb(&mut self, ty: &Type) -> bool {
         match ty {
@@ -2088,6 +2113,29 @@ impl {rt}::ObjRef for {name}Ref {{
                 continue;
             }
             let resolved = self.resolve_owned(&p.ty);
+            // Sequences of integers, floats and plain structs: a slice
+            // borrowed from the (8-aligned) request buffer when the layout
+            // is native, a copy otherwise.
+            if let Type::Sequence(t, b) = &resolved {
+                if let Some((plain, et)) = self.slice_elem(t) {
+                    let et = self.rty(&et, cur);
+                    if plain {
+                        let _ = writeln!(
+                            decs,
+                            "let {v} = r.read_plain_slice::<{et}>(<{et} as {cdr}::Decode>::decode)?;\n{rt}::check_bound({v}.len(), {})?;",
+                            bound(*b)
+                        );
+                    } else {
+                        let _ = writeln!(
+                            decs,
+                            "let {v} = {rt}::decode_prim_slice::<{et}>(r, {})?;",
+                            bound(*b)
+                        );
+                    }
+                    args.push(format!("&{v}"));
+                    continue;
+                }
+            }
             match &resolved {
                 Type::String(b) => {
                     let _ = writeln!(decs, "let {v} = {rt}::decode_str(r, {})?;", bound(*b));

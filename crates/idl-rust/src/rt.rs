@@ -128,6 +128,14 @@ pub mod idl_rt {
         Ok(b)
     }
 
+    /// Reads an `in` sequence of integers or floats, borrowed from the
+    /// request buffer when it is in native order and memory-aligned.
+    pub fn decode_prim_slice<'de, T: {cdr}::Primitive>(r: &mut {cdr}::Reader<'de>, bound: u32) -> {cdr}::Result<std::borrow::Cow<'de, [T]>> {
+        let s = r.read_primitive_slice::<T>()?;
+        check_bound(s.len(), bound)?;
+        Ok(s)
+    }
+
     /// A sequence whose elements need generated code.
     pub fn encode_seq<T>(
         items: &[T],

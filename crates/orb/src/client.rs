@@ -28,7 +28,7 @@ use crate::orb::Orb;
 use crate::runtime::{
     CompletionStatus, ObjectRef, SyncScope, SystemException, SystemExceptionKind as K,
 };
-use crate::transport::{FrameError, RxBuf, Transport};
+use crate::transport::{FrameError, RxBuf, RxStorage, Transport};
 
 /// How long a connection must have been idle before a call checks that
 /// the server has not closed it meanwhile (one non-blocking peek).
@@ -447,7 +447,7 @@ struct ConnState {
     pending: HashMap<u32, Option<Arrived>, BuildHasherDefault<IdHasher>>,
     leader: bool,
     rx: RxBuf,
-    spare: Vec<u8>,
+    spare: RxStorage,
     closed: Option<Closed>,
     codesets: Option<CodeSets>,
     codesets_acked: bool,
@@ -494,7 +494,7 @@ impl ClientConn {
                 pending: HashMap::default(),
                 leader: false,
                 rx: RxBuf::default(),
-                spare: Vec::new(),
+                spare: RxStorage::default(),
                 closed: None,
                 codesets: None,
                 codesets_acked: false,
@@ -791,7 +791,7 @@ impl ClientConn {
             return match out {
                 Some(v) => {
                     let n = v.len();
-                    let mut whole = RxBuf::from_message(v);
+                    let mut whole = RxBuf::from_message(&v);
                     self.dispatch_reply(&mut whole, n, mine)
                 }
                 None => Ok(None),
@@ -825,7 +825,7 @@ impl ClientConn {
         {
             let mut st = lock(&self.st);
             if let Some(slot @ None) = st.pending.get_mut(&id) {
-                let copy = RxBuf::from_message(rx.message(len).to_vec());
+                let copy = RxBuf::from_message(rx.message(len));
                 *slot = Some(Arrived { buf: copy, len });
                 if is_reply(rx.message(len)) {
                     st.codesets_acked = true;
