@@ -752,13 +752,14 @@ mod slice_tests {
                         r.read_u8().unwrap();
                     }
                     let got = r.read_plain_slice::<P>(decode_p).unwrap();
-                    assert_eq!(&*got, &vals[..], "{order:?} lead {lead} misalign {misalign}");
+                    assert_eq!(
+                        &*got,
+                        &vals[..],
+                        "{order:?} lead {lead} misalign {misalign}"
+                    );
                     assert!(r.is_empty());
                     let borrowed = matches!(got, Cow::Borrowed(_));
-                    assert_eq!(
-                        borrowed,
-                        order.is_native() && lead == 4 && misalign == 0
-                    );
+                    assert_eq!(borrowed, order.is_native() && lead == 4 && misalign == 0);
                 }
                 for cut in 0..bytes.len() {
                     let mut r = Reader::new(&bytes[..cut], order);

@@ -289,9 +289,7 @@ impl SystemException {
                 (K::DataConversion, minor::DATA_CONVERSION_CANNOT_MAP_CHAR)
             }
             CdrError::WideCharNotAllowed => (K::Marshal, minor::MARSHAL_WCHAR_FROM_GIOP10_CLIENT),
-            CdrError::BoundExceeded { .. } | CdrError::FixedOutOfRange { .. } => {
-                (K::BadParam, 0)
-            }
+            CdrError::BoundExceeded { .. } | CdrError::FixedOutOfRange { .. } => (K::BadParam, 0),
             CdrError::TooLong(_) => (K::ImpLimit, 0),
             CdrError::UnsupportedCodeSet(_) => (K::CodesetIncompatible, 0),
             _ => (K::Marshal, 0),
