@@ -89,6 +89,8 @@ pub(crate) struct Target {
     route: Arc<Route>,
     key: Box<[u8]>,
     forwarded: bool,
+    /// Request headers encoded for this target (`write_header`).
+    headers: HeaderSlots,
 }
 
 impl std::ops::Deref for Target {
@@ -158,6 +160,7 @@ impl Target {
             }),
             key: first.object_key.as_slice().into(),
             forwarded,
+            headers: Default::default(),
         })
     }
 }
@@ -524,19 +527,14 @@ impl ClientConn {
         self.t.shutdown();
     }
 
-    /// Before reusing an idle connection: has the server closed it?
-    fn check_idle(&self) {
-        let idle = {
-            let st = lock(&self.st);
-            st.closed.is_none()
-                && !st.leader
-                && st.pending.is_empty()
-                && st.last_activity.elapsed() > IDLE_CHECK
-        };
+    /// Before reusing an idle connection (the state lock released): has
+    /// the server closed it?
+    #[cold]
+    fn probe_idle(&self) {
         // A thread holding the write lock is writing (perhaps blocked on a
         // full socket): the connection is not idle, and waiting for the
         // lock here would make a SYNC_NONE caller block on the network.
-        if let (true, Ok(_w)) = (idle, self.write_lock.try_lock()) {
+        if let Ok(_w) = self.write_lock.try_lock() {
             if self.t.peer_closed_or_readable() {
                 // Unsolicited bytes or EOF on an idle client connection:
                 // the server is closing it (CloseConnection) or is gone.
@@ -547,16 +545,29 @@ impl ClientConn {
 
     /// Allocates a request id (registering it as pending when a reply is
     /// expected) and returns the code sets and whether to send the
-    /// CodeSets context.
+    /// CodeSets context. A connection idle for longer than `IDLE_CHECK`
+    /// at `now` (the call's start) is first checked for a server close.
     fn begin(
         &self,
         target: &Target,
         prefer: Option<CodeSets>,
         twoway: bool,
+        now: Instant,
     ) -> Result<(u32, CodeSets, bool), Closed> {
         let mut st = lock(&self.st);
         if let Some(c) = &st.closed {
             return Err(c.clone());
+        }
+        if !st.leader
+            && st.pending.is_empty()
+            && now.saturating_duration_since(st.last_activity) > IDLE_CHECK
+        {
+            drop(st);
+            self.probe_idle();
+            st = lock(&self.st);
+            if let Some(c) = &st.closed {
+                return Err(c.clone());
+            }
         }
         let id = st.next_id;
         st.next_id = st.next_id.wrapping_add(1);
@@ -1029,6 +1040,99 @@ impl ReplyMsg {
     }
 }
 
+/// Where a request's header fields end and its body starts in the
+/// writer (what giop's `Pending` knows, kept here so that a cached header
+/// can carry it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Framing {
+    header_end: usize,
+    body_start: usize,
+}
+
+/// Index of the message size in the GIOP header.
+const SIZE_AT: usize = 8;
+/// Index of the request id in a GIOP 1.2 Request.
+const REQUEST_ID_AT: usize = peregrine_giop::HEADER_LEN;
+
+impl Framing {
+    /// The framing of the header `encode_request` just wrote into `w`
+    /// (nothing after it yet).
+    fn of(p: Pending, w: &mut Writer) -> Result<Framing, peregrine_giop::GiopError> {
+        let body_start = p.body_start();
+        debug_assert_eq!(w.len(), body_start);
+        // With no body, `finish` drops the body's alignment padding:
+        // what is left is the end of the header fields.
+        p.finish(w)?;
+        let header_end = w.len();
+        w.write_bytes(&[0; 8][..body_start - header_end]);
+        Ok(Framing {
+            header_end,
+            body_start,
+        })
+    }
+
+    /// As `Pending::finish`: patches the message size; drops the body
+    /// alignment padding if no body was written.
+    fn finish(self, w: &mut Writer) -> Result<(), peregrine_cdr::CdrError> {
+        if w.len() == self.body_start {
+            w.truncate(self.header_end);
+        }
+        let body = w.len().saturating_sub(peregrine_giop::HEADER_LEN);
+        let size = u32::try_from(body).map_err(|_| peregrine_cdr::CdrError::TooLong(body))?;
+        w.patch_u32(SIZE_AT, size);
+        Ok(())
+    }
+}
+
+/// A GIOP 1.2 request header (no service contexts) as encoded for one
+/// target, operation, response flags and byte order: later calls copy
+/// it and patch the request id (and, when finished, the size).
+struct CachedHeader {
+    op: Box<str>,
+    twoway: bool,
+    order: ByteOrder,
+    bytes: Box<[u8]>,
+    framing: Framing,
+}
+
+/// Request headers cached per target: the first operations called on it
+/// (set once each, so a lookup takes no lock); others encode each time.
+const HEADER_SLOTS: usize = 4;
+
+type HeaderSlots = [std::sync::OnceLock<CachedHeader>; HEADER_SLOTS];
+
+impl Target {
+    /// Writes the cached header of (`op`, `twoway`) with request id `id`
+    /// into `w` (cleared first), if there is one.
+    fn write_header(&self, op: &str, twoway: bool, id: u32, w: &mut Writer) -> Option<Framing> {
+        let order = w.order();
+        for slot in &self.headers {
+            let e = slot.get()?;
+            if e.twoway == twoway && e.order == order && *e.op == *op {
+                w.clear();
+                w.set_version(GiopVersion::V1_2);
+                w.write_bytes(&e.bytes);
+                w.patch_u32(REQUEST_ID_AT, id);
+                return Some(e.framing);
+            }
+        }
+        None
+    }
+
+    /// Remembers the header just written into `w`, if a slot is free.
+    fn store_header(&self, op: &str, twoway: bool, w: &Writer, framing: Framing) {
+        if let Some(slot) = self.headers.iter().find(|s| s.get().is_none()) {
+            let _ = slot.set(CachedHeader {
+                op: op.into(),
+                twoway,
+                order: w.order(),
+                bytes: w.as_slice()[..framing.body_start].into(),
+                framing,
+            });
+        }
+    }
+}
+
 /// One call in progress.
 struct Call<'o> {
     obj: &'o ObjectRef,
@@ -1040,6 +1144,8 @@ struct Call<'o> {
 /// name, so a deferred call can keep it while its caller goes on.
 struct CallState {
     twoway: bool,
+    /// When the call started (the idle-connection check's clock).
+    started: Instant,
     deadline: Instant,
     target: Option<Arc<Target>>,
     conn: Option<Arc<ClientConn>>,
@@ -1047,10 +1153,10 @@ struct CallState {
     codesets: CodeSets,
     version: GiopVersion,
     args_start: usize,
-    pending: Option<Pending>,
+    pending: Option<Framing>,
     /// The `pending` marker of the message last sent (a re-send rewrites
     /// the header in front of the same arguments).
-    sent_pending: Option<Pending>,
+    sent_pending: Option<Framing>,
     forwards: usize,
     resends: usize,
 }
@@ -1067,12 +1173,14 @@ impl<'o> Call<'o> {
             ));
         }
         let timeout = obj.inner.timeout.unwrap_or(orb.inner().config.call_timeout);
+        let started = Instant::now();
         Ok(Call {
             obj,
             op,
             st: CallState {
                 twoway,
-                deadline: Instant::now() + timeout,
+                started,
+                deadline: started + timeout,
                 target: None,
                 conn: None,
                 request_id: 0,
@@ -1116,9 +1224,8 @@ impl<'o> Call<'o> {
                 }
                 Err(e) => return Err(e),
             };
-            conn.check_idle();
             let prefer = align.map(|_| self.st.codesets);
-            match conn.begin(&target, prefer, self.st.twoway) {
+            match conn.begin(&target, prefer, self.st.twoway, self.st.started) {
                 Ok((id, cs, ctx)) => break (target, conn, id, cs, ctx),
                 Err(_) if tries < 2 => {
                     tries += 1;
@@ -1141,7 +1248,7 @@ impl<'o> Call<'o> {
             if let Some(p) = &self.st.pending {
                 // Re-sending already-encoded arguments is only sound when
                 // they would encode the same way.
-                let has_args = w.len() > p.body_start();
+                let has_args = w.len() > p.body_start;
                 let same_cs = self.st.codesets.char == cs.char
                     && (self.st.codesets.wchar.is_none() || self.st.codesets.wchar == cs.wchar);
                 if has_args && (!same_cs || self.st.version != target.version) {
@@ -1159,6 +1266,15 @@ impl<'o> Call<'o> {
             }
         }
         w.set_codesets(cs);
+        // The common case (GIOP 1.2, no CodeSets context, not a re-send)
+        // copies the header encoded for the last such call.
+        let cacheable = !ctx && align.is_none() && target.version == GiopVersion::V1_2;
+        if cacheable {
+            if let Some(f) = target.write_header(self.op, self.st.twoway, id, w) {
+                self.finish_prepare(w, f, id, cs, target, conn);
+                return Ok(());
+            }
+        }
         let ctx_data;
         let contexts_arr;
         let contexts = if ctx {
@@ -1191,15 +1307,17 @@ impl<'o> Call<'o> {
                 service_contexts: contexts,
                 requesting_principal: principal,
             };
-            let p = encode_request(w, target.version, &h).map_err(|e| {
-                conn.forget(id);
-                raise(
-                    K::Marshal,
-                    0,
-                    CompletionStatus::No,
-                    format_args!("encoding the request header of {:?}: {e}", self.op),
-                )
-            })?;
+            let p = encode_request(w, target.version, &h)
+                .and_then(|p| Framing::of(p, w))
+                .map_err(|e| {
+                    conn.forget(id);
+                    raise(
+                        K::Marshal,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("encoding the request header of {:?}: {e}", self.op),
+                    )
+                })?;
             match align {
                 Some(a) if target.version < GiopVersion::V1_2 && w.len() % 8 != a % 8 => {
                     // Pad with the (ignored) requesting principal.
@@ -1209,6 +1327,22 @@ impl<'o> Call<'o> {
                 _ => break p,
             }
         };
+        if cacheable {
+            target.store_header(self.op, self.st.twoway, w, pending);
+        }
+        self.finish_prepare(w, pending, id, cs, target, conn);
+        Ok(())
+    }
+
+    fn finish_prepare(
+        &mut self,
+        w: &Writer,
+        pending: Framing,
+        id: u32,
+        cs: CodeSets,
+        target: Arc<Target>,
+        conn: Arc<ClientConn>,
+    ) {
         self.st.args_start = w.len();
         self.st.pending = Some(pending);
         self.st.request_id = id;
@@ -1216,7 +1350,6 @@ impl<'o> Call<'o> {
         self.st.version = target.version;
         self.st.target = Some(target);
         self.st.conn = Some(conn);
-        Ok(())
     }
 
     /// Re-binds (after a forward or a CloseConnection) and rewrites the
@@ -1392,7 +1525,7 @@ impl<'o> Call<'o> {
 
     /// `finish` consumed the pending marker; a re-send writes a new header,
     /// so only the body start matters (kept for the re-marshal check).
-    fn restore_pending(&mut self, p: Option<Pending>) {
+    fn restore_pending(&mut self, p: Option<Framing>) {
         self.st.pending = p;
     }
 }
@@ -1717,8 +1850,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             }
             Err(e) => return Err(e),
         };
-        conn.check_idle();
-        let Ok((id, _, _)) = conn.begin(&target, None, true) else {
+        let Ok((id, _, _)) = conn.begin(&target, None, true, Instant::now()) else {
             resends += 1;
             if resends > MAX_RESENDS {
                 return Err(raise(
