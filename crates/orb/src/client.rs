@@ -568,6 +568,12 @@ impl ClientConn {
             if let Some(c) = &st.closed {
                 return Err(c.clone());
             }
+            // Open as of `now`: the next check is `IDLE_CHECK` later (a
+            // stream of oneways reads nothing, and would otherwise peek
+            // at the socket, a syscall, before every call).
+            if st.last_activity < now {
+                st.last_activity = now;
+            }
         }
         let id = st.next_id;
         st.next_id = st.next_id.wrapping_add(1);
