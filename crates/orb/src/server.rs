@@ -538,9 +538,11 @@ impl ConnCtx<'_> {
             }
             g.busy += 1;
         }
-        if let Some(data) = contexts.get(ids::CODE_SETS) {
-            if let Ok(ctx) = CodeSetContext::decode(data) {
-                self.set_codesets(ctx);
+        if !contexts.is_empty() {
+            if let Some(data) = contexts.get(ids::CODE_SETS) {
+                if let Ok(ctx) = CodeSetContext::decode(data) {
+                    self.set_codesets(ctx);
+                }
             }
         }
         let mut args = req.body.reader();
@@ -565,17 +567,21 @@ impl ConnCtx<'_> {
                 &e,
             );
         }
-        let out = if req.expected {
-            self.send_tx()
-        } else {
-            Next::Continue
-        };
         let stopping = self.orb.inner().server.is_stopping();
-        {
-            let mut g = lock(&self.slot.gate);
+        // The reply goes out and the request stops counting as busy under
+        // one hold of the gate.
+        let slot = self.slot;
+        let out = {
+            let mut g = lock(&slot.gate);
+            let out = if req.expected {
+                self.write_tx_locked()
+            } else {
+                Next::Continue
+            };
             g.busy -= 1;
             g.codesets = Some(self.codesets);
-        }
+            out
+        };
         if stopping {
             send_close(self.slot);
         }
@@ -623,14 +629,18 @@ impl ConnCtx<'_> {
     }
 
     fn send_tx(&mut self) -> Next {
-        let r = {
-            let _g = lock(&self.slot.gate);
-            crate::transport::write_message(
-                &*self.slot.t,
-                self.tx.as_slice(),
-                self.orb.inner().config.fragment_size,
-            )
-        };
+        let slot = self.slot;
+        let _g = lock(&slot.gate);
+        self.write_tx_locked()
+    }
+
+    /// Writes the message in `tx`; the caller holds the gate.
+    fn write_tx_locked(&mut self) -> Next {
+        let r = crate::transport::write_message(
+            &*self.slot.t,
+            self.tx.as_slice(),
+            self.orb.inner().config.fragment_size,
+        );
         if r.is_err() {
             return Next::Close;
         }

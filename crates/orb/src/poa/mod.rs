@@ -286,10 +286,20 @@ impl Upcall<'_> {
         self.postinvoke()
     }
 
+    #[inline]
     fn postinvoke(&mut self) -> Result<(), SystemException> {
-        let Some((loc, cookie)) = self.locator.take() else {
-            return Ok(());
-        };
+        match self.locator.take() {
+            None => Ok(()),
+            Some((loc, cookie)) => self.locator_postinvoke(loc, cookie),
+        }
+    }
+
+    #[inline(never)]
+    fn locator_postinvoke(
+        &mut self,
+        loc: Arc<dyn ServantLocator>,
+        cookie: Cookie,
+    ) -> Result<(), SystemException> {
         let poa = Poa {
             inner: self.poa.clone(),
         };
