@@ -187,11 +187,12 @@ impl Route {
         }
     }
 
+    /// The connection in use (closed or not: `ClientConn::begin` tells,
+    /// and the caller then `drop_conn`s it), else a connection from the
+    /// ORB's cache.
     fn conn(&self, orb: &Orb, deadline: Instant) -> Result<Arc<ClientConn>, SystemException> {
         if let Some(c) = &*lock(&self.conn) {
-            if !c.is_closed() {
-                return Ok(c.clone());
-            }
+            return Ok(c.clone());
         }
         let mut last = None;
         for ep in &self.endpoints {
@@ -211,6 +212,14 @@ impl Route {
                 format_args!("no endpoint in the reference"),
             )
         }))
+    }
+
+    /// Forgets `c` (found closed) so that the next `conn` takes another.
+    fn drop_conn(&self, c: &Arc<ClientConn>) {
+        let mut g = lock(&self.conn);
+        if g.as_ref().is_some_and(|x| Arc::ptr_eq(x, c)) {
+            *g = None;
+        }
     }
 }
 
@@ -455,7 +464,9 @@ struct ConnState {
     codesets: Option<CodeSets>,
     codesets_acked: bool,
     reasm: Reassembler,
-    last_activity: Instant,
+    /// When an idle connection is next checked for a server close
+    /// (last read or check + `IDLE_CHECK`).
+    idle_check_at: Instant,
     /// Callers blocked on `cv` (followers): the leader only wakes them
     /// when there are some (a condition variable notify is a syscall even
     /// with nobody waiting).
@@ -502,7 +513,7 @@ impl ClientConn {
                 codesets: None,
                 codesets_acked: false,
                 reasm: Reassembler::new(limits),
-                last_activity: Instant::now(),
+                idle_check_at: Instant::now() + IDLE_CHECK,
                 waiters: 0,
             }),
             cv: Condvar::new(),
@@ -558,10 +569,7 @@ impl ClientConn {
         if let Some(c) = &st.closed {
             return Err(c.clone());
         }
-        if !st.leader
-            && st.pending.is_empty()
-            && now.saturating_duration_since(st.last_activity) > IDLE_CHECK
-        {
+        if !st.leader && st.pending.is_empty() && now > st.idle_check_at {
             drop(st);
             self.probe_idle();
             st = lock(&self.st);
@@ -571,9 +579,7 @@ impl ClientConn {
             // Open as of `now`: the next check is `IDLE_CHECK` later (a
             // stream of oneways reads nothing, and would otherwise peek
             // at the socket, a syscall, before every call).
-            if st.last_activity < now {
-                st.last_activity = now;
-            }
+            st.idle_check_at = st.idle_check_at.max(now + IDLE_CHECK);
         }
         let id = st.next_id;
         st.next_id = st.next_id.wrapping_add(1);
@@ -669,7 +675,7 @@ impl ClientConn {
         let out = self.lead(&mut rx, id, deadline);
         let mut st = lock(&self.st);
         st.leader = false;
-        st.last_activity = Instant::now();
+        st.idle_check_at = Instant::now() + IDLE_CHECK;
         if rx.is_unallocated() {
             rx = RxBuf::from_storage(std::mem::take(&mut st.spare));
         }
@@ -1234,10 +1240,12 @@ impl<'o> Call<'o> {
             match conn.begin(&target, prefer, self.st.twoway, self.st.started) {
                 Ok((id, cs, ctx)) => break (target, conn, id, cs, ctx),
                 Err(_) if tries < 2 => {
+                    target.drop_conn(&conn);
                     tries += 1;
                     continue;
                 }
                 Err(c) => {
+                    target.drop_conn(&conn);
                     return Err(raise(
                         K::Transient,
                         0,
@@ -1246,7 +1254,7 @@ impl<'o> Call<'o> {
                             "calling {:?} on {}: connection closed: {c:?}",
                             self.op, conn.ep
                         ),
-                    ))
+                    ));
                 }
             }
         };
@@ -1857,6 +1865,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             Err(e) => return Err(e),
         };
         let Ok((id, _, _)) = conn.begin(&target, None, true, Instant::now()) else {
+            target.drop_conn(&conn);
             resends += 1;
             if resends > MAX_RESENDS {
                 return Err(raise(
