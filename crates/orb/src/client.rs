@@ -640,7 +640,7 @@ impl ClientConn {
             }
             if !st.leader {
                 let out;
-                (st, out) = self.take_lead(st, id, deadline);
+                (st, out) = self.take_lead(st, id, deadline, now);
                 match out {
                     Lead::Mine(a) => {
                         st.pending.remove(&id);
@@ -668,11 +668,12 @@ impl ClientConn {
         mut st: MutexGuard<'g, ConnState>,
         id: u32,
         deadline: Instant,
+        now: Instant,
     ) -> (MutexGuard<'g, ConnState>, Lead) {
         st.leader = true;
         let mut rx = std::mem::take(&mut st.rx);
         drop(st);
-        let out = self.lead(&mut rx, id, deadline);
+        let out = self.lead(&mut rx, id, deadline, now);
         let mut st = lock(&self.st);
         st.leader = false;
         st.idle_check_at = Instant::now() + IDLE_CHECK;
@@ -724,7 +725,8 @@ impl ClientConn {
         if !readable {
             return false;
         }
-        let (mut st, out) = self.take_lead(st, id, Instant::now() + POLL_READ);
+        let now = Instant::now();
+        let (mut st, out) = self.take_lead(st, id, now + POLL_READ, now);
         match out {
             Lead::Mine(a) => {
                 st.pending.insert(id, Some(a));
@@ -737,9 +739,10 @@ impl ClientConn {
 
     /// Reads messages until the reply to `mine` arrives, the deadline
     /// passes or the connection ends. Replies to others are handed over.
-    fn lead(&self, rx: &mut RxBuf, mine: u32, deadline: Instant) -> Lead {
+    /// `now` is the caller's latest clock reading.
+    fn lead(&self, rx: &mut RxBuf, mine: u32, deadline: Instant, mut now: Instant) -> Lead {
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.saturating_duration_since(now);
             if left.is_zero() {
                 return Lead::TimedOut;
             }
@@ -748,7 +751,10 @@ impl ClientConn {
             }
             let len = match rx.read_message(&*self.t, &self.limits) {
                 Ok(len) => len,
-                Err(FrameError::TimedOut) => continue,
+                Err(FrameError::TimedOut) => {
+                    now = Instant::now();
+                    continue;
+                }
                 Err(FrameError::Eof { clean }) => {
                     return Lead::Closed(Closed::Broken(format!(
                         "connection to {} closed by the server{}",
@@ -773,7 +779,7 @@ impl ClientConn {
             };
             match self.incoming(rx, len, mine) {
                 Ok(Some(a)) => return Lead::Mine(a),
-                Ok(None) => {}
+                Ok(None) => now = Instant::now(),
                 Err(c) => return Lead::Closed(c),
             }
         }
@@ -982,12 +988,12 @@ const READ_TIMEOUT_GRANULE: Duration = Duration::from_millis(10);
 
 /// The socket read timeout for a leader with `left` until its deadline.
 fn socket_timeout(left: Duration) -> Duration {
-    let g = READ_TIMEOUT_GRANULE.as_nanos();
-    if left.as_nanos() <= g {
-        left
-    } else {
-        Duration::from_nanos((left.as_nanos() / g * g) as u64)
+    if left <= READ_TIMEOUT_GRANULE {
+        return left;
     }
+    // Whole granules (10 ms) without 128-bit arithmetic.
+    let g = READ_TIMEOUT_GRANULE.subsec_nanos();
+    Duration::new(left.as_secs(), left.subsec_nanos() / g * g)
 }
 
 /// True if `msg` (starting with its GIOP header) is a Reply.
