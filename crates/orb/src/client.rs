@@ -50,8 +50,12 @@ pub(crate) struct RefInner {
     pub(crate) timeout: Option<Duration>,
     /// How far a oneway goes before `invoke_oneway` returns.
     pub(crate) sync: SyncScope,
-    /// Where calls go now: the IOR's profile, or a forwarded one.
-    target: Mutex<Option<Arc<Target>>>,
+    /// The target bound from the IOR's profile (on first use; read
+    /// without a lock).
+    bound: std::sync::OnceLock<Arc<Target>>,
+    /// A LOCATION_FORWARD's target, used instead while `forwarded`.
+    forward: Mutex<Option<Arc<Target>>>,
+    forwarded: std::sync::atomic::AtomicBool,
 }
 
 impl RefInner {
@@ -61,25 +65,35 @@ impl RefInner {
             ior,
             timeout,
             sync: SyncScope::Transport,
-            target: Mutex::new(None),
+            bound: std::sync::OnceLock::new(),
+            forward: Mutex::new(None),
+            forwarded: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
+    /// Where calls go now: the forwarded target, else the IOR's.
     fn target(&self) -> Result<Arc<Target>, SystemException> {
-        let mut t = lock(&self.target);
-        if let Some(t) = &*t {
+        use std::sync::atomic::Ordering;
+        if self.forwarded.load(Ordering::Acquire) {
+            if let Some(t) = &*lock(&self.forward) {
+                return Ok(t.clone());
+            }
+        }
+        if let Some(t) = self.bound.get() {
             return Ok(t.clone());
         }
         let mut new = Target::from_ior(&self.ior, false, self.orb.inner().config.max_giop)?;
         // References to an endpoint already known share its route.
         new.route = self.orb.inner().cache.intern(new.route);
-        let new = Arc::new(new);
-        *t = Some(new.clone());
-        Ok(new)
+        Ok(self.bound.get_or_init(|| Arc::new(new)).clone())
     }
 
+    /// Sends calls to `t` (a forward), or back to the IOR's target.
     fn set_target(&self, t: Option<Arc<Target>>) {
-        *lock(&self.target) = t;
+        use std::sync::atomic::Ordering;
+        let mut f = lock(&self.forward);
+        self.forwarded.store(t.is_some(), Ordering::Release);
+        *f = t;
     }
 }
 
