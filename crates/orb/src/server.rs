@@ -834,6 +834,10 @@ fn request<'a>(
 
 /// Completes the reply in the request's writer.
 fn finish(mut req: ServerRequest<'_>) -> Result<(), SystemException> {
+    if !req.response_expected {
+        // A oneway's reply is never sent: complete none.
+        return Ok(());
+    }
     if req.state == ReplyState::Empty {
         req.reply();
     }
