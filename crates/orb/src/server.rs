@@ -314,6 +314,16 @@ struct ConnCtx<'o> {
     reasm: Reassembler,
 }
 
+/// A GIOP 1.2 Request with no more fragments to follow (its header
+/// already checked by `RxBuf::read_message`).
+fn is_unfragmented_request_1_2(m: &[u8]) -> bool {
+    m.len() >= peregrine_giop::HEADER_LEN
+        && m[4] == 1
+        && m[5] == 2
+        && m[6] & 0x02 == 0
+        && m[7] == MsgType::Request as u8
+}
+
 fn is_request(m: &[u8]) -> bool {
     m.len() > 7 && m[7] == MsgType::Request as u8
 }
@@ -358,7 +368,13 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
         };
         let msg = rx.message(len);
         let whole;
-        let m: &[u8] = match cx.reasm.push(msg) {
+        let m: &[u8] = match if is_unfragmented_request_1_2(msg) {
+            // `read_message` checked the header; the reassembler would
+            // decode it again only to hand the message back whole.
+            Ok(Assembled::Whole(msg))
+        } else {
+            cx.reasm.push(msg)
+        } {
             Ok(Assembled::Whole(m)) => m,
             Ok(Assembled::Reassembled(v)) => {
                 whole = v;
