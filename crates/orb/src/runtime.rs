@@ -370,13 +370,72 @@ impl<'a> ServerRequest<'a> {
     }
 
     fn begin(&mut self, status: peregrine_giop::ReplyStatus) {
-        let h = peregrine_giop::ReplyHeader {
-            request_id: self.request_id,
-            status,
-            service_contexts: peregrine_giop::ServiceContexts::EMPTY,
-        };
-        // Only fails for a status the version lacks; both used here exist
-        // in every version.
-        self.pending = peregrine_giop::encode_reply(self.reply, self.version, &h).ok();
+        self.pending = reply_header(self.reply, self.version, self.request_id, status);
+    }
+}
+
+/// Writes a Reply header with no service contexts into `w` (cleared
+/// first), as `encode_reply` does; GIOP 1.2 (every Peregrine client)
+/// writes its fixed 24 bytes directly. `None` for a status the version
+/// lacks (`begin` only uses NO_EXCEPTION and USER_EXCEPTION, which every
+/// version has).
+pub(crate) fn reply_header(
+    w: &mut Writer,
+    version: GiopVersion,
+    request_id: u32,
+    status: peregrine_giop::ReplyStatus,
+) -> Option<peregrine_giop::Pending> {
+    use peregrine_giop::ReplyStatus as S;
+    if version == GiopVersion::V1_2 && matches!(status, S::NoException | S::UserException) {
+        // Header, request id, status, an empty context list: 24 bytes,
+        // so the body starts 8-aligned with no padding to drop.
+        let p = peregrine_giop::begin_message(w, version, peregrine_giop::MsgType::Reply);
+        w.write_u32(request_id);
+        w.write_u32(status as u32);
+        w.write_u32(0);
+        return Some(p);
+    }
+    let h = peregrine_giop::ReplyHeader {
+        request_id,
+        status,
+        service_contexts: peregrine_giop::ServiceContexts::EMPTY,
+    };
+    peregrine_giop::encode_reply(w, version, &h).ok()
+}
+
+#[cfg(test)]
+mod reply_header_tests {
+    use super::*;
+    use peregrine_cdr::ByteOrder;
+    use peregrine_giop::ReplyStatus;
+
+    /// The direct GIOP 1.2 header equals `encode_reply`'s, with and
+    /// without a body, in both byte orders.
+    #[test]
+    fn reply_header_matches_encode_reply() {
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            for version in [GiopVersion::V1_0, GiopVersion::V1_1, GiopVersion::V1_2] {
+                for status in [ReplyStatus::NoException, ReplyStatus::UserException] {
+                    for body in [&[][..], &[1u8, 2, 3][..]] {
+                        let mut a = Writer::new(order);
+                        a.write_bytes(b"stale");
+                        let p = reply_header(&mut a, version, 0x0102_0304, status).unwrap();
+                        a.write_bytes(body);
+                        p.finish(&mut a).unwrap();
+                        let mut b = Writer::new(order);
+                        let h = peregrine_giop::ReplyHeader {
+                            request_id: 0x0102_0304,
+                            status,
+                            service_contexts: peregrine_giop::ServiceContexts::EMPTY,
+                        };
+                        let p = peregrine_giop::encode_reply(&mut b, version, &h).unwrap();
+                        b.write_bytes(body);
+                        p.finish(&mut b).unwrap();
+                        assert_eq!(a.as_slice(), b.as_slice());
+                        assert_eq!(a.version(), b.version());
+                    }
+                }
+            }
+        }
     }
 }
