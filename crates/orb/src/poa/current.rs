@@ -1,20 +1,70 @@
 //! `PortableServer::Current`: which POA, object id and servant the
 //! calling thread is serving. One frame per upcall on a thread-local
-//! stack (nested upcalls on one thread stack up); the object id is kept
-//! inline, so an upcall allocates nothing for it.
+//! stack (nested upcalls on one thread stack up). A frame lends what
+//! the request's `Upcall` owns (POA, servant, object id in the request
+//! buffer): pushing one copies three pointers and changes no reference
+//! count; a reference is counted only when `PoaCurrent` hands one out.
 
 use std::cell::RefCell;
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-use super::key::InlineId;
 use super::{ObjectId, Poa, PoaInner};
 use crate::runtime::{ObjectRef, Servant};
 
+/// One upcall's POA, servant and object id, borrowed from its `Upcall`.
+///
+/// Invariant: a frame is pushed by `Inflight::upcall` and popped by the
+/// `Upcall`'s drop, which owns an `Arc` of the POA and of the servant and
+/// borrows the object id for longer than it lives; so while a frame is
+/// on the stack its pointers are valid.
 pub(crate) struct Frame {
-    pub(crate) poa: Arc<PoaInner>,
-    pub(crate) oid: InlineId,
-    pub(crate) servant: Arc<dyn Servant>,
+    poa: *const PoaInner,
+    servant: *const dyn Servant,
+    oid: *const [u8],
+}
+
+impl Frame {
+    /// # Safety
+    /// `poa`, `servant` and `oid` must stay alive and unmoved until the
+    /// frame is popped.
+    pub(crate) unsafe fn new(poa: &Arc<PoaInner>, servant: &Arc<dyn Servant>, oid: &[u8]) -> Self {
+        Frame {
+            poa: Arc::as_ptr(poa),
+            servant: Arc::as_ptr(servant),
+            oid: oid as *const [u8],
+        }
+    }
+
+    pub(crate) fn poa(&self) -> &PoaInner {
+        // SAFETY: see the type's invariant.
+        unsafe { &*self.poa }
+    }
+
+    pub(crate) fn oid(&self) -> &[u8] {
+        // SAFETY: see the type's invariant.
+        unsafe { &*self.oid }
+    }
+
+    pub(crate) fn servant_ptr(&self) -> *const dyn Servant {
+        self.servant
+    }
+
+    /// A counted reference to the POA.
+    pub(crate) fn poa_arc(&self) -> Arc<PoaInner> {
+        // SAFETY: the pointer came from `Arc::as_ptr` of an `Arc` that is
+        // alive (the type's invariant); the `ManuallyDrop` keeps its count.
+        let a = ManuallyDrop::new(unsafe { Arc::from_raw(self.poa) });
+        Arc::clone(&a)
+    }
+
+    /// A counted reference to the servant.
+    pub(crate) fn servant_arc(&self) -> Arc<dyn Servant> {
+        // SAFETY: as in `poa_arc`.
+        let a = ManuallyDrop::new(unsafe { Arc::from_raw(self.servant) });
+        Arc::clone(&a)
+    }
 }
 
 thread_local! {
@@ -43,10 +93,11 @@ pub(crate) fn in_upcall_of(poa: &PoaInner) -> bool {
     FRAMES
         .try_with(|v| {
             v.borrow().iter().any(|f| {
-                f.poa.orb.ptr_eq(&poa.orb)
+                let fp = f.poa();
+                fp.orb.ptr_eq(&poa.orb)
                     && (poa.path.is_empty()
-                        || f.poa.path == poa.path
-                        || f.poa
+                        || fp.path == poa.path
+                        || fp
                             .path
                             .strip_prefix(poa.path.as_str())
                             .is_some_and(|r| r.starts_with('/')))
@@ -78,22 +129,17 @@ pub struct PoaCurrent;
 impl PoaCurrent {
     /// The POA serving the current request.
     pub fn get_poa(&self) -> Result<Poa, NoContext> {
-        with_top(|f| {
-            f.map(|f| Poa {
-                inner: f.poa.clone(),
-            })
-            .ok_or(NoContext)
-        })
+        with_top(|f| f.map(|f| Poa { inner: f.poa_arc() }).ok_or(NoContext))
     }
 
     /// The object id of the current request's target.
     pub fn get_object_id(&self) -> Result<ObjectId, NoContext> {
-        with_top(|f| f.map(|f| f.oid.as_slice().to_vec()).ok_or(NoContext))
+        with_top(|f| f.map(|f| f.oid().to_vec()).ok_or(NoContext))
     }
 
     /// The servant serving the current request.
     pub fn get_servant(&self) -> Result<Arc<dyn Servant>, NoContext> {
-        with_top(|f| f.map(|f| f.servant.clone()).ok_or(NoContext))
+        with_top(|f| f.map(|f| f.servant_arc()).ok_or(NoContext))
     }
 
     /// A reference to the current request's target (with the servant's
@@ -102,16 +148,14 @@ impl PoaCurrent {
         let (poa, oid, servant) = with_top(|f| {
             f.map(|f| {
                 (
-                    Poa {
-                        inner: f.poa.clone(),
-                    },
-                    f.oid.clone(),
-                    f.servant.clone(),
+                    Poa { inner: f.poa_arc() },
+                    f.oid().to_vec(),
+                    f.servant_arc(),
                 )
             })
             .ok_or(NoContext)
         })?;
-        poa.create_reference_with_id(oid.as_slice(), servant.repository_id())
+        poa.create_reference_with_id(&oid, servant.repository_id())
             .map_err(|_| NoContext)
     }
 

@@ -79,36 +79,6 @@ pub(crate) fn parse_system_id(id: &[u8]) -> Option<(u32, u32)> {
     Some((u32_at(id, 0)?, u32_at(id, 4)?))
 }
 
-/// An object id kept without a heap allocation when short (system ids,
-/// short user ids): the POA Current stores one per upcall.
-#[derive(Clone)]
-pub(crate) enum InlineId {
-    Inline { len: u8, bytes: [u8; 22] },
-    Heap(Box<[u8]>),
-}
-
-impl InlineId {
-    pub(crate) fn new(id: &[u8]) -> Self {
-        if id.len() <= 22 {
-            let mut bytes = [0u8; 22];
-            bytes[..id.len()].copy_from_slice(id);
-            InlineId::Inline {
-                len: id.len() as u8,
-                bytes,
-            }
-        } else {
-            InlineId::Heap(id.into())
-        }
-    }
-
-    pub(crate) fn as_slice(&self) -> &[u8] {
-        match self {
-            InlineId::Inline { len, bytes } => &bytes[..*len as usize],
-            InlineId::Heap(b) => b,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,7 +108,5 @@ mod tests {
         }
         assert!(parse(b"PGR1\x09").is_none());
         assert!(parse(b"PGR1\x01\xff\xff").is_none());
-        assert_eq!(InlineId::new(b"abc").as_slice(), b"abc");
-        assert_eq!(InlineId::new(&[1; 40]).as_slice(), &[1; 40]);
     }
 }

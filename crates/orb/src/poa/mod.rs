@@ -150,7 +150,9 @@ pub struct Poa {
 #[derive(Default)]
 pub(crate) struct PoaRegistry {
     by_index: RwLock<Vec<Option<Arc<PoaInner>>>>,
-    persistent: RwLock<FastMap<Box<[u8]>, u32>>,
+    /// Persistent POAs by path (the same `Arc`s as `by_index`: one lookup
+    /// and one lock per request).
+    persistent: RwLock<FastMap<Box<[u8]>, Arc<PoaInner>>>,
 }
 
 fn rlock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -173,9 +175,7 @@ impl PoaRegistry {
         let mut v = wlock(&self.by_index);
         let index = v.len() as u32;
         let key_prefix = key::prefix(policies.lifespan, orb.instance, index, &path);
-        if policies.lifespan == Lifespan::Persistent {
-            wlock(&self.persistent).insert(path.as_bytes().into(), index);
-        }
+        let persistent = policies.lifespan == Lifespan::Persistent;
         let servant_manager = policies.request_processing == RequestProcessing::ServantManager;
         let inner = Arc::new(PoaInner {
             orb: Arc::downgrade(orb),
@@ -197,6 +197,9 @@ impl PoaRegistry {
             activations_cv: Condvar::new(),
             next_id: AtomicU32::new(0),
         });
+        if persistent {
+            wlock(&self.persistent).insert(inner.path.as_bytes().into(), inner.clone());
+        }
         v.push(Some(inner.clone()));
         Poa { inner }
     }
@@ -207,7 +210,9 @@ impl PoaRegistry {
         }
         if p.policies.lifespan == Lifespan::Persistent {
             let mut m = wlock(&self.persistent);
-            if m.get(p.path.as_bytes()) == Some(&p.index) {
+            if m.get(p.path.as_bytes())
+                .is_some_and(|q| std::ptr::eq(&**q, p))
+            {
                 m.remove(p.path.as_bytes());
             }
         }
@@ -216,16 +221,15 @@ impl PoaRegistry {
     /// The POA and object id a key names.
     fn find<'k>(&self, orb: &OrbInner, key: &'k [u8]) -> Option<(Arc<PoaInner>, &'k [u8])> {
         let (addr, id) = key::parse(key)?;
-        let index = match addr {
+        let poa = match addr {
             PoaAddr::Transient { instance, index } => {
                 if instance != orb.instance {
                     return None;
                 }
-                index
+                rlock(&self.by_index).get(index as usize)?.clone()?
             }
-            PoaAddr::Persistent { path } => *rlock(&self.persistent).get(path)?,
+            PoaAddr::Persistent { path } => rlock(&self.persistent).get(path)?.clone(),
         };
-        let poa = rlock(&self.by_index).get(index as usize)?.clone()?;
         Some((poa, id))
     }
 }
@@ -342,11 +346,10 @@ impl Inflight {
         busy: bool,
     ) -> Upcall<'a> {
         let poa = self.0.take().expect("taken once");
-        current::push(current::Frame {
-            poa: poa.clone(),
-            oid: key::InlineId::new(object_id),
-            servant: servant.clone(),
-        });
+        // SAFETY: the `Upcall` returned owns `poa` and `servant` (their
+        // `Arc` targets do not move) and borrows `object_id` for `'a`; its
+        // drop pops the frame before releasing them.
+        current::push(unsafe { current::Frame::new(&poa, &servant, object_id) });
         Upcall {
             servant,
             object_id,
@@ -973,9 +976,9 @@ impl Poa {
     fn current_id_for(&self, servant: &Arc<dyn Servant>) -> Option<ObjectId> {
         current::with_top(|f| {
             let f = f?;
-            (Arc::ptr_eq(&f.poa, &self.inner)
-                && aom::servant_addr(&f.servant) == aom::servant_addr(servant))
-            .then(|| f.oid.as_slice().to_vec())
+            (std::ptr::eq(f.poa(), &*self.inner)
+                && f.servant_ptr() as *const u8 == Arc::as_ptr(servant) as *const u8)
+                .then(|| f.oid().to_vec())
         })
     }
 
