@@ -202,10 +202,18 @@ pub struct ExcDesc<E> {
 /// [`Take`] (driven by the descriptor); the vtable of each is the type's
 /// shared marshal entry.
 pub trait Param {
-    /// Writes the argument (of type `ty`) into the request.
-    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()>;
-    /// Reads the argument's new value (of type `ty`) from the reply.
-    fn get(&mut self, ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'_>) -> peregrine_cdr::Result<()>;
+    /// Writes the argument (of type `ty`) into the request; nothing for
+    /// an `out` slot.
+    fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        let _ = (ty, w);
+        Ok(())
+    }
+    /// Reads the argument's new value (of type `ty`) from the reply;
+    /// nothing for an `in` argument.
+    fn get(&mut self, ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'_>) -> peregrine_cdr::Result<()> {
+        let _ = (ty, cx, r);
+        Ok(())
+    }
 }
 
 /// An `in` argument (borrowed).
@@ -242,14 +250,6 @@ impl<T: Encode + ?Sized> Param for In<'_, T> {
     fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
         self.0.encode(w)
     }
-    fn get(
-        &mut self,
-        _ty: &TypeDesc,
-        _cx: &Cx<'_>,
-        _r: &mut Reader<'_>,
-    ) -> peregrine_cdr::Result<()> {
-        Ok(())
-    }
 }
 
 impl<T: Encode + for<'de> Decode<'de>> Param for InOut<'_, T> {
@@ -268,9 +268,6 @@ impl<T: Encode + for<'de> Decode<'de>> Param for InOut<'_, T> {
 }
 
 impl<T: for<'de> Decode<'de>> Param for Out<T> {
-    fn put(&self, _ty: &TypeDesc, _w: &mut Writer) -> peregrine_cdr::Result<()> {
-        Ok(())
-    }
     fn get(
         &mut self,
         _ty: &TypeDesc,
@@ -316,14 +313,6 @@ impl<T: Put + ?Sized> Param for TIn<'_, T> {
     fn put(&self, ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
         self.0.put(ty, w)
     }
-    fn get(
-        &mut self,
-        _ty: &TypeDesc,
-        _cx: &Cx<'_>,
-        _r: &mut Reader<'_>,
-    ) -> peregrine_cdr::Result<()> {
-        Ok(())
-    }
 }
 
 impl<T: Put + for<'de> Take<'de>> Param for TInOut<'_, T> {
@@ -337,9 +326,6 @@ impl<T: Put + for<'de> Take<'de>> Param for TInOut<'_, T> {
 }
 
 impl<T: for<'de> Take<'de>> Param for TOut<T> {
-    fn put(&self, _ty: &TypeDesc, _w: &mut Writer) -> peregrine_cdr::Result<()> {
-        Ok(())
-    }
     fn get(&mut self, ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'_>) -> peregrine_cdr::Result<()> {
         self.0 = Some(T::take(ty, cx, r)?);
         Ok(())
@@ -932,14 +918,6 @@ pub struct RefIn<'a, R>(pub Option<&'a R>);
 impl<R: Reference> Param for RefIn<'_, R> {
     fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
         ObjectRef::encode_opt(self.0.map(Reference::object_ref), w)
-    }
-    fn get(
-        &mut self,
-        _ty: &TypeDesc,
-        _cx: &Cx<'_>,
-        _r: &mut Reader<'_>,
-    ) -> peregrine_cdr::Result<()> {
-        Ok(())
     }
 }
 
