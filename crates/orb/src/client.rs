@@ -28,13 +28,16 @@ use crate::orb::Orb;
 use crate::runtime::{
     CompletionStatus, ObjectRef, SyncScope, SystemException, SystemExceptionKind as K,
 };
-use crate::transport::{FrameError, RxBuf, RxStorage, Transport};
+use crate::transport::{FrameError, RxBuf, Transport};
 
 /// How long a connection must have been idle before a call checks that
 /// the server has not closed it meanwhile (one non-blocking peek).
 const IDLE_CHECK: Duration = Duration::from_millis(100);
 /// Most LOCATION_FORWARD hops one call follows.
 const MAX_FORWARDS: usize = 8;
+/// Requests longer than this may block in their write (a full socket
+/// buffer), so the reply wait takes a fresh clock reading after them.
+const LONG_WRITE: usize = 64 << 10;
 /// Most times one call is re-sent after the server provably did not
 /// process it (CloseConnection, failed write).
 const MAX_RESENDS: usize = 3;
@@ -462,9 +465,25 @@ enum Closed {
 }
 
 /// A received message: `buf.message(len)`.
+///
+/// When `led`, `buf` is the connection's own receive buffer and the
+/// receiving thread is still the connection's leader: the reply is
+/// decoded in place, and [`ClientConn::release`] (from `ReplyMsg`'s drop)
+/// consumes it and hands leadership back, one lock for both.
 struct Arrived {
     buf: RxBuf,
     len: usize,
+    /// `Some` while led: the leader's clock reading when it started
+    /// reading (for the idle check, which it makes early, never late).
+    led: Option<Instant>,
+}
+
+/// How a leader's own reply came in.
+enum Got {
+    /// At the start of the leader's receive buffer.
+    InPlace(usize),
+    /// Reassembled from fragments into a buffer of its own.
+    Whole(RxBuf, usize),
 }
 
 struct ConnState {
@@ -472,8 +491,8 @@ struct ConnState {
     /// Calls waiting for a reply: `None` until it arrives.
     pending: HashMap<u32, Option<Arrived>, BuildHasherDefault<IdHasher>>,
     leader: bool,
+    /// The receive buffer, taken by the leader while it leads.
     rx: RxBuf,
-    spare: RxStorage,
     closed: Option<Closed>,
     codesets: Option<CodeSets>,
     codesets_acked: bool,
@@ -498,13 +517,32 @@ pub(crate) struct ClientConn {
     cv: Condvar,
 }
 
+/// What [`ClientConn::begin`] gives a call.
+struct Begun {
+    id: u32,
+    cs: CodeSets,
+    /// Send the CodeSets service context.
+    ctx: bool,
+    /// The receive buffer if the call leads the connection from the start.
+    rx: Option<RxBuf>,
+}
+
+/// Gives up a call's claim on `conn` after `begin`: its leadership (if it
+/// led) or its pending entry.
+fn give_up(conn: &ClientConn, id: u32, led: Option<RxBuf>, now: Instant) {
+    match led {
+        Some(rx) => drop(conn.unlead(rx, 0, now, false)),
+        None => conn.forget(id),
+    }
+}
+
 enum WaitError {
     TimedOut,
     Closed(Closed),
 }
 
 enum Lead {
-    Mine(Arrived),
+    Mine(Got),
     TimedOut,
     Closed(Closed),
 }
@@ -522,7 +560,6 @@ impl ClientConn {
                 pending: HashMap::default(),
                 leader: false,
                 rx: RxBuf::default(),
-                spare: RxStorage::default(),
                 closed: None,
                 codesets: None,
                 codesets_acked: false,
@@ -568,17 +605,22 @@ impl ClientConn {
         }
     }
 
-    /// Allocates a request id (registering it as pending when a reply is
-    /// expected) and returns the code sets and whether to send the
-    /// CodeSets context. A connection idle for longer than `IDLE_CHECK`
-    /// at `now` (the call's start) is first checked for a server close.
+    /// Allocates a request id and returns the code sets, whether to send
+    /// the CodeSets context and, when `lead` is asked for and nobody reads
+    /// the connection, its receive buffer: the caller is then the leader
+    /// from the start (it will read its own reply, so the id is not
+    /// registered as pending, and it must give the buffer back with
+    /// [`ClientConn::unlead`]). Otherwise a twoway's id is registered as
+    /// pending. A connection idle for longer than `IDLE_CHECK` at `now`
+    /// (the call's start) is first checked for a server close.
     fn begin(
         &self,
         target: &Target,
         prefer: Option<CodeSets>,
         twoway: bool,
+        lead: bool,
         now: Instant,
-    ) -> Result<(u32, CodeSets, bool), Closed> {
+    ) -> Result<Begun, Closed> {
         let mut st = lock(&self.st);
         if let Some(c) = &st.closed {
             return Err(c.clone());
@@ -597,25 +639,36 @@ impl ClientConn {
         }
         let id = st.next_id;
         st.next_id = st.next_id.wrapping_add(1);
+        let mut rx = None;
         if twoway {
-            st.pending.insert(id, None);
+            if lead && !st.leader {
+                st.leader = true;
+                rx = Some(std::mem::take(&mut st.rx));
+            } else {
+                st.pending.insert(id, None);
+            }
         }
         let cs = match st.codesets {
             Some(cs) => cs,
             None => *st.codesets.insert(target.codesets_preferring(prefer)),
         };
         let ctx = target.negotiate && !st.codesets_acked;
-        Ok((id, cs, ctx))
+        Ok(Begun { id, cs, ctx, rx })
     }
 
     fn forget(&self, id: u32) {
         lock(&self.st).pending.remove(&id);
     }
 
-    fn send(&self, bytes: &[u8]) -> std::io::Result<()> {
+    /// Writes one message. `Ok(true)` when the write may have waited (the
+    /// write lock was contended): the caller's clock reading is stale.
+    fn send(&self, bytes: &[u8]) -> std::io::Result<bool> {
         let r = {
-            let _w = lock(&self.write_lock);
-            crate::transport::write_message(&*self.t, bytes, self.fragment_size)
+            let (_w, contended) = match self.write_lock.try_lock() {
+                Ok(g) => (g, false),
+                Err(_) => (lock(&self.write_lock), true),
+            };
+            crate::transport::write_message(&*self.t, bytes, self.fragment_size).map(|()| contended)
         };
         if let Err(e) = &r {
             self.fail(Closed::Broken(format!("write failed: {e}")));
@@ -623,17 +676,15 @@ impl ClientConn {
         r
     }
 
-    fn recycle(&self, buf: RxBuf) {
-        let mut st = lock(&self.st);
-        let v = buf.into_storage();
-        if st.spare.capacity() < v.capacity() {
-            st.spare = v;
-        }
-    }
-
-    /// Waits for the reply to `id`, reading the socket as leader when no
-    /// one else is.
-    fn wait(&self, id: u32, deadline: Instant) -> Result<Arrived, WaitError> {
+    /// Waits for the reply to `id` (registered as pending), reading the
+    /// socket as leader when no one else is. `now` is a clock reading
+    /// taken just before, if the caller has one.
+    fn wait(
+        &self,
+        id: u32,
+        deadline: Instant,
+        mut now: Option<Instant>,
+    ) -> Result<Arrived, WaitError> {
         let mut st = lock(&self.st);
         loop {
             if let Some(slot) = st.pending.get_mut(&id) {
@@ -647,20 +698,30 @@ impl ClientConn {
                 st.pending.remove(&id);
                 return Err(WaitError::Closed(c));
             }
-            let now = Instant::now();
+            let now = now.take().unwrap_or_else(Instant::now);
             if now >= deadline {
                 st.pending.remove(&id);
                 return Err(WaitError::TimedOut);
             }
             if !st.leader {
-                let out;
-                (st, out) = self.take_lead(st, id, deadline, now);
-                match out {
-                    Lead::Mine(a) => {
+                // The leader reads its own reply: no need for the entry
+                // (`poll` puts it back if it stops before the reply).
+                st.pending.remove(&id);
+                st.leader = true;
+                let rx = std::mem::take(&mut st.rx);
+                drop(st);
+                match self.lead_with(rx, id, deadline, now) {
+                    Ok(a) => return Ok(a),
+                    Err((g, WaitError::TimedOut)) => {
+                        st = g;
                         st.pending.remove(&id);
-                        return Ok(a);
+                        return Err(WaitError::TimedOut);
                     }
-                    Lead::TimedOut | Lead::Closed(_) => continue,
+                    Err((g, WaitError::Closed(c))) => {
+                        st = g;
+                        st.pending.remove(&id);
+                        return Err(WaitError::Closed(c));
+                    }
                 }
             }
             st.waiters += 1;
@@ -673,36 +734,35 @@ impl ClientConn {
         }
     }
 
-    /// Becomes the leader (the caller saw none), reads the socket until
-    /// `id`'s reply arrives or `deadline` passes, then hands leadership
-    /// back: the receive buffer returns to the connection, followers are
-    /// woken, and a broken connection is marked closed for everyone.
-    fn take_lead<'g>(
-        &'g self,
-        mut st: MutexGuard<'g, ConnState>,
+    /// Reads as the leader (the caller set `leader` and took `rx` from the
+    /// state) until `id`'s reply arrives or `deadline` passes. The reply
+    /// comes back still led (see [`Arrived`]); otherwise leadership is
+    /// handed back (a broken connection marked closed for everyone) and
+    /// the state's guard returned with why.
+    fn lead_with(
+        &self,
+        mut rx: RxBuf,
         id: u32,
         deadline: Instant,
         now: Instant,
-    ) -> (MutexGuard<'g, ConnState>, Lead) {
-        st.leader = true;
-        let mut rx = std::mem::take(&mut st.rx);
-        drop(st);
-        let out = self.lead(&mut rx, id, deadline, now);
-        let mut st = lock(&self.st);
-        st.leader = false;
-        st.idle_check_at = Instant::now() + IDLE_CHECK;
-        if rx.is_unallocated() {
-            rx = RxBuf::from_storage(std::mem::take(&mut st.spare));
-        }
-        st.rx = rx;
-        if st.waiters > 0 {
-            self.cv.notify_all();
-        }
-        match &out {
-            // Only a Reply answers the CodeSets context (a LocateRequest
-            // carries none).
-            Lead::Mine(a) if is_reply(a.buf.message(a.len)) => st.codesets_acked = true,
+    ) -> Result<Arrived, (MutexGuard<'_, ConnState>, WaitError)> {
+        match self.lead(&mut rx, id, deadline, now) {
+            Lead::Mine(Got::InPlace(len)) => Ok(Arrived {
+                buf: rx,
+                len,
+                led: Some(now),
+            }),
+            Lead::Mine(Got::Whole(buf, len)) => {
+                drop(self.unlead(rx, 0, now, is_reply(buf.message(len))));
+                Ok(Arrived {
+                    buf,
+                    len,
+                    led: None,
+                })
+            }
+            Lead::TimedOut => Err((self.unlead(rx, 0, now, false), WaitError::TimedOut)),
             Lead::Closed(c) => {
+                let mut st = self.unlead(rx, 0, now, false);
                 if st.closed.is_none() {
                     st.closed = Some(c.clone());
                 }
@@ -710,11 +770,44 @@ impl ClientConn {
                 drop(st);
                 self.cv.notify_all();
                 self.t.shutdown();
-                st = lock(&self.st);
+                Err((lock(&self.st), WaitError::Closed(c)))
             }
-            _ => {}
         }
-        (st, out)
+    }
+
+    /// Hands leadership back: drops the first `consumed` bytes of `rx` (a
+    /// reply read in place) and returns the buffer to the connection,
+    /// wakes followers. `now` is the leader's latest clock reading; `acked`
+    /// says a Reply arrived (which answers the CodeSets context; a
+    /// LocateReply does not).
+    fn unlead(
+        &self,
+        mut rx: RxBuf,
+        consumed: usize,
+        now: Instant,
+        acked: bool,
+    ) -> MutexGuard<'_, ConnState> {
+        rx.consume(consumed);
+        let mut st = lock(&self.st);
+        st.leader = false;
+        st.idle_check_at = now + IDLE_CHECK;
+        st.rx = rx;
+        if acked {
+            st.codesets_acked = true;
+        }
+        if st.waiters > 0 {
+            self.cv.notify_all();
+        }
+        st
+    }
+
+    /// Done with a received message: a led one gives the receive buffer
+    /// and leadership back.
+    fn release(&self, a: &mut Arrived) {
+        if let Some(at) = a.led.take() {
+            let acked = is_reply(a.buf.message(a.len));
+            drop(self.unlead(std::mem::take(&mut a.buf), a.len, at, acked));
+        }
     }
 
     /// Whether the reply to `id` (a deferred call) can be collected
@@ -740,14 +833,27 @@ impl ClientConn {
             return false;
         }
         let now = Instant::now();
-        let (mut st, out) = self.take_lead(st, id, now + POLL_READ, now);
-        match out {
-            Lead::Mine(a) => {
-                st.pending.insert(id, Some(a));
+        st.leader = true;
+        let rx = std::mem::take(&mut st.rx);
+        drop(st);
+        match self.lead_with(rx, id, now + POLL_READ, now) {
+            Ok(mut a) => {
+                // Filed for `get_response`: a copy, so that leadership is
+                // not held until then.
+                let copy = Arrived {
+                    buf: RxBuf::from_message(a.buf.message(a.len)),
+                    len: a.len,
+                    led: None,
+                };
+                self.release(&mut a);
+                lock(&self.st).pending.insert(id, Some(copy));
                 true
             }
-            Lead::Closed(_) => true,
-            Lead::TimedOut => false,
+            Err((_, WaitError::Closed(_))) => true,
+            Err((mut st, WaitError::TimedOut)) => {
+                st.pending.insert(id, None);
+                false
+            }
         }
     }
 
@@ -809,7 +915,7 @@ impl ClientConn {
     }
 
     /// Handles one framed message at the start of `rx`.
-    fn incoming(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Arrived>, Closed> {
+    fn incoming(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Got>, Closed> {
         // Fragments (and messages with more to come) go through the
         // reassembler; everything else is decoded in place.
         let m = rx.message(len);
@@ -835,7 +941,9 @@ impl ClientConn {
                 Some(v) => {
                     let n = v.len();
                     let mut whole = RxBuf::from_message(&v);
-                    self.dispatch_reply(&mut whole, n, mine)
+                    Ok(self
+                        .dispatch_reply(&mut whole, n, mine)?
+                        .map(|_| Got::Whole(whole, n)))
                 }
                 None => Ok(None),
             };
@@ -843,12 +951,9 @@ impl ClientConn {
         self.dispatch_reply(rx, len, mine)
     }
 
-    fn dispatch_reply(
-        &self,
-        rx: &mut RxBuf,
-        len: usize,
-        mine: u32,
-    ) -> Result<Option<Arrived>, Closed> {
+    /// Files the reply at the start of `rx` for its caller, or (`mine`'s)
+    /// leaves it there for the leader: `Some(InPlace(len))`.
+    fn dispatch_reply(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Got>, Closed> {
         // A whole GIOP 1.2 Reply has its request id at a fixed offset: no
         // need to decode it twice (the caller decodes it in
         // `ReplyMsg::body`, where a malformed reply is a MARSHAL error).
@@ -861,15 +966,17 @@ impl ClientConn {
             return Ok(None);
         };
         if id == mine {
-            let rest = rx.split_rest(len);
-            let buf = std::mem::replace(rx, rest);
-            return Ok(Some(Arrived { buf, len }));
+            return Ok(Some(Got::InPlace(len)));
         }
         {
             let mut st = lock(&self.st);
             if let Some(slot @ None) = st.pending.get_mut(&id) {
                 let copy = RxBuf::from_message(rx.message(len));
-                *slot = Some(Arrived { buf: copy, len });
+                *slot = Some(Arrived {
+                    buf: copy,
+                    len,
+                    led: None,
+                });
                 if is_reply(rx.message(len)) {
                     st.codesets_acked = true;
                 }
@@ -1034,41 +1141,88 @@ fn put_writer(w: Writer) {
     }
 }
 
-/// A received reply, holding the connection's buffer until decoded.
-pub(crate) struct ReplyMsg {
+/// A received message held until its receiver is done with it (then
+/// released: see [`Arrived`]).
+struct Held {
     conn: Arc<ClientConn>,
     arrived: Arrived,
-    codesets: CodeSets,
 }
 
-impl Drop for ReplyMsg {
-    fn drop(&mut self) {
-        self.conn.recycle(std::mem::take(&mut self.arrived.buf));
+impl Held {
+    fn bytes(&self) -> &[u8] {
+        self.arrived.buf.message(self.arrived.len)
     }
 }
 
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.conn.release(&mut self.arrived);
+    }
+}
+
+/// A received Reply, its header parsed once, decoded in place.
+pub(crate) struct ReplyMsg {
+    held: Held,
+    codesets: CodeSets,
+    status: ReplyStatus,
+    /// Index of the body in the message, its stream offset (alignment
+    /// origin), byte order and GIOP version.
+    body_at: usize,
+    body_offset: usize,
+    order: ByteOrder,
+    version: GiopVersion,
+}
+
 impl ReplyMsg {
-    /// The reply status and a reader over its body.
-    fn body(&self) -> Result<(ReplyStatus, Reader<'_>), SystemException> {
-        let bytes = self.arrived.buf.message(self.arrived.len);
-        if let Some((status, body)) = fast_reply(bytes) {
-            let mut r = body.reader();
-            r.set_codesets(self.codesets);
-            return Ok((status, r));
-        }
-        match decode_message(bytes, &self.conn.limits) {
-            Ok((_, Message::Reply { header, body })) => {
-                let mut r = body.reader();
-                r.set_codesets(self.codesets);
-                Ok((header.status, r))
-            }
-            _ => Err(raise(
+    /// Parses the reply header of `held` (fixed offsets for the common
+    /// GIOP 1.2 reply, else the full decode); `MARSHAL` if it is not a
+    /// well-formed Reply.
+    fn new(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
+        let parsed = {
+            let bytes = held.bytes();
+            let found = match fast_reply(bytes) {
+                Some(x) => Some(x),
+                None => match decode_message(bytes, &held.conn.limits) {
+                    Ok((_, Message::Reply { header, body })) => Some((header.status, body)),
+                    _ => None,
+                },
+            };
+            found.map(|(status, b)| {
+                (
+                    status,
+                    bytes.len() - b.bytes.len(),
+                    b.offset,
+                    b.order,
+                    b.version,
+                )
+            })
+        };
+        let Some((status, body_at, body_offset, order, version)) = parsed else {
+            return Err(raise(
                 K::Marshal,
                 0,
                 CompletionStatus::Maybe,
-                format_args!("reply from {} does not decode", self.conn.ep),
-            )),
-        }
+                format_args!("reply from {} does not decode", held.conn.ep),
+            ));
+        };
+        Ok(ReplyMsg {
+            held,
+            codesets,
+            status,
+            body_at,
+            body_offset,
+            order,
+            version,
+        })
+    }
+
+    /// A reader over the body, with the call's code sets.
+    fn reader(&self) -> Reader<'_> {
+        let body = &self.held.bytes()[self.body_at..];
+        let mut r = Reader::with_offset(body, self.order, self.body_offset);
+        r.set_version(self.version);
+        r.set_codesets(self.codesets);
+        r
     }
 }
 
@@ -1176,9 +1330,18 @@ struct Call<'o> {
 /// name, so a deferred call can keep it while its caller goes on.
 struct CallState {
     twoway: bool,
+    /// Read its own reply as the connection's leader from the start when
+    /// nobody else reads it (synchronous twoways; a deferred call must not
+    /// hold the connection while its caller goes on).
+    lead: bool,
     /// When the call started (the idle-connection check's clock).
     started: Instant,
+    /// The latest clock reading (`started`, or after a send that may have
+    /// waited): where the leader's read timeout is counted from.
+    clock: Instant,
     deadline: Instant,
+    /// The connection's receive buffer while this call leads it.
+    led: Option<RxBuf>,
     target: Option<Arc<Target>>,
     conn: Option<Arc<ClientConn>>,
     request_id: u32,
@@ -1193,26 +1356,44 @@ struct CallState {
     resends: usize,
 }
 
-impl<'o> Call<'o> {
-    fn new(obj: &'o ObjectRef, op: &'o str, twoway: bool) -> Result<Self, SystemException> {
-        let orb = &obj.inner.orb;
-        if orb.is_shut_down() {
-            return Err(raise(
-                K::BadInvOrder,
-                peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
-                CompletionStatus::No,
-                format_args!("calling {op:?}: the ORB has shut down"),
-            ));
+impl CallState {
+    /// Gives up the connection's leadership or the pending entry (the
+    /// request will not be waited for on this connection).
+    fn abandon(&mut self) {
+        if let Some(c) = &self.conn {
+            give_up(c, self.request_id, self.led.take(), self.clock);
         }
+    }
+}
+
+impl Drop for CallState {
+    fn drop(&mut self) {
+        // A call unwound while leading (e.g. a panicking argument
+        // encoder) must not leave the connection without a reader.
+        if self.led.is_some() {
+            self.abandon();
+        }
+    }
+}
+
+impl<'o> Call<'o> {
+    /// A call not yet bound to a connection (infallible, so that the
+    /// sizeable `Call` is built in place rather than moved out of a
+    /// `Result`).
+    fn new(obj: &'o ObjectRef, op: &'o str, twoway: bool, lead: bool) -> Self {
+        let orb = &obj.inner.orb;
         let timeout = obj.inner.timeout.unwrap_or(orb.inner().config.call_timeout);
         let started = Instant::now();
-        Ok(Call {
+        Call {
             obj,
             op,
             st: CallState {
                 twoway,
+                lead,
                 started,
+                clock: started,
                 deadline: started + timeout,
+                led: None,
                 target: None,
                 conn: None,
                 request_id: 0,
@@ -1224,7 +1405,38 @@ impl<'o> Call<'o> {
                 forwards: 0,
                 resends: 0,
             },
-        })
+        }
+    }
+
+    /// Checks the ORB is up, binds to a connection, writes the request
+    /// header and the arguments into `w` (not yet finished or sent).
+    fn start(
+        &mut self,
+        w: &mut Writer,
+        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        if self.obj.inner.orb.is_shut_down() {
+            return Err(raise(
+                K::BadInvOrder,
+                peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
+                CompletionStatus::No,
+                format_args!("calling {:?}: the ORB has shut down", self.op),
+            ));
+        }
+        self.prepare(w, None)?;
+        if let Err(e) = encode_args(w) {
+            self.st.abandon();
+            return Err(cdr_to_sys(
+                &e,
+                CompletionStatus::No,
+                format_args!(
+                    "encoding the arguments of {:?} for {}",
+                    self.op,
+                    self.peer()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn peer(&self) -> String {
@@ -1241,7 +1453,7 @@ impl<'o> Call<'o> {
     fn prepare(&mut self, w: &mut Writer, align: Option<usize>) -> Result<(), SystemException> {
         let inner = &self.obj.inner;
         let mut tries = 0;
-        let (target, conn, id, cs, ctx) = loop {
+        let (target, conn, Begun { id, cs, ctx, rx }) = loop {
             let target = inner.target()?;
             let conn = match target.conn(&inner.orb, self.st.deadline) {
                 Ok(c) => c,
@@ -1257,8 +1469,9 @@ impl<'o> Call<'o> {
                 Err(e) => return Err(e),
             };
             let prefer = align.map(|_| self.st.codesets);
-            match conn.begin(&target, prefer, self.st.twoway, self.st.started) {
-                Ok((id, cs, ctx)) => break (target, conn, id, cs, ctx),
+            let lead = self.st.lead;
+            match conn.begin(&target, prefer, self.st.twoway, lead, self.st.started) {
+                Ok(b) => break (target, conn, b),
                 Err(_) if tries < 2 => {
                     target.drop_conn(&conn);
                     tries += 1;
@@ -1286,7 +1499,7 @@ impl<'o> Call<'o> {
                 let same_cs = self.st.codesets.char == cs.char
                     && (self.st.codesets.wchar.is_none() || self.st.codesets.wchar == cs.wchar);
                 if has_args && (!same_cs || self.st.version != target.version) {
-                    conn.forget(id);
+                    give_up(&conn, id, rx, self.st.clock);
                     return Err(raise(
                         K::Transient,
                         0,
@@ -1305,7 +1518,7 @@ impl<'o> Call<'o> {
         let cacheable = !ctx && align.is_none() && target.version == GiopVersion::V1_2;
         if cacheable {
             if let Some(f) = target.write_header(self.op, self.st.twoway, id, w) {
-                self.finish_prepare(w, f, id, cs, target, conn);
+                self.finish_prepare(w, f, id, cs, target, conn, rx);
                 return Ok(());
             }
         }
@@ -1332,6 +1545,7 @@ impl<'o> Call<'o> {
         };
         let pad = [0u8; 8];
         let mut principal: &[u8] = &[];
+        let mut rx = rx;
         let pending = loop {
             let h = RequestHeader {
                 request_id: id,
@@ -1344,7 +1558,7 @@ impl<'o> Call<'o> {
             let p = encode_request(w, target.version, &h)
                 .and_then(|p| Framing::of(p, w))
                 .map_err(|e| {
-                    conn.forget(id);
+                    give_up(&conn, id, rx.take(), self.st.clock);
                     raise(
                         K::Marshal,
                         0,
@@ -1364,10 +1578,11 @@ impl<'o> Call<'o> {
         if cacheable {
             target.store_header(self.op, self.st.twoway, w, pending);
         }
-        self.finish_prepare(w, pending, id, cs, target, conn);
+        self.finish_prepare(w, pending, id, cs, target, conn, rx);
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn finish_prepare(
         &mut self,
         w: &Writer,
@@ -1376,7 +1591,9 @@ impl<'o> Call<'o> {
         cs: CodeSets,
         target: Arc<Target>,
         conn: Arc<ClientConn>,
+        led: Option<RxBuf>,
     ) {
+        self.st.led = led;
         self.st.args_start = w.len();
         self.st.pending = Some(pending);
         self.st.request_id = id;
@@ -1431,21 +1648,29 @@ impl<'o> Call<'o> {
             let pending = self.st.pending;
             self.st.sent_pending = pending;
             self.finish_message(w)?;
-            let conn = self.st.conn.clone().expect("prepared");
-            if let Err(e) = conn.send(w.as_slice()) {
-                conn.forget(self.st.request_id);
-                if self.st.resends < MAX_RESENDS {
-                    self.st.resends += 1;
-                    self.restore_pending(pending);
-                    self.relocate(w)?;
-                    continue;
+            let conn = self.st.conn.as_ref().expect("prepared");
+            match conn.send(w.as_slice()) {
+                // The write may have blocked (a contended lock, or a
+                // message large enough to fill the socket buffer): the
+                // reply wait counts from now, not from the call's start.
+                Ok(waited) if waited || w.len() > LONG_WRITE => self.st.clock = Instant::now(),
+                Ok(_) => {}
+                Err(e) => {
+                    let ep = conn.ep.to_string();
+                    self.st.abandon();
+                    if self.st.resends < MAX_RESENDS {
+                        self.st.resends += 1;
+                        self.restore_pending(pending);
+                        self.relocate(w)?;
+                        continue;
+                    }
+                    return Err(raise(
+                        K::CommFailure,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("sending {:?} to {ep}: {e}", self.op),
+                    ));
                 }
-                return Err(raise(
-                    K::CommFailure,
-                    0,
-                    CompletionStatus::No,
-                    format_args!("sending {:?} to {}: {e}", self.op, conn.ep),
-                ));
             }
             return Ok(());
         }
@@ -1456,8 +1681,16 @@ impl<'o> Call<'o> {
     /// again, ready for [`Call::send`].
     fn await_reply(&mut self, w: &mut Writer) -> Result<Option<ReplyMsg>, SystemException> {
         let pending = self.st.sent_pending;
+        // The reply keeps the connection (one count, moved into it).
         let conn = self.st.conn.clone().expect("sent");
-        let arrived = match conn.wait(self.st.request_id, self.st.deadline) {
+        let (id, deadline) = (self.st.request_id, self.st.deadline);
+        let got = match self.st.led.take() {
+            Some(rx) => conn
+                .lead_with(rx, id, deadline, self.st.clock)
+                .map_err(|(_, e)| e),
+            None => conn.wait(id, deadline, None),
+        };
+        let arrived = match got {
             Ok(a) => a,
             Err(WaitError::TimedOut) => {
                 return Err(raise(
@@ -1492,13 +1725,10 @@ impl<'o> Call<'o> {
                 ));
             }
         };
-        let reply = ReplyMsg {
-            conn: conn.clone(),
-            arrived,
-            codesets: self.st.codesets,
-        };
-        let (status, mut r) = reply.body()?;
-        match status {
+        let reply = ReplyMsg::new(Held { conn, arrived }, self.st.codesets)?;
+        let conn = &reply.held.conn;
+        let mut r = reply.reader();
+        match reply.status {
             ReplyStatus::NoException | ReplyStatus::UserException => Ok(Some(reply)),
             ReplyStatus::SystemException => {
                 let e =
@@ -1517,16 +1747,16 @@ impl<'o> Call<'o> {
                 Err(e)
             }
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
-                let ior = <Ior as peregrine_cdr::Decode>::decode(&mut r);
-                drop(reply);
-                let ior = ior.map_err(|e| {
+                let ior = <Ior as peregrine_cdr::Decode>::decode(&mut r).map_err(|e| {
                     raise(
                         K::Marshal,
                         0,
                         CompletionStatus::No,
                         format_args!("malformed LOCATION_FORWARD from {}: {e}", conn.ep),
                     )
-                })?;
+                });
+                drop(reply);
+                let ior = ior?;
                 self.st.forwards += 1;
                 if self.st.forwards > MAX_FORWARDS {
                     return Err(raise(
@@ -1585,7 +1815,7 @@ pub(crate) fn invoke<T, E: From<SystemException>>(
     ) -> Option<peregrine_cdr::Result<E>>,
 ) -> Result<T, E> {
     let mut w = take_writer();
-    let res = send_request(obj, op, true, &mut w, encode_args);
+    let res = send_request(obj, op, true, true, &mut w, encode_args);
     put_writer(w);
     let reply = res?.expect("twoway calls return a reply");
     decode_reply(reply, op, decode_result, decode_user_exception)
@@ -1601,9 +1831,9 @@ fn decode_reply<T, E: From<SystemException>>(
         &mut Reader<'a>,
     ) -> Option<peregrine_cdr::Result<E>>,
 ) -> Result<T, E> {
-    let (status, mut r) = reply.body()?;
-    let peer = &reply.conn.ep;
-    if status == ReplyStatus::NoException {
+    let mut r = reply.reader();
+    let peer = &reply.held.conn.ep;
+    if reply.status == ReplyStatus::NoException {
         return decode_result(&mut r).map_err(|e| {
             E::from(cdr_to_sys(
                 &e,
@@ -1640,38 +1870,17 @@ fn decode_reply<T, E: From<SystemException>>(
     }
 }
 
-/// A call bound to a connection with its header and arguments in `w`
-/// (not yet finished or sent).
-fn start_call<'o>(
-    obj: &'o ObjectRef,
-    op: &'o str,
-    twoway: bool,
-    w: &mut Writer,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-) -> Result<Call<'o>, SystemException> {
-    let mut call = Call::new(obj, op, twoway)?;
-    call.prepare(w, None)?;
-    if let Err(e) = encode_args(w) {
-        if let Some(c) = &call.st.conn {
-            c.forget(call.st.request_id);
-        }
-        return Err(cdr_to_sys(
-            &e,
-            CompletionStatus::No,
-            format_args!("encoding the arguments of {op:?} for {}", call.peer()),
-        ));
-    }
-    Ok(call)
-}
-
 fn send_request(
     obj: &ObjectRef,
     op: &str,
     twoway: bool,
+    lead: bool,
     w: &mut Writer,
     encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
-    start_call(obj, op, twoway, w, encode_args)?.run(w)
+    let mut call = Call::new(obj, op, twoway, lead);
+    call.start(w, encode_args)?;
+    call.run(w)
 }
 
 pub(crate) fn invoke_oneway(
@@ -1681,7 +1890,9 @@ pub(crate) fn invoke_oneway(
 ) -> Result<(), SystemException> {
     let mut w = take_writer();
     let res = match obj.inner.sync {
-        SyncScope::Transport => send_request(obj, op, false, &mut w, encode_args).map(|_| ()),
+        SyncScope::Transport => {
+            send_request(obj, op, false, false, &mut w, encode_args).map(|_| ())
+        }
         SyncScope::None => queue_oneway(obj, op, &mut w, encode_args),
     };
     put_writer(w);
@@ -1701,7 +1912,8 @@ fn queue_oneway(
     w: &mut Writer,
     encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
 ) -> Result<(), SystemException> {
-    let mut call = start_call(obj, op, false, w, encode_args)?;
+    let mut call = Call::new(obj, op, false, false);
+    call.start(w, encode_args)?;
     call.finish_message(w)?;
     let conn = call.st.conn.clone().expect("prepared");
     let msg = Outgoing {
@@ -1838,7 +2050,8 @@ pub(crate) fn send_deferred(
     // The writer travels with the call (a re-send needs the arguments), so
     // it is not the thread's reusable one.
     let mut w = Writer::new(ByteOrder::NATIVE);
-    let mut call = start_call(obj, op, true, &mut w, encode_args)?;
+    let mut call = Call::new(obj, op, true, false);
+    call.start(&mut w, encode_args)?;
     call.send(&mut w)?;
     let st = call.st;
     Ok(DeferredCall {
@@ -1884,7 +2097,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             }
             Err(e) => return Err(e),
         };
-        let Ok((id, _, _)) = conn.begin(&target, None, true, Instant::now()) else {
+        let Ok(Begun { id, .. }) = conn.begin(&target, None, true, false, Instant::now()) else {
             target.drop_conn(&conn);
             resends += 1;
             if resends > MAX_RESENDS {
@@ -1924,7 +2137,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             }
             continue;
         }
-        let arrived = match conn.wait(id, deadline) {
+        let arrived = match conn.wait(id, deadline, None) {
             Ok(a) => a,
             Err(WaitError::TimedOut) => {
                 return Err(raise(
@@ -1948,8 +2161,11 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 continue;
             }
         };
-        let bytes = arrived.buf.message(arrived.len);
-        let (status, body) = match decode_message(bytes, &conn.limits) {
+        let held = Held {
+            conn: conn.clone(),
+            arrived,
+        };
+        let (status, body) = match decode_message(held.bytes(), &conn.limits) {
             Ok((_, Message::LocateReply { header, body })) => (header.status, body),
             _ => {
                 return Err(raise(
@@ -2016,7 +2232,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 format_args!("{} needs an addressing mode other than KeyAddr", conn.ep),
             ))),
         };
-        conn.recycle(arrived.buf);
+        drop(held);
         if let Some(out) = out {
             return out;
         }

@@ -339,7 +339,7 @@ enum State {
     #[default]
     Fresh,
     /// Sent deferred; the reply is collected by `get_response`.
-    Deferred(DeferredCall),
+    Deferred(Box<DeferredCall>),
     /// The deferred response was collected.
     Received,
     /// Last used synchronously (`invoke` or `send_oneway`).
@@ -580,7 +580,7 @@ impl Request {
         });
         match res {
             Ok(call) => {
-                self.state = State::Deferred(call);
+                self.state = State::Deferred(Box::new(call));
                 Ok(())
             }
             Err(e) => {

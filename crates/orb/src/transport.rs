@@ -213,8 +213,7 @@ pub(crate) struct RxBuf {
     filled: usize,
 }
 
-/// 8-byte aligned byte storage for [`RxBuf`] (memory reused between
-/// buffers through [`RxBuf::into_storage`] and [`RxBuf::from_storage`]).
+/// 8-byte aligned byte storage for [`RxBuf`].
 #[derive(Debug, Default)]
 pub(crate) struct RxStorage(Vec<u64>);
 
@@ -223,15 +222,6 @@ impl RxStorage {
     #[inline]
     fn len(&self) -> usize {
         self.0.len() * 8
-    }
-
-    /// Capacity in bytes.
-    pub(crate) fn capacity(&self) -> usize {
-        self.0.capacity() * 8
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 
     /// Grows or shrinks to `n` bytes rounded up to a multiple of 8.
@@ -284,25 +274,6 @@ impl RxBuf {
             start: 0,
             filled: v.len(),
         }
-    }
-
-    /// An empty buffer reusing `v`'s memory.
-    pub(crate) fn from_storage(v: RxStorage) -> Self {
-        Self {
-            buf: v,
-            start: 0,
-            filled: 0,
-        }
-    }
-
-    /// Gives back the memory (for reuse by [`RxBuf::from_storage`]).
-    pub(crate) fn into_storage(self) -> RxStorage {
-        self.buf
-    }
-
-    /// True if the buffer holds no bytes and no memory.
-    pub(crate) fn is_unallocated(&self) -> bool {
-        self.buf.is_empty() && self.filled == 0
     }
 
     /// Frees the memory of an empty buffer that grew beyond `max` bytes
@@ -412,20 +383,6 @@ impl RxBuf {
             self.start = 0;
             self.filled = 0;
         }
-    }
-
-    /// Splits off the unread bytes after the first `len` into a new
-    /// buffer (so this one can be handed to the caller whose reply it
-    /// holds).
-    pub(crate) fn split_rest(&mut self, len: usize) -> RxBuf {
-        let end = (self.start + len).min(self.filled);
-        let other = if end < self.filled {
-            RxBuf::from_message(&self.buf.bytes()[end..self.filled])
-        } else {
-            RxBuf::default()
-        };
-        self.filled = end;
-        other
     }
 }
 

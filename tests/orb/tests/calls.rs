@@ -146,6 +146,47 @@ fn many_threads_share_one_connection() {
     });
 }
 
+/// A synchronous caller reads its own reply as the connection's leader
+/// and decodes it in place before handing the connection back; a panic
+/// while it leads (in the argument encoder or the result decoder) must
+/// still hand it back, or every later caller would wait for a reader that
+/// never comes.
+#[test]
+fn panicking_caller_does_not_keep_the_connection() {
+    bounded(60, || {
+        let (server, _imp, obj) = server();
+        let client = client();
+        let e = through(&client, &obj);
+        assert_eq!(e.echo_string("warm").unwrap(), "warm");
+        let o = e.object().clone();
+        let in_encode = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _: Result<(), peregrine_orb::SystemException> = o.invoke(
+                "echo_string",
+                |_w| panic!("encoder fails"),
+                |_r| Ok(()),
+                |_id, _r| None,
+            );
+        }));
+        assert!(in_encode.is_err());
+        let in_decode = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _: Result<(), peregrine_orb::SystemException> = o.invoke(
+                "echo_string",
+                |w| w.write_string("x"),
+                |_r| panic!("decoder fails"),
+                |_id, _r| None,
+            );
+        }));
+        assert!(in_decode.is_err());
+        // Another thread, then this one, on the same connection.
+        let r = through(&client, &obj);
+        let h = std::thread::spawn(move || r.echo_string("other thread").unwrap());
+        assert_eq!(h.join().unwrap(), "other thread");
+        assert_eq!(e.echo_string("after").unwrap(), "after");
+        assert_eq!(client.client_connections(), 1);
+        server.shutdown(true);
+    });
+}
+
 #[test]
 fn deadline_expires_with_timeout_and_connection_survives() {
     bounded(30, || {
