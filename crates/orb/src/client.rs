@@ -106,8 +106,6 @@ pub(crate) struct Target {
     route: Arc<Route>,
     key: Box<[u8]>,
     forwarded: bool,
-    /// Request headers encoded for this target (`write_header`).
-    headers: HeaderSlots,
 }
 
 impl std::ops::Deref for Target {
@@ -130,6 +128,11 @@ pub(crate) struct Route {
     /// The IOR had a CODE_SETS component: send a CodeSets context.
     negotiate: bool,
     conn: Mutex<Option<Arc<ClientConn>>>,
+    /// Request headers encoded for this route (`Target::write_header`),
+    /// shared by every object reached through it: a reference's first
+    /// call costs no header encoding, and calls spread over many objects
+    /// touch one set of headers.
+    headers: HeaderSlots,
 }
 
 impl Target {
@@ -174,10 +177,10 @@ impl Target {
                 info,
                 negotiate,
                 conn: Mutex::new(None),
+                headers: Default::default(),
             }),
             key: first.object_key.as_slice().into(),
             forwarded,
-            headers: Default::default(),
         })
     }
 }
@@ -1271,50 +1274,93 @@ impl Framing {
 }
 
 /// A GIOP 1.2 request header (no service contexts) as encoded for one
-/// target, operation, response flags and byte order: later calls copy
-/// it and patch the request id (and, when finished, the size).
+/// route, operation, response flags, byte order and object key length:
+/// a later call to any object of the route copies it and patches the
+/// request id and the object key (and, when finished, the size).
 struct CachedHeader {
     op: Box<str>,
     twoway: bool,
     order: ByteOrder,
+    key_len: usize,
     bytes: Box<[u8]>,
     framing: Framing,
 }
 
-/// Request headers cached per target: the first operations called on it
-/// (set once each, so a lookup takes no lock); others encode each time.
-const HEADER_SLOTS: usize = 4;
+/// Where the object key starts in a GIOP 1.2 Request: the 12-byte
+/// header, request id, response flags and 3 reserved bytes, the
+/// TargetAddress discriminant (KeyAddr, a short padded to 4), the key's
+/// length.
+const KEY_AT: usize = 28;
+
+/// Request headers cached per route: the first operations called through
+/// it (set once each, so a lookup takes no lock); others encode each time.
+const HEADER_SLOTS: usize = 16;
 
 type HeaderSlots = [std::sync::OnceLock<CachedHeader>; HEADER_SLOTS];
 
 impl Target {
     /// Writes the cached header of (`op`, `twoway`) with request id `id`
-    /// into `w` (cleared first), if there is one.
+    /// and this target's key into `w` (cleared first), if there is one.
     fn write_header(&self, op: &str, twoway: bool, id: u32, w: &mut Writer) -> Option<Framing> {
         let order = w.order();
-        for slot in &self.headers {
+        let key_len = self.key.len();
+        for slot in &self.route.headers {
             let e = slot.get()?;
-            if e.twoway == twoway && e.order == order && *e.op == *op {
+            if e.twoway == twoway && e.order == order && e.key_len == key_len && *e.op == *op {
                 w.clear();
                 w.set_version(GiopVersion::V1_2);
                 w.write_bytes(&e.bytes);
                 w.patch_u32(REQUEST_ID_AT, id);
+                w.as_mut_slice()[KEY_AT..KEY_AT + key_len].copy_from_slice(&self.key);
                 return Some(e.framing);
             }
         }
         None
     }
 
-    /// Remembers the header just written into `w`, if a slot is free.
+    /// Remembers the header just written into `w` for the route, if a
+    /// slot is free and the key sits where `write_header` patches it.
     fn store_header(&self, op: &str, twoway: bool, w: &Writer, framing: Framing) {
-        if let Some(slot) = self.headers.iter().find(|s| s.get().is_none()) {
-            let _ = slot.set(CachedHeader {
-                op: op.into(),
-                twoway,
-                order: w.order(),
-                bytes: w.as_slice()[..framing.body_start].into(),
-                framing,
-            });
+        let bytes = &w.as_slice()[..framing.body_start];
+        let key_len = self.key.len();
+        let len_bytes = match w.order() {
+            ByteOrder::Big => (key_len as u32).to_be_bytes(),
+            ByteOrder::Little => (key_len as u32).to_le_bytes(),
+        };
+        if bytes.get(KEY_AT - 4..KEY_AT) != Some(&len_bytes[..])
+            || bytes.get(KEY_AT..KEY_AT + key_len) != Some(&self.key[..])
+        {
+            return;
+        }
+        let order = w.order();
+        for slot in &self.route.headers {
+            match slot.get() {
+                // Another thread stored it meanwhile.
+                Some(e)
+                    if e.twoway == twoway
+                        && e.order == order
+                        && e.key_len == key_len
+                        && *e.op == *op =>
+                {
+                    return
+                }
+                Some(_) => continue,
+                None => {
+                    if slot
+                        .set(CachedHeader {
+                            op: op.into(),
+                            twoway,
+                            order,
+                            key_len,
+                            bytes: bytes.into(),
+                            framing,
+                        })
+                        .is_ok()
+                    {
+                        return;
+                    }
+                }
+            }
         }
     }
 }
@@ -2242,6 +2288,88 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request header encoded from scratch, as `Call::prepare` does
+    /// when nothing is cached.
+    fn encoded(
+        t: &Target,
+        op: &str,
+        twoway: bool,
+        id: u32,
+        order: ByteOrder,
+    ) -> (Vec<u8>, Framing) {
+        let mut w = Writer::new(order);
+        let h = RequestHeader {
+            request_id: id,
+            response_flags: if twoway {
+                ResponseFlags::SyncWithTarget
+            } else {
+                ResponseFlags::None
+            },
+            target: TargetAddress::Key(&t.key),
+            operation: op,
+            service_contexts: ServiceContexts::EMPTY,
+            requesting_principal: &[],
+        };
+        let f = encode_request(&mut w, GiopVersion::V1_2, &h)
+            .and_then(|p| Framing::of(p, &mut w))
+            .unwrap();
+        (w.as_slice().to_vec(), f)
+    }
+
+    /// Headers cached per route serve every object of the route: the
+    /// copy with the other object's key patched in is byte for byte what
+    /// encoding it would give; another key length is not served.
+    #[test]
+    fn route_header_templates_patch_the_object_key() {
+        let route = Arc::new(Route {
+            endpoints: vec![],
+            version: GiopVersion::V1_2,
+            codesets: CodeSets::default(),
+            info: None,
+            negotiate: false,
+            conn: Mutex::new(None),
+            headers: Default::default(),
+        });
+        let target = |key: &[u8]| Target {
+            route: route.clone(),
+            key: key.into(),
+            forwarded: false,
+        };
+        let a = target(b"PGR1\x01\x04ttcp\0\0\0\0\x07");
+        let b = target(b"PGR1\x01\x04ttcp\0\0\x12\x34\x56");
+        let short = target(b"omni");
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            for (op, twoway) in [("sendNoParams_2way", true), ("x", false), ("_is_a", true)] {
+                let mut w = Writer::new(order);
+                assert!(b.write_header(op, twoway, 9, &mut w).is_none());
+                let (bytes, f) = encoded(&a, op, twoway, 1, order);
+                let mut w = Writer::new(order);
+                w.write_bytes(&bytes);
+                a.store_header(op, twoway, &w, f);
+                let mut w = Writer::new(order);
+                let got = b
+                    .write_header(op, twoway, 77, &mut w)
+                    .expect("cached for the route");
+                let (want, wf) = encoded(&b, op, twoway, 77, order);
+                assert_eq!(w.as_slice(), &want[..], "{op} {order:?}");
+                assert_eq!(got, wf);
+                let mut w = Writer::new(order);
+                assert!(short.write_header(op, twoway, 5, &mut w).is_none());
+                // The other direction and byte order are other entries.
+                let other = if order == ByteOrder::Big {
+                    ByteOrder::Little
+                } else {
+                    ByteOrder::Big
+                };
+                let mut w = Writer::new(other);
+                if b.write_header(op, twoway, 5, &mut w).is_some() {
+                    let (want, _) = encoded(&b, op, twoway, 5, other);
+                    assert_eq!(w.as_slice(), &want[..]);
+                }
+            }
+        }
+    }
 
     /// The fixed-offset reply read agrees with the full decode wherever
     /// it answers, and leaves everything else to it.
