@@ -75,7 +75,18 @@ impl RefInner {
     }
 
     /// Where calls go now: the forwarded target, else the IOR's.
+    #[inline]
     fn target(&self) -> Result<Arc<Target>, SystemException> {
+        use std::sync::atomic::Ordering;
+        match self.bound.get() {
+            Some(t) if !self.forwarded.load(Ordering::Acquire) => Ok(t.clone()),
+            _ => self.target_slow(),
+        }
+    }
+
+    /// `target` when forwarded or not bound yet.
+    #[cold]
+    fn target_slow(&self) -> Result<Arc<Target>, SystemException> {
         use std::sync::atomic::Ordering;
         if self.forwarded.load(Ordering::Acquire) {
             if let Some(t) = &*lock(&self.forward) {
@@ -210,10 +221,17 @@ impl Route {
     /// The connection in use (closed or not: `ClientConn::begin` tells,
     /// and the caller then `drop_conn`s it), else a connection from the
     /// ORB's cache.
+    #[inline]
     fn conn(&self, orb: &Orb, deadline: Instant) -> Result<Arc<ClientConn>, SystemException> {
         if let Some(c) = &*lock(&self.conn) {
             return Ok(c.clone());
         }
+        self.connect(orb, deadline)
+    }
+
+    /// `conn` when the route has no connection yet.
+    #[cold]
+    fn connect(&self, orb: &Orb, deadline: Instant) -> Result<Arc<ClientConn>, SystemException> {
         let mut last = None;
         for ep in &self.endpoints {
             match orb.inner().cache.get(orb, ep, deadline) {
