@@ -28,6 +28,7 @@ use crate::orb::Orb;
 use crate::runtime::{
     CompletionStatus, ObjectRef, SyncScope, SystemException, SystemExceptionKind as K,
 };
+use crate::short_bytes::ShortBytes;
 use crate::transport::{FrameError, RxBuf, Transport};
 
 /// How long a connection must have been idle before a call checks that
@@ -54,8 +55,8 @@ pub(crate) struct RefInner {
     /// How far a oneway goes before `invoke_oneway` returns.
     pub(crate) sync: SyncScope,
     /// The target bound from the IOR's profile (on first use; read
-    /// without a lock).
-    bound: std::sync::OnceLock<Arc<Target>>,
+    /// without a lock, kept inline so a call touches one allocation less).
+    bound: std::sync::OnceLock<Target>,
     /// A LOCATION_FORWARD's target, used instead while `forwarded`.
     forward: Mutex<Option<Arc<Target>>>,
     forwarded: std::sync::atomic::AtomicBool,
@@ -74,32 +75,33 @@ impl RefInner {
         }
     }
 
-    /// Where calls go now: the forwarded target, else the IOR's.
+    /// Where calls go now: the forwarded target, else the IOR's (bound
+    /// on first use, then borrowed without a lock or a reference count).
     #[inline]
-    fn target(&self) -> Result<Arc<Target>, SystemException> {
+    fn target(&self) -> Result<TargetRef<'_>, SystemException> {
         use std::sync::atomic::Ordering;
         match self.bound.get() {
-            Some(t) if !self.forwarded.load(Ordering::Acquire) => Ok(t.clone()),
+            Some(t) if !self.forwarded.load(Ordering::Acquire) => Ok(TargetRef::Bound(t)),
             _ => self.target_slow(),
         }
     }
 
     /// `target` when forwarded or not bound yet.
     #[cold]
-    fn target_slow(&self) -> Result<Arc<Target>, SystemException> {
+    fn target_slow(&self) -> Result<TargetRef<'_>, SystemException> {
         use std::sync::atomic::Ordering;
         if self.forwarded.load(Ordering::Acquire) {
             if let Some(t) = &*lock(&self.forward) {
-                return Ok(t.clone());
+                return Ok(TargetRef::Forwarded(t.clone()));
             }
         }
         if let Some(t) = self.bound.get() {
-            return Ok(t.clone());
+            return Ok(TargetRef::Bound(t));
         }
         let mut new = Target::from_ior(&self.ior, false, self.orb.inner().config.max_giop)?;
         // References to an endpoint already known share its route.
         new.route = self.orb.inner().cache.intern(new.route);
-        Ok(self.bound.get_or_init(|| Arc::new(new)).clone())
+        Ok(TargetRef::Bound(self.bound.get_or_init(|| new)))
     }
 
     /// Sends calls to `t` (a forward), or back to the IOR's target.
@@ -115,8 +117,24 @@ impl RefInner {
 /// same endpoints, version and code sets) and an object key.
 pub(crate) struct Target {
     route: Arc<Route>,
-    key: Box<[u8]>,
+    key: ShortBytes,
     forwarded: bool,
+}
+
+/// A reference's current target: its own, borrowed, or a forward's.
+enum TargetRef<'a> {
+    Bound(&'a Target),
+    Forwarded(Arc<Target>),
+}
+
+impl std::ops::Deref for TargetRef<'_> {
+    type Target = Target;
+    fn deref(&self) -> &Target {
+        match self {
+            TargetRef::Bound(t) => t,
+            TargetRef::Forwarded(t) => t,
+        }
+    }
 }
 
 impl std::ops::Deref for Target {
@@ -190,7 +208,7 @@ impl Target {
                 conn: Mutex::new(None),
                 headers: Default::default(),
             }),
-            key: first.object_key.as_slice().into(),
+            key: ShortBytes::from(first.object_key.as_slice()),
             forwarded,
         })
     }
@@ -1406,7 +1424,6 @@ struct CallState {
     deadline: Instant,
     /// The connection's receive buffer while this call leads it.
     led: Option<RxBuf>,
-    target: Option<Arc<Target>>,
     conn: Option<Arc<ClientConn>>,
     request_id: u32,
     codesets: CodeSets,
@@ -1458,7 +1475,6 @@ impl<'o> Call<'o> {
                 clock: started,
                 deadline: started + timeout,
                 led: None,
-                target: None,
                 conn: None,
                 request_id: 0,
                 codesets: CodeSets::default(),
@@ -1582,7 +1598,7 @@ impl<'o> Call<'o> {
         let cacheable = !ctx && align.is_none() && target.version == GiopVersion::V1_2;
         if cacheable {
             if let Some(f) = target.write_header(self.op, self.st.twoway, id, w) {
-                self.finish_prepare(w, f, id, cs, target, conn, rx);
+                self.finish_prepare(w, f, id, cs, target.version, conn, rx);
                 return Ok(());
             }
         }
@@ -1642,7 +1658,7 @@ impl<'o> Call<'o> {
         if cacheable {
             target.store_header(self.op, self.st.twoway, w, pending);
         }
-        self.finish_prepare(w, pending, id, cs, target, conn, rx);
+        self.finish_prepare(w, pending, id, cs, target.version, conn, rx);
         Ok(())
     }
 
@@ -1653,7 +1669,7 @@ impl<'o> Call<'o> {
         pending: Framing,
         id: u32,
         cs: CodeSets,
-        target: Arc<Target>,
+        version: GiopVersion,
         conn: Arc<ClientConn>,
         led: Option<RxBuf>,
     ) {
@@ -1662,8 +1678,7 @@ impl<'o> Call<'o> {
         self.st.pending = Some(pending);
         self.st.request_id = id;
         self.st.codesets = cs;
-        self.st.version = target.version;
-        self.st.target = Some(target);
+        self.st.version = version;
         self.st.conn = Some(conn);
     }
 

@@ -19,6 +19,7 @@ mod orb;
 pub mod poa;
 pub mod runtime;
 mod server;
+mod short_bytes;
 pub mod transport;
 
 pub use dii::{ArgFlags, NVList, NamedValue, Request, RequestError};
