@@ -268,6 +268,8 @@ fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
 /// handles them with the same code as the inline model.
 fn worker(orb: &std::sync::Weak<OrbInner>, rx: &Mutex<std::sync::mpsc::Receiver<Job>>) {
     let mut tx = Writer::new(ByteOrder::NATIVE);
+    // The worker's last target, whatever connection its request came on.
+    let mut cache = poa::ResolveCache::default();
     loop {
         let job = lock(rx).recv_timeout(TICK);
         let Some(o) = orb.upgrade() else { return };
@@ -293,11 +295,13 @@ fn worker(orb: &std::sync::Weak<OrbInner>, rx: &Mutex<std::sync::mpsc::Receiver<
             tx: std::mem::replace(&mut tx, Writer::new(ByteOrder::NATIVE)),
             codesets,
             reasm: Reassembler::new(limits),
+            cache: std::mem::take(&mut cache),
         };
         if let Next::Close = cx.handle(&job.msg) {
             job.slot.t.shutdown();
         }
         tx = cx.tx;
+        cache = cx.cache;
     }
 }
 
@@ -312,6 +316,8 @@ struct ConnCtx<'o> {
     tx: Writer,
     codesets: CodeSets,
     reasm: Reassembler,
+    /// This thread's last resolved target.
+    cache: poa::ResolveCache,
 }
 
 /// A GIOP 1.2 Request with no more fragments to follow (its header
@@ -344,6 +350,7 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
             wchar: None,
         },
         reasm: Reassembler::new(limits),
+        cache: poa::ResolveCache::default(),
     };
     let _ = slot.t.set_read_timeout(Some(TICK));
     let mut close_at: Option<Instant> = None;
@@ -566,6 +573,7 @@ impl ConnCtx<'_> {
         self.tx.set_codesets(self.codesets);
         let res = dispatch(
             self.orb,
+            &mut self.cache,
             &mut self.tx,
             version,
             req.request_id,
@@ -702,6 +710,7 @@ impl ConnCtx<'_> {
 #[allow(clippy::too_many_arguments)]
 fn dispatch(
     orb: &Orb,
+    cache: &mut poa::ResolveCache,
     tx: &mut Writer,
     version: GiopVersion,
     request_id: u32,
@@ -710,7 +719,7 @@ fn dispatch(
     key: &[u8],
     args: peregrine_cdr::Reader<'_>,
 ) -> Result<(), SystemException> {
-    let up = match poa::resolve(orb.inner(), key, operation, HOLD_MAX) {
+    let mut up = match poa::resolve(orb.inner(), cache, key, operation, HOLD_MAX) {
         Ok(poa::Resolution::Upcall(u)) => u,
         Ok(poa::Resolution::Forward(to)) => {
             return location_forward(tx, version, request_id, operation, &to)
@@ -731,7 +740,7 @@ fn dispatch(
         }
         Err(e) => return Err(e),
     };
-    let mut req = request(
+    let req = request(
         orb,
         tx,
         version,
@@ -741,7 +750,19 @@ fn dispatch(
         up.object_id,
         args,
     );
-    let servant = &up.servant;
+    // postinvoke (servant locators) runs after the upcall, whatever its
+    // outcome; its exception replaces the reply.
+    up.run(|servant| invoke(servant, req))
+}
+
+/// Calls `servant` (or answers an operation of CORBA::Object for it) and
+/// completes the reply.
+#[inline]
+fn invoke(
+    servant: &Arc<dyn crate::runtime::Servant>,
+    mut req: ServerRequest<'_>,
+) -> Result<(), SystemException> {
+    let operation = req.operation;
     if operation.starts_with('_') {
         match operation {
             "_is_a" => {
@@ -772,7 +793,7 @@ fn dispatch(
             _ => {}
         }
     }
-    let r = match catch_unwind(AssertUnwindSafe(|| servant.dispatch(&mut req))) {
+    match catch_unwind(AssertUnwindSafe(|| servant.dispatch(&mut req))) {
         Ok(Ok(())) => finish(req),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(raise(
@@ -781,12 +802,6 @@ fn dispatch(
             CompletionStatus::Maybe,
             format_args!("servant panicked in {operation:?}"),
         )),
-    };
-    // postinvoke (servant locators) runs after the upcall, whatever its
-    // outcome; its exception replaces the reply.
-    match up.finish() {
-        Err(e) => Err(e),
-        Ok(()) => r,
     }
 }
 
