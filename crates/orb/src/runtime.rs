@@ -390,9 +390,18 @@ pub(crate) fn reply_header(
         // Header, request id, status, an empty context list: 24 bytes,
         // so the body starts 8-aligned with no padding to drop.
         let p = peregrine_giop::begin_message(w, version, peregrine_giop::MsgType::Reply);
-        w.write_u32(request_id);
-        w.write_u32(status as u32);
-        w.write_u32(0);
+        // One 12-byte append instead of three aligned `u32` writes.
+        let (id, st) = match w.order() {
+            peregrine_cdr::ByteOrder::Little => {
+                (request_id.to_le_bytes(), (status as u32).to_le_bytes())
+            }
+            peregrine_cdr::ByteOrder::Big => {
+                (request_id.to_be_bytes(), (status as u32).to_be_bytes())
+            }
+        };
+        let [i0, i1, i2, i3] = id;
+        let [s0, s1, s2, s3] = st;
+        w.write_bytes(&[i0, i1, i2, i3, s0, s1, s2, s3, 0, 0, 0, 0]);
         return Some(p);
     }
     let h = peregrine_giop::ReplyHeader {

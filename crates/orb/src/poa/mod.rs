@@ -353,15 +353,25 @@ impl Upcall<'_> {
     }
 }
 
-impl Drop for Upcall<'_> {
-    fn drop(&mut self) {
+impl Upcall<'_> {
+    /// `run` was never called: the servant did not run, but a locator's
+    /// preinvoke is always paired with its postinvoke.
+    #[cold]
+    fn postinvoke_unrun(&mut self) {
         if let Some((loc, cookie)) = self.locator.take() {
-            // `run` was never called: the servant did not run, but a
-            // locator's preinvoke is always paired with its postinvoke.
             let (poa, servant) = (Arc::clone(&self.poa), Arc::clone(&self.servant));
             current::enter(&poa, &servant, self.object_id, || {
                 let _ = self.locator_postinvoke(loc, cookie);
             });
+        }
+    }
+}
+
+impl Drop for Upcall<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.locator.is_some() {
+            self.postinvoke_unrun();
         }
         if self.busy {
             self.poa.unbusy(self.object_id);
@@ -451,7 +461,7 @@ impl ResolveCache {
     #[inline]
     fn hit(&self, orb: &OrbInner, key: &[u8]) -> Option<Arc<dyn Servant>> {
         let c = self.entry.as_ref()?;
-        if self.key[..] != *key {
+        if !same_key(&self.key, key) {
             return None;
         }
         // Counted before the epoch is read (both sequentially consistent,
@@ -470,6 +480,29 @@ impl ResolveCache {
         c.poa.request_done();
         None
     }
+}
+
+/// `a == b` for object keys, inline: a word at a time, the last word
+/// overlapping (Peregrine's keys are 15-30 bytes; a `memcmp` call costs
+/// more than the comparison).
+#[inline]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 8 {
+        return a == b;
+    }
+    let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().expect("8"));
+    let mut at = 0;
+    while at + 8 < n {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word(a, n - 8) == word(b, n - 8)
 }
 
 /// Finds the servant for `key`, honouring the POA manager's state
@@ -669,13 +702,20 @@ impl PoaInner {
         self.epoch.fetch_add(1, Ordering::SeqCst);
     }
 
+    #[inline]
     fn request_done(&self) {
         if self.inflight.fetch_sub(1, Ordering::AcqRel) == 1
             && self.destroyed.load(Ordering::Acquire)
         {
-            let _g = lock(&self.quiet);
-            self.quiet_cv.notify_all();
+            self.quiet_now();
         }
+    }
+
+    /// Wakes a `destroy(_, true)` waiting for the last request.
+    #[cold]
+    fn quiet_now(&self) {
+        let _g = lock(&self.quiet);
+        self.quiet_cv.notify_all();
     }
 
     fn activator(&self) -> Option<Arc<dyn ServantActivator>> {
@@ -1262,5 +1302,25 @@ impl Poa {
     /// Number of objects in the active object map.
     pub fn active_objects(&self) -> usize {
         rlock(&self.inner.aom).len()
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    /// `same_key` is `==` for every length up to 40 and a difference in
+    /// every position.
+    #[test]
+    fn same_key_is_slice_equality() {
+        let a: Vec<u8> = (0..40u8).collect();
+        for n in 0..a.len() {
+            let k = &a[..n];
+            assert!(super::same_key(k, k));
+            assert!(!super::same_key(k, &a[..n + 1]));
+            for at in 0..n {
+                let mut b = k.to_vec();
+                b[at] ^= 0x80;
+                assert!(!super::same_key(k, &b), "{n} {at}");
+            }
+        }
     }
 }
