@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -37,18 +37,72 @@ const HOLD_MAX: Duration = Duration::from_secs(30);
 
 struct ConnSlot {
     t: Arc<dyn Transport>,
-    /// Guards "busy"/"close sent" and the socket's write side.
+    /// Requests being dispatched (several at once in the thread pool) in
+    /// the low bits, and [`CLOSE_SENT`]. One atomic instead of a lock per
+    /// request: CloseConnection goes out only on a transition from 0 (no
+    /// request in progress) to `CLOSE_SENT`, and a request that finds the
+    /// bit set after counting itself backs out unprocessed. So no reply
+    /// is ever written while or after CloseConnection is.
+    state: AtomicUsize,
+    /// The GIOP minor version + 1 of the first message (0: none yet), for
+    /// CloseConnection.
+    version: AtomicU8,
+    /// Serializes writes to the socket that may overlap: CloseConnection,
+    /// MessageError, LocateReply, and the thread pool's replies (a
+    /// connection thread's own replies cannot overlap any of them: it
+    /// writes them while counted in `state`, and alone).
     gate: Mutex<Gate>,
 }
 
+/// Set in [`ConnSlot::state`] once CloseConnection was sent.
+const CLOSE_SENT: usize = 1 << (usize::BITS - 1);
+
 #[derive(Default)]
 struct Gate {
-    /// Requests being dispatched (several at once in the thread pool).
-    busy: usize,
     /// The code sets the client chose (thread pool: shared by workers).
     codesets: Option<CodeSets>,
-    close_sent: bool,
-    version: Option<GiopVersion>,
+}
+
+impl ConnSlot {
+    /// Counts a request in progress; false (and not counted) once
+    /// CloseConnection was sent.
+    #[inline]
+    fn begin_request(&self) -> bool {
+        if self.state.fetch_add(1, Ordering::SeqCst) & CLOSE_SENT != 0 {
+            self.state.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    #[inline]
+    fn end_request(&self) {
+        self.state.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn close_sent(&self) -> bool {
+        self.state.load(Ordering::SeqCst) & CLOSE_SENT != 0
+    }
+
+    /// Remembers the first message's GIOP version.
+    #[inline]
+    fn note_version(&self, v: GiopVersion) {
+        if self.version.load(Ordering::Relaxed) == 0 {
+            let _ = self.version.compare_exchange(
+                0,
+                v.minor() + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    fn version(&self) -> GiopVersion {
+        match self.version.load(Ordering::Relaxed) {
+            0 => GiopVersion::V1_0,
+            n => GiopVersion::from_minor(n - 1),
+        }
+    }
 }
 
 /// How a server dispatches requests.
@@ -202,13 +256,17 @@ impl Server {
 }
 
 fn send_close(c: &ConnSlot) {
-    let mut g = lock(&c.gate);
-    if g.busy > 0 || g.close_sent {
+    let _g = lock(&c.gate);
+    // Only with no request in progress (a busy one's thread calls this
+    // again after its reply), and once.
+    if c.state
+        .compare_exchange(0, CLOSE_SENT, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
         return;
     }
-    g.close_sent = true;
     let mut w = Writer::new(ByteOrder::NATIVE);
-    if encode_close_connection(&mut w, g.version.unwrap_or(GiopVersion::V1_0)).is_ok() {
+    if encode_close_connection(&mut w, c.version()).is_ok() {
         let _ = c.t.write_all_vectored(&[w.as_slice()]);
     }
     c.t.shutdown_write();
@@ -233,6 +291,8 @@ fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
         let id = o.server.next.fetch_add(1, Ordering::Relaxed);
         let slot = Arc::new(ConnSlot {
             t,
+            state: AtomicUsize::new(0),
+            version: AtomicU8::new(0),
             gate: Mutex::new(Gate::default()),
         });
         lock(&o.server.conns).insert(id, slot.clone());
@@ -296,6 +356,7 @@ fn worker(orb: &std::sync::Weak<OrbInner>, rx: &Mutex<std::sync::mpsc::Receiver<
             codesets,
             reasm: Reassembler::new(limits),
             cache: std::mem::take(&mut cache),
+            pooled: true,
         };
         if let Next::Close = cx.handle(&job.msg) {
             job.slot.t.shutdown();
@@ -318,6 +379,8 @@ struct ConnCtx<'o> {
     reasm: Reassembler,
     /// This thread's last resolved target.
     cache: poa::ResolveCache,
+    /// A thread-pool worker (replies share the socket with other workers).
+    pooled: bool,
 }
 
 /// A GIOP 1.2 Request with no more fragments to follow (its header
@@ -351,6 +414,7 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
         },
         reasm: Reassembler::new(limits),
         cache: poa::ResolveCache::default(),
+        pooled: false,
     };
     let _ = slot.t.set_read_timeout(Some(TICK));
     let mut close_at: Option<Instant> = None;
@@ -358,7 +422,7 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
         if orb.inner().server.is_stopping() {
             send_close(slot);
         }
-        if lock(&slot.gate).close_sent {
+        if slot.close_sent() {
             let at = *close_at.get_or_insert_with(Instant::now);
             if at.elapsed() > LINGER {
                 return;
@@ -560,7 +624,7 @@ impl ConnCtx<'_> {
                 self.request(h.version, req, header.service_contexts)
             }
             msg => {
-                lock(&self.slot.gate).version.get_or_insert(h.version);
+                self.slot.note_version(h.version);
                 self.other(m, h.version, msg)
             }
         }
@@ -575,18 +639,16 @@ impl ConnCtx<'_> {
     ) -> Next {
         // Refuse new work once CloseConnection went out: the client
         // re-sends it elsewhere (it was provably not processed).
-        {
-            let mut g = lock(&self.slot.gate);
-            g.version.get_or_insert(version);
-            if g.close_sent {
-                return Next::Continue;
-            }
-            g.busy += 1;
+        self.slot.note_version(version);
+        if !self.slot.begin_request() {
+            return Next::Continue;
         }
         if !contexts.is_empty() {
             if let Some(data) = contexts.get(ids::CODE_SETS) {
                 if let Ok(ctx) = CodeSetContext::decode(data) {
                     self.set_codesets(ctx);
+                    // For the thread pool's other workers.
+                    lock(&self.slot.gate).codesets = Some(self.codesets);
                 }
             }
         }
@@ -614,20 +676,19 @@ impl ConnCtx<'_> {
             );
         }
         let stopping = self.orb.inner().server.is_stopping();
-        // The reply goes out and the request stops counting as busy under
-        // one hold of the gate.
-        let slot = self.slot;
-        let out = {
-            let mut g = lock(&slot.gate);
-            let out = if req.expected {
-                self.write_tx_locked()
-            } else {
-                Next::Continue
-            };
-            g.busy -= 1;
-            g.codesets = Some(self.codesets);
-            out
+        // The reply goes out while the request still counts as busy (so
+        // CloseConnection cannot overtake it). A connection thread is the
+        // only writer of its replies; pool workers share the socket.
+        let out = if !req.expected {
+            Next::Continue
+        } else if self.pooled {
+            let slot = self.slot;
+            let _g = lock(&slot.gate);
+            self.write_tx_locked()
+        } else {
+            self.write_tx_locked()
         };
+        self.slot.end_request();
         if stopping {
             send_close(self.slot);
         }
@@ -680,7 +741,8 @@ impl ConnCtx<'_> {
         self.write_tx_locked()
     }
 
-    /// Writes the message in `tx`; the caller holds the gate.
+    /// Writes the message in `tx`; the caller holds the gate, or is a
+    /// connection thread writing a reply (see `request`).
     fn write_tx_locked(&mut self) -> Next {
         let r = crate::transport::write_message(
             &*self.slot.t,
@@ -937,6 +999,64 @@ mod tests {
         w.write_bytes(body);
         p.finish(&mut w).unwrap();
         w.into_vec()
+    }
+
+    /// Records what is written to it.
+    #[derive(Default)]
+    struct Sink(Mutex<Vec<Vec<u8>>>);
+
+    impl Transport for Sink {
+        fn read(&self, _: &mut [u8]) -> std::io::Result<usize> {
+            Ok(0)
+        }
+        fn write_all_vectored(&self, bufs: &[&[u8]]) -> std::io::Result<()> {
+            lock(&self.0).push(bufs.concat());
+            Ok(())
+        }
+        fn set_read_timeout(&self, _: Option<Duration>) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn peer_closed_or_readable(&self) -> bool {
+            false
+        }
+        fn shutdown_write(&self) {}
+        fn shutdown(&self) {}
+        fn peer(&self) -> &str {
+            "sink"
+        }
+    }
+
+    /// CloseConnection waits for the requests in progress, goes out once,
+    /// with the connection's GIOP version, and refuses later requests.
+    #[test]
+    fn close_connection_only_when_idle_and_once() {
+        let sink = Arc::new(Sink::default());
+        let slot = ConnSlot {
+            t: sink.clone(),
+            state: AtomicUsize::new(0),
+            version: AtomicU8::new(0),
+            gate: Mutex::new(Gate::default()),
+        };
+        slot.note_version(GiopVersion::V1_1);
+        slot.note_version(GiopVersion::V1_2);
+        assert!(slot.begin_request());
+        assert!(slot.begin_request());
+        send_close(&slot);
+        assert!(lock(&sink.0).is_empty() && !slot.close_sent());
+        slot.end_request();
+        send_close(&slot);
+        assert!(lock(&sink.0).is_empty());
+        slot.end_request();
+        send_close(&slot);
+        send_close(&slot);
+        let sent = lock(&sink.0).clone();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(&sent[0][..6], b"GIOP\x01\x01");
+        assert_eq!(sent[0][7], MsgType::CloseConnection as u8);
+        assert!(slot.close_sent());
+        assert!(!slot.begin_request());
+        // Backing out left no request counted.
+        assert_eq!(slot.state.load(Ordering::SeqCst), CLOSE_SENT);
     }
 
     /// The ASCII shortcut answers as `str::from_utf8` does, for every
