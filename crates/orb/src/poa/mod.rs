@@ -309,7 +309,8 @@ pub(crate) struct Upcall<'a> {
     pub(crate) object_id: &'a [u8],
     operation: &'a str,
     poa: Held<'a, PoaInner>,
-    locator: Option<(Arc<dyn ServantLocator>, Cookie)>,
+    /// Boxed: rare, and an empty `Option<Box>` drops with one test.
+    locator: Option<Box<(Arc<dyn ServantLocator>, Cookie)>>,
     /// Counted in `activations.busy`.
     busy: bool,
 }
@@ -329,7 +330,10 @@ impl Upcall<'_> {
             let r = f(&this.servant);
             match locator {
                 None => r,
-                Some((loc, cookie)) => this.locator_postinvoke(loc, cookie).and(r),
+                Some(l) => {
+                    let (loc, cookie) = *l;
+                    this.locator_postinvoke(loc, cookie).and(r)
+                }
             }
         })
     }
@@ -358,7 +362,8 @@ impl Upcall<'_> {
     /// preinvoke is always paired with its postinvoke.
     #[cold]
     fn postinvoke_unrun(&mut self) {
-        if let Some((loc, cookie)) = self.locator.take() {
+        if let Some(l) = self.locator.take() {
+            let (loc, cookie) = *l;
             let (poa, servant) = (Arc::clone(&self.poa), Arc::clone(&self.servant));
             current::enter(&poa, &servant, self.object_id, || {
                 let _ = self.locator_postinvoke(loc, cookie);
@@ -412,7 +417,7 @@ impl Inflight {
             object_id,
             operation,
             poa: Held::Owned(self.into_poa()),
-            locator,
+            locator: locator.map(Box::new),
             busy,
         }
     }
@@ -510,6 +515,7 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
 /// processing policy (active object map, default servant, servant
 /// activator or locator). `cache` is the calling thread's: a hit skips
 /// the lookup, and an active object map hit becomes its entry.
+#[inline]
 pub(crate) fn resolve<'a>(
     orb: &OrbInner,
     cache: &'a mut ResolveCache,
@@ -530,6 +536,19 @@ pub(crate) fn resolve<'a>(
             busy: false,
         }));
     }
+    resolve_slow(orb, cache, key, operation, hold_max)
+}
+
+/// `resolve` past the cache: the registry, the manager's state, the
+/// request processing policy.
+#[inline(never)]
+fn resolve_slow<'a>(
+    orb: &OrbInner,
+    cache: &'a mut ResolveCache,
+    key: &'a [u8],
+    operation: &'a str,
+    hold_max: Duration,
+) -> Result<Resolution<'a>, SystemException> {
     // Read before the lookup: an entry made from it is at worst older
     // than the map it came from (and missed next time), never newer.
     let epoch = orb.poas.epoch.load(Ordering::SeqCst);
