@@ -507,9 +507,13 @@ fn u32_at(m: &[u8], at: usize, little: bool) -> Option<u32> {
 /// (and reports the error).
 #[inline]
 fn fast_request(m: &[u8]) -> Option<Incoming<'_>> {
-    let [b'G', b'I', b'O', b'P', 1, 2, flags, 0, ..] = *m.get(..8)? else {
+    // Magic, version 1.2 and type Request in one comparison (the flags
+    // byte masked out).
+    let head = u64::from_le_bytes(m.get(..8)?.try_into().ok()?);
+    if head & !(0xff << 48) != u64::from_le_bytes(*b"GIOP\x01\x02\x00\x00") {
         return None;
-    };
+    }
+    let flags = m[6];
     let little = flags & 1 != 0;
     if flags & 2 != 0 || u32_at(m, 8, little)? as usize != m.len() - HEADER_LEN {
         return None;
@@ -820,7 +824,7 @@ fn dispatch(
                 args,
             );
             req.reply().write_bool(true);
-            return finish(req);
+            return finish(&mut req);
         }
         Err(e) => return Err(e),
     };
@@ -855,16 +859,16 @@ fn invoke(
                     .map_err(|_| SystemException::from(peregrine_cdr::CdrError::InvalidText))?;
                 let yes = id == "IDL:omg.org/CORBA/Object:1.0" || servant.is_a(id);
                 req.reply().write_bool(yes);
-                return finish(req);
+                return finish(&mut req);
             }
             op if is_non_existent(op) => {
                 req.reply().write_bool(false);
-                return finish(req);
+                return finish(&mut req);
             }
             "_repository_id" => {
                 let id = servant.repository_id();
                 req.reply().write_string(id)?;
-                return finish(req);
+                return finish(&mut req);
             }
             "_interface" | "_get_interface" => {
                 return Err(raise(
@@ -878,7 +882,7 @@ fn invoke(
         }
     }
     match catch_unwind(AssertUnwindSafe(|| servant.dispatch(&mut req))) {
-        Ok(Ok(())) => finish(req),
+        Ok(Ok(())) => finish(&mut req),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(raise(
             K::Unknown,
@@ -948,7 +952,8 @@ fn request<'a>(
 }
 
 /// Completes the reply in the request's writer.
-fn finish(mut req: ServerRequest<'_>) -> Result<(), SystemException> {
+#[inline]
+fn finish(req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
     if !req.response_expected {
         // A oneway's reply is never sent: complete none.
         return Ok(());
@@ -957,7 +962,7 @@ fn finish(mut req: ServerRequest<'_>) -> Result<(), SystemException> {
         req.reply();
     }
     match req.pending.take() {
-        Some(p) => p.finish(req.reply).map_err(|e| {
+        Some(p) => p.finish(&mut *req.reply).map_err(|e| {
             raise(
                 K::Marshal,
                 0,
