@@ -569,15 +569,21 @@ fn fast_request(m: &[u8]) -> Option<Incoming<'_>> {
 #[inline]
 fn op_str(op: &[u8]) -> Option<&str> {
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut words = op.chunks_exact(8);
-    let mut acc = 0u64;
-    for w in &mut words {
-        acc |= u64::from_ne_bytes(w.try_into().expect("8 bytes"));
-    }
-    for &b in words.remainder() {
-        acc |= u64::from(b);
-    }
-    if acc & HIGH == 0 {
+    let n = op.len();
+    let word = |at: usize| u64::from_ne_bytes(op[at..at + 8].try_into().expect("8 bytes"));
+    let ascii = if n >= 8 {
+        // Whole words, the last one overlapping the one before.
+        let mut acc = word(n - 8);
+        let mut at = 0;
+        while at + 8 < n {
+            acc |= word(at);
+            at += 8;
+        }
+        acc & HIGH == 0
+    } else {
+        op.iter().all(|&b| b < 0x80)
+    };
+    if ascii {
         // SAFETY: every byte is below 0x80, and ASCII is valid UTF-8.
         Some(unsafe { std::str::from_utf8_unchecked(op) })
     } else {
