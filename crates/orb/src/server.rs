@@ -418,6 +418,8 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
     };
     let _ = slot.t.set_read_timeout(Some(TICK));
     let mut close_at: Option<Instant> = None;
+    // Set (thread-pool model) before the first connection is accepted.
+    let pool = orb.inner().server.pool.get();
     loop {
         if orb.inner().server.is_stopping() {
             send_close(slot);
@@ -460,7 +462,7 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
                 return;
             }
         };
-        let next = match orb.inner().server.pool.get() {
+        let next = match pool {
             Some(pool) if is_request(m) => {
                 let job = Job {
                     slot: slot_arc.clone(),

@@ -66,15 +66,11 @@ impl TcpTransport {
     }
 }
 
-impl Transport for TcpTransport {
-    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        (&self.stream).read(buf)
-    }
-
-    fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()> {
-        if let [one] = bufs {
-            return (&self.stream).write_all(one);
-        }
+impl TcpTransport {
+    /// `write_all_vectored` of several buffers (fragmented messages): out
+    /// of line, so the one-buffer write of every reply stays small.
+    #[inline(never)]
+    fn write_pieces(&self, bufs: &[&[u8]]) -> io::Result<()> {
         let (mut idx, mut off) = (0, 0);
         while idx < bufs.len() {
             let slices: Vec<IoSlice<'_>> = std::iter::once(&bufs[idx][off..])
@@ -97,6 +93,19 @@ impl Transport for TcpTransport {
             }
         }
         Ok(())
+    }
+}
+
+impl Transport for TcpTransport {
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        (&self.stream).read(buf)
+    }
+
+    fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()> {
+        if let [one] = bufs {
+            return (&self.stream).write_all(one);
+        }
+        self.write_pieces(bufs)
     }
 
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
@@ -166,10 +175,17 @@ pub const DEFAULT_FRAGMENT_SIZE: usize = 1 << 20;
 /// `fragment_size`), in one vectored write without copying the data;
 /// anything else (GIOP 1.0 has no fragments) is written whole. The caller
 /// holds the connection's write lock, so the pieces stay contiguous.
+#[inline]
 pub(crate) fn write_message(t: &dyn Transport, msg: &[u8], fragment_size: usize) -> io::Result<()> {
     if msg.len() <= fragment_size.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN) {
         return t.write_all_vectored(&[msg]);
     }
+    write_fragmented(t, msg, fragment_size)
+}
+
+/// `write_message` of a message longer than `fragment_size`.
+#[inline(never)]
+fn write_fragmented(t: &dyn Transport, msg: &[u8], fragment_size: usize) -> io::Result<()> {
     let pieces: Vec<peregrine_giop::Piece<'_>> = match peregrine_giop::fragment(msg, fragment_size)
     {
         Ok(f) => f.collect(),

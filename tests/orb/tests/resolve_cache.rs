@@ -257,3 +257,49 @@ fn servant_changes_its_own_object_inside_its_upcall() {
         server.shutdown(true);
     });
 }
+
+#[test]
+fn destroy_waits_for_a_request_that_hit_the_cache() {
+    bounded(60, || {
+        let server = server_orb(ThreadModel::PerConnection);
+        let client = client();
+        let poa = user_poa(&server, "busy");
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let release_rx = Mutex::new(release_rx);
+        let (entered_tx, entered_rx) = std::sync::mpsc::channel::<()>();
+        let entered_tx = Mutex::new(entered_tx);
+        let log = Arc::new(Mutex::new(Vec::<&'static str>::new()));
+        let log2 = log.clone();
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        // The second call (a cache hit) blocks until released.
+        let s = hooked(
+            "busy",
+            Box::new(move || {
+                if calls.fetch_add(1, Ordering::SeqCst) == 1 {
+                    entered_tx.lock().unwrap().send(()).unwrap();
+                    release_rx.lock().unwrap().recv().unwrap();
+                    log2.lock().unwrap().push("upcall done");
+                }
+                Ok("ok".into())
+            }),
+        );
+        poa.activate_object_with_id(b"b", s).unwrap();
+        let b = via(&client, &poa.id_to_reference(b"b").unwrap());
+        assert_eq!(b.hook("").unwrap(), "ok");
+        let b2 = b.clone();
+        let call = std::thread::spawn(move || b2.hook(""));
+        entered_rx.recv().unwrap();
+        let (poa2, log3) = (poa.clone(), log.clone());
+        let destroyer = std::thread::spawn(move || {
+            poa2.destroy(false, true).unwrap();
+            log3.lock().unwrap().push("destroy returned");
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        release_tx.send(()).unwrap();
+        destroyer.join().unwrap();
+        assert_eq!(call.join().unwrap().unwrap(), "ok");
+        assert_eq!(*log.lock().unwrap(), ["upcall done", "destroy returned"]);
+        assert_eq!(kind(b.echo_string("after")), K::ObjectNotExist);
+        server.shutdown(true);
+    });
+}
