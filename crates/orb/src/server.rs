@@ -836,7 +836,7 @@ fn dispatch(
         }
         Err(e) => return Err(e),
     };
-    let req = request(
+    let mut req = request(
         orb,
         tx,
         version,
@@ -848,7 +848,7 @@ fn dispatch(
     );
     // postinvoke (servant locators) runs after the upcall, whatever its
     // outcome; its exception replaces the reply.
-    up.run(|servant| invoke(servant, req))
+    up.run(|servant| invoke(servant, &mut req))
 }
 
 /// Calls `servant` (or answers an operation of CORBA::Object for it) and
@@ -856,7 +856,7 @@ fn dispatch(
 #[inline]
 fn invoke(
     servant: &Arc<dyn crate::runtime::Servant>,
-    mut req: ServerRequest<'_>,
+    req: &mut ServerRequest<'_>,
 ) -> Result<(), SystemException> {
     let operation = req.operation;
     if operation.starts_with('_') {
@@ -867,16 +867,16 @@ fn invoke(
                     .map_err(|_| SystemException::from(peregrine_cdr::CdrError::InvalidText))?;
                 let yes = id == "IDL:omg.org/CORBA/Object:1.0" || servant.is_a(id);
                 req.reply().write_bool(yes);
-                return finish(&mut req);
+                return finish(req);
             }
             op if is_non_existent(op) => {
                 req.reply().write_bool(false);
-                return finish(&mut req);
+                return finish(req);
             }
             "_repository_id" => {
                 let id = servant.repository_id();
                 req.reply().write_string(id)?;
-                return finish(&mut req);
+                return finish(req);
             }
             "_interface" | "_get_interface" => {
                 return Err(raise(
@@ -889,8 +889,8 @@ fn invoke(
             _ => {}
         }
     }
-    match catch_unwind(AssertUnwindSafe(|| servant.dispatch(&mut req))) {
-        Ok(Ok(())) => finish(&mut req),
+    match catch_unwind(AssertUnwindSafe(|| servant.dispatch(req))) {
+        Ok(Ok(())) => finish(req),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(raise(
             K::Unknown,
