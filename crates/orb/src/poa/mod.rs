@@ -217,7 +217,6 @@ impl PoaRegistry {
         if let Some(e) = wlock(&self.by_index).get_mut(p.index as usize) {
             *e = None;
         }
-        p.bump_epoch();
         if p.policies.lifespan == Lifespan::Persistent {
             let mut m = wlock(&self.persistent);
             if m.get(p.path.as_bytes())
@@ -226,6 +225,9 @@ impl PoaRegistry {
                 m.remove(p.path.as_bytes());
             }
         }
+        // After the POA is unreachable: a lookup that read the new epoch
+        // cannot find it any more.
+        p.bump_epoch();
     }
 
     /// The POA and object id a key names.
