@@ -310,7 +310,7 @@ pub struct ServerRequest<'a> {
     pub(crate) args: Reader<'a>,
     pub(crate) reply: &'a mut Writer,
     pub(crate) state: ReplyState,
-    pub(crate) pending: Option<peregrine_giop::Pending>,
+    pub(crate) pending: Option<ReplyStart>,
     pub(crate) version: GiopVersion,
     pub(crate) request_id: u32,
     pub(crate) response_expected: bool,
@@ -374,33 +374,96 @@ impl<'a> ServerRequest<'a> {
     }
 }
 
+/// A reply header written into the connection's writer; [`ReplyStart::finish`]
+/// completes the message once the body is written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ReplyStart {
+    /// Written by `encode_reply` (GIOP 1.0/1.1, other statuses).
+    Encoded(peregrine_giop::Pending),
+    /// The fixed 24-byte GIOP 1.2 header: no padding before the body, the
+    /// size is everything after the 12-byte message header.
+    Fixed,
+}
+
+impl ReplyStart {
+    /// Patches the message size (as `Pending::finish` does).
+    #[inline]
+    pub(crate) fn finish(self, w: &mut Writer) -> Result<(), peregrine_giop::GiopError> {
+        match self {
+            ReplyStart::Encoded(p) => p.finish(w),
+            ReplyStart::Fixed => {
+                let body = w.len() - peregrine_giop::HEADER_LEN;
+                let size =
+                    u32::try_from(body).map_err(|_| peregrine_cdr::CdrError::TooLong(body))?;
+                w.patch_u32(8, size);
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Writes a Reply header with no service contexts into `w` (cleared
 /// first), as `encode_reply` does; GIOP 1.2 (every Peregrine client)
-/// writes its fixed 24 bytes directly. `None` for a status the version
-/// lacks (`begin` only uses NO_EXCEPTION and USER_EXCEPTION, which every
-/// version has).
+/// writes its fixed 24 bytes in one append. `None` for a status the
+/// version lacks (`begin` only uses NO_EXCEPTION and USER_EXCEPTION,
+/// which every version has).
 pub(crate) fn reply_header(
     w: &mut Writer,
     version: GiopVersion,
     request_id: u32,
     status: peregrine_giop::ReplyStatus,
-) -> Option<peregrine_giop::Pending> {
+) -> Option<ReplyStart> {
     use peregrine_giop::ReplyStatus as S;
     if version == GiopVersion::V1_2 && matches!(status, S::NoException | S::UserException) {
-        // Header, request id, status, an empty context list: 24 bytes,
-        // so the body starts 8-aligned with no padding to drop.
-        let p = peregrine_giop::begin_message(w, version, peregrine_giop::MsgType::Reply);
-        w.write_u32(request_id);
-        w.write_u32(status as u32);
-        w.write_u32(0);
-        return Some(p);
+        // Header (size patched by `finish`), request id, status, an empty
+        // context list: 24 bytes, so the body starts 8-aligned.
+        let little = w.order() == peregrine_cdr::ByteOrder::Little;
+        let (id, st) = if little {
+            (request_id.to_le_bytes(), (status as u32).to_le_bytes())
+        } else {
+            (request_id.to_be_bytes(), (status as u32).to_be_bytes())
+        };
+        let [i0, i1, i2, i3] = id;
+        let [s0, s1, s2, s3] = st;
+        let reply = peregrine_giop::MsgType::Reply as u8;
+        w.clear();
+        w.set_version(version);
+        w.write_bytes(&[
+            b'G',
+            b'I',
+            b'O',
+            b'P',
+            1,
+            2,
+            u8::from(little),
+            reply,
+            0,
+            0,
+            0,
+            0,
+            i0,
+            i1,
+            i2,
+            i3,
+            s0,
+            s1,
+            s2,
+            s3,
+            0,
+            0,
+            0,
+            0,
+        ]);
+        return Some(ReplyStart::Fixed);
     }
     let h = peregrine_giop::ReplyHeader {
         request_id,
         status,
         service_contexts: peregrine_giop::ServiceContexts::EMPTY,
     };
-    peregrine_giop::encode_reply(w, version, &h).ok()
+    peregrine_giop::encode_reply(w, version, &h)
+        .ok()
+        .map(ReplyStart::Encoded)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -37,18 +37,72 @@ const HOLD_MAX: Duration = Duration::from_secs(30);
 
 struct ConnSlot {
     t: Arc<dyn Transport>,
-    /// Guards "busy"/"close sent" and the socket's write side.
+    /// Requests being dispatched (several at once in the thread pool) in
+    /// the low bits, and [`CLOSE_SENT`]. One atomic instead of a lock per
+    /// request: CloseConnection goes out only on a transition from 0 (no
+    /// request in progress) to `CLOSE_SENT`, and a request that finds the
+    /// bit set after counting itself backs out unprocessed. So no reply
+    /// is ever written while or after CloseConnection is.
+    state: AtomicUsize,
+    /// The GIOP minor version + 1 of the first message (0: none yet), for
+    /// CloseConnection.
+    version: AtomicU8,
+    /// Serializes writes to the socket that may overlap: CloseConnection,
+    /// MessageError, LocateReply, and the thread pool's replies (a
+    /// connection thread's own replies cannot overlap any of them: it
+    /// writes them while counted in `state`, and alone).
     gate: Mutex<Gate>,
 }
 
+/// Set in [`ConnSlot::state`] once CloseConnection was sent.
+const CLOSE_SENT: usize = 1 << (usize::BITS - 1);
+
 #[derive(Default)]
 struct Gate {
-    /// Requests being dispatched (several at once in the thread pool).
-    busy: usize,
     /// The code sets the client chose (thread pool: shared by workers).
     codesets: Option<CodeSets>,
-    close_sent: bool,
-    version: Option<GiopVersion>,
+}
+
+impl ConnSlot {
+    /// Counts a request in progress; false (and not counted) once
+    /// CloseConnection was sent.
+    #[inline]
+    fn begin_request(&self) -> bool {
+        if self.state.fetch_add(1, Ordering::SeqCst) & CLOSE_SENT != 0 {
+            self.state.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    #[inline]
+    fn end_request(&self) {
+        self.state.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn close_sent(&self) -> bool {
+        self.state.load(Ordering::SeqCst) & CLOSE_SENT != 0
+    }
+
+    /// Remembers the first message's GIOP version.
+    #[inline]
+    fn note_version(&self, v: GiopVersion) {
+        if self.version.load(Ordering::Relaxed) == 0 {
+            let _ = self.version.compare_exchange(
+                0,
+                v.minor() + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    fn version(&self) -> GiopVersion {
+        match self.version.load(Ordering::Relaxed) {
+            0 => GiopVersion::V1_0,
+            n => GiopVersion::from_minor(n - 1),
+        }
+    }
 }
 
 /// How a server dispatches requests.
@@ -202,13 +256,17 @@ impl Server {
 }
 
 fn send_close(c: &ConnSlot) {
-    let mut g = lock(&c.gate);
-    if g.busy > 0 || g.close_sent {
+    let _g = lock(&c.gate);
+    // Only with no request in progress (a busy one's thread calls this
+    // again after its reply), and once.
+    if c.state
+        .compare_exchange(0, CLOSE_SENT, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
         return;
     }
-    g.close_sent = true;
     let mut w = Writer::new(ByteOrder::NATIVE);
-    if encode_close_connection(&mut w, g.version.unwrap_or(GiopVersion::V1_0)).is_ok() {
+    if encode_close_connection(&mut w, c.version()).is_ok() {
         let _ = c.t.write_all_vectored(&[w.as_slice()]);
     }
     c.t.shutdown_write();
@@ -233,6 +291,8 @@ fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
         let id = o.server.next.fetch_add(1, Ordering::Relaxed);
         let slot = Arc::new(ConnSlot {
             t,
+            state: AtomicUsize::new(0),
+            version: AtomicU8::new(0),
             gate: Mutex::new(Gate::default()),
         });
         lock(&o.server.conns).insert(id, slot.clone());
@@ -268,6 +328,8 @@ fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
 /// handles them with the same code as the inline model.
 fn worker(orb: &std::sync::Weak<OrbInner>, rx: &Mutex<std::sync::mpsc::Receiver<Job>>) {
     let mut tx = Writer::new(ByteOrder::NATIVE);
+    // The worker's last target, whatever connection its request came on.
+    let mut cache = poa::ResolveCache::default();
     loop {
         let job = lock(rx).recv_timeout(TICK);
         let Some(o) = orb.upgrade() else { return };
@@ -293,11 +355,14 @@ fn worker(orb: &std::sync::Weak<OrbInner>, rx: &Mutex<std::sync::mpsc::Receiver<
             tx: std::mem::replace(&mut tx, Writer::new(ByteOrder::NATIVE)),
             codesets,
             reasm: Reassembler::new(limits),
+            cache: std::mem::take(&mut cache),
+            pooled: true,
         };
         if let Next::Close = cx.handle(&job.msg) {
             job.slot.t.shutdown();
         }
         tx = cx.tx;
+        cache = cx.cache;
     }
 }
 
@@ -312,6 +377,10 @@ struct ConnCtx<'o> {
     tx: Writer,
     codesets: CodeSets,
     reasm: Reassembler,
+    /// This thread's last resolved target.
+    cache: poa::ResolveCache,
+    /// A thread-pool worker (replies share the socket with other workers).
+    pooled: bool,
 }
 
 /// A GIOP 1.2 Request with no more fragments to follow (its header
@@ -344,14 +413,18 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
             wchar: None,
         },
         reasm: Reassembler::new(limits),
+        cache: poa::ResolveCache::default(),
+        pooled: false,
     };
     let _ = slot.t.set_read_timeout(Some(TICK));
     let mut close_at: Option<Instant> = None;
+    // Set (thread-pool model) before the first connection is accepted.
+    let pool = orb.inner().server.pool.get();
     loop {
         if orb.inner().server.is_stopping() {
             send_close(slot);
         }
-        if lock(&slot.gate).close_sent {
+        if slot.close_sent() {
             let at = *close_at.get_or_insert_with(Instant::now);
             if at.elapsed() > LINGER {
                 return;
@@ -389,7 +462,7 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
                 return;
             }
         };
-        let next = match orb.inner().server.pool.get() {
+        let next = match pool {
             Some(pool) if is_request(m) => {
                 let job = Job {
                     slot: slot_arc.clone(),
@@ -436,9 +509,13 @@ fn u32_at(m: &[u8], at: usize, little: bool) -> Option<u32> {
 /// (and reports the error).
 #[inline]
 fn fast_request(m: &[u8]) -> Option<Incoming<'_>> {
-    let [b'G', b'I', b'O', b'P', 1, 2, flags, 0, ..] = *m.get(..8)? else {
+    // Magic, version 1.2 and type Request in one comparison (the flags
+    // byte masked out).
+    let head = u64::from_le_bytes(m.get(..8)?.try_into().ok()?);
+    if head & !(0xff << 48) != u64::from_le_bytes(*b"GIOP\x01\x02\x00\x00") {
         return None;
-    };
+    }
+    let flags = m[6];
     let little = flags & 1 != 0;
     if flags & 2 != 0 || u32_at(m, 8, little)? as usize != m.len() - HEADER_LEN {
         return None;
@@ -461,7 +538,7 @@ fn fast_request(m: &[u8]) -> Option<Incoming<'_>> {
     let [op @ .., 0] = m.get(at + 4..op_end)? else {
         return None;
     };
-    let operation = std::str::from_utf8(op).ok()?;
+    let operation = op_str(op)?;
     let at = (op_end + 3) & !3;
     if u32_at(m, at, little)? != 0 {
         return None;
@@ -486,6 +563,34 @@ fn fast_request(m: &[u8]) -> Option<Incoming<'_>> {
             version: GiopVersion::V1_2,
         },
     })
+}
+
+/// The operation name as text: IDL identifiers are ASCII, checked a word
+/// at a time (~15 instructions for a 17-byte name where `str::from_utf8`
+/// takes ~50); anything else gets the full UTF-8 check.
+#[inline]
+fn op_str(op: &[u8]) -> Option<&str> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let n = op.len();
+    let word = |at: usize| u64::from_ne_bytes(op[at..at + 8].try_into().expect("8 bytes"));
+    let ascii = if n >= 8 {
+        // Whole words, the last one overlapping the one before.
+        let mut acc = word(n - 8);
+        let mut at = 0;
+        while at + 8 < n {
+            acc |= word(at);
+            at += 8;
+        }
+        acc & HIGH == 0
+    } else {
+        op.iter().all(|&b| b < 0x80)
+    };
+    if ascii {
+        // SAFETY: every byte is below 0x80, and ASCII is valid UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(op) })
+    } else {
+        std::str::from_utf8(op).ok()
+    }
 }
 
 fn message_error(slot: &ConnSlot, msg: &[u8]) {
@@ -531,7 +636,7 @@ impl ConnCtx<'_> {
                 self.request(h.version, req, header.service_contexts)
             }
             msg => {
-                lock(&self.slot.gate).version.get_or_insert(h.version);
+                self.slot.note_version(h.version);
                 self.other(m, h.version, msg)
             }
         }
@@ -546,18 +651,16 @@ impl ConnCtx<'_> {
     ) -> Next {
         // Refuse new work once CloseConnection went out: the client
         // re-sends it elsewhere (it was provably not processed).
-        {
-            let mut g = lock(&self.slot.gate);
-            g.version.get_or_insert(version);
-            if g.close_sent {
-                return Next::Continue;
-            }
-            g.busy += 1;
+        self.slot.note_version(version);
+        if !self.slot.begin_request() {
+            return Next::Continue;
         }
         if !contexts.is_empty() {
             if let Some(data) = contexts.get(ids::CODE_SETS) {
                 if let Ok(ctx) = CodeSetContext::decode(data) {
                     self.set_codesets(ctx);
+                    // For the thread pool's other workers.
+                    lock(&self.slot.gate).codesets = Some(self.codesets);
                 }
             }
         }
@@ -566,6 +669,7 @@ impl ConnCtx<'_> {
         self.tx.set_codesets(self.codesets);
         let res = dispatch(
             self.orb,
+            &mut self.cache,
             &mut self.tx,
             version,
             req.request_id,
@@ -584,20 +688,19 @@ impl ConnCtx<'_> {
             );
         }
         let stopping = self.orb.inner().server.is_stopping();
-        // The reply goes out and the request stops counting as busy under
-        // one hold of the gate.
-        let slot = self.slot;
-        let out = {
-            let mut g = lock(&slot.gate);
-            let out = if req.expected {
-                self.write_tx_locked()
-            } else {
-                Next::Continue
-            };
-            g.busy -= 1;
-            g.codesets = Some(self.codesets);
-            out
+        // The reply goes out while the request still counts as busy (so
+        // CloseConnection cannot overtake it). A connection thread is the
+        // only writer of its replies; pool workers share the socket.
+        let out = if !req.expected {
+            Next::Continue
+        } else if self.pooled {
+            let slot = self.slot;
+            let _g = lock(&slot.gate);
+            self.write_tx_locked()
+        } else {
+            self.write_tx_locked()
         };
+        self.slot.end_request();
         if stopping {
             send_close(self.slot);
         }
@@ -650,7 +753,8 @@ impl ConnCtx<'_> {
         self.write_tx_locked()
     }
 
-    /// Writes the message in `tx`; the caller holds the gate.
+    /// Writes the message in `tx`; the caller holds the gate, or is a
+    /// connection thread writing a reply (see `request`).
     fn write_tx_locked(&mut self) -> Next {
         let r = crate::transport::write_message(
             &*self.slot.t,
@@ -702,6 +806,7 @@ impl ConnCtx<'_> {
 #[allow(clippy::too_many_arguments)]
 fn dispatch(
     orb: &Orb,
+    cache: &mut poa::ResolveCache,
     tx: &mut Writer,
     version: GiopVersion,
     request_id: u32,
@@ -710,7 +815,7 @@ fn dispatch(
     key: &[u8],
     args: peregrine_cdr::Reader<'_>,
 ) -> Result<(), SystemException> {
-    let up = match poa::resolve(orb.inner(), key, operation, HOLD_MAX) {
+    let mut up = match poa::resolve(orb.inner(), cache, key, operation, HOLD_MAX) {
         Ok(poa::Resolution::Upcall(u)) => u,
         Ok(poa::Resolution::Forward(to)) => {
             return location_forward(tx, version, request_id, operation, &to)
@@ -727,7 +832,7 @@ fn dispatch(
                 args,
             );
             req.reply().write_bool(true);
-            return finish(req);
+            return finish(&mut req);
         }
         Err(e) => return Err(e),
     };
@@ -741,7 +846,19 @@ fn dispatch(
         up.object_id,
         args,
     );
-    let servant = &up.servant;
+    // postinvoke (servant locators) runs after the upcall, whatever its
+    // outcome; its exception replaces the reply.
+    up.run(|servant| invoke(servant, &mut req))
+}
+
+/// Calls `servant` (or answers an operation of CORBA::Object for it) and
+/// completes the reply.
+#[inline]
+fn invoke(
+    servant: &Arc<dyn crate::runtime::Servant>,
+    req: &mut ServerRequest<'_>,
+) -> Result<(), SystemException> {
+    let operation = req.operation;
     if operation.starts_with('_') {
         match operation {
             "_is_a" => {
@@ -772,7 +889,7 @@ fn dispatch(
             _ => {}
         }
     }
-    let r = match catch_unwind(AssertUnwindSafe(|| servant.dispatch(&mut req))) {
+    match catch_unwind(AssertUnwindSafe(|| servant.dispatch(req))) {
         Ok(Ok(())) => finish(req),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(raise(
@@ -781,12 +898,6 @@ fn dispatch(
             CompletionStatus::Maybe,
             format_args!("servant panicked in {operation:?}"),
         )),
-    };
-    // postinvoke (servant locators) runs after the upcall, whatever its
-    // outcome; its exception replaces the reply.
-    match up.finish() {
-        Err(e) => Err(e),
-        Ok(()) => r,
     }
 }
 
@@ -849,7 +960,8 @@ fn request<'a>(
 }
 
 /// Completes the reply in the request's writer.
-fn finish(mut req: ServerRequest<'_>) -> Result<(), SystemException> {
+#[inline]
+fn finish(req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
     if !req.response_expected {
         // A oneway's reply is never sent: complete none.
         return Ok(());
@@ -858,7 +970,7 @@ fn finish(mut req: ServerRequest<'_>) -> Result<(), SystemException> {
         req.reply();
     }
     match req.pending.take() {
-        Some(p) => p.finish(req.reply).map_err(|e| {
+        Some(p) => p.finish(&mut *req.reply).map_err(|e| {
             raise(
                 K::Marshal,
                 0,
@@ -900,6 +1012,85 @@ mod tests {
         w.write_bytes(body);
         p.finish(&mut w).unwrap();
         w.into_vec()
+    }
+
+    /// Records what is written to it.
+    #[derive(Default)]
+    struct Sink(Mutex<Vec<Vec<u8>>>);
+
+    impl Transport for Sink {
+        fn read(&self, _: &mut [u8]) -> std::io::Result<usize> {
+            Ok(0)
+        }
+        fn write_all_vectored(&self, bufs: &[&[u8]]) -> std::io::Result<()> {
+            lock(&self.0).push(bufs.concat());
+            Ok(())
+        }
+        fn set_read_timeout(&self, _: Option<Duration>) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn peer_closed_or_readable(&self) -> bool {
+            false
+        }
+        fn shutdown_write(&self) {}
+        fn shutdown(&self) {}
+        fn peer(&self) -> &str {
+            "sink"
+        }
+    }
+
+    /// CloseConnection waits for the requests in progress, goes out once,
+    /// with the connection's GIOP version, and refuses later requests.
+    #[test]
+    fn close_connection_only_when_idle_and_once() {
+        let sink = Arc::new(Sink::default());
+        let slot = ConnSlot {
+            t: sink.clone(),
+            state: AtomicUsize::new(0),
+            version: AtomicU8::new(0),
+            gate: Mutex::new(Gate::default()),
+        };
+        slot.note_version(GiopVersion::V1_1);
+        slot.note_version(GiopVersion::V1_2);
+        assert!(slot.begin_request());
+        assert!(slot.begin_request());
+        send_close(&slot);
+        assert!(lock(&sink.0).is_empty() && !slot.close_sent());
+        slot.end_request();
+        send_close(&slot);
+        assert!(lock(&sink.0).is_empty());
+        slot.end_request();
+        send_close(&slot);
+        send_close(&slot);
+        let sent = lock(&sink.0).clone();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(&sent[0][..6], b"GIOP\x01\x01");
+        assert_eq!(sent[0][7], MsgType::CloseConnection as u8);
+        assert!(slot.close_sent());
+        assert!(!slot.begin_request());
+        // Backing out left no request counted.
+        assert_eq!(slot.state.load(Ordering::SeqCst), CLOSE_SENT);
+    }
+
+    /// The ASCII shortcut answers as `str::from_utf8` does, for every
+    /// length around the word size and a high bit in every position
+    /// (runs under Miri).
+    #[test]
+    fn op_str_agrees_with_from_utf8() {
+        let base: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+        for n in 0..base.len() {
+            let op = &base[..n];
+            assert_eq!(op_str(op), std::str::from_utf8(op).ok());
+            for at in 0..n {
+                let mut bad = op.to_vec();
+                bad[at] = 0xff;
+                assert_eq!(op_str(&bad), None);
+                let mut utf8 = op.to_vec();
+                utf8.splice(at..at + 1, "é".bytes());
+                assert_eq!(op_str(&utf8), std::str::from_utf8(&utf8).ok());
+                assert!(op_str(&utf8).is_some());
+            }
+        }
     }
 
     /// The fixed-offset read agrees with the full decode wherever it

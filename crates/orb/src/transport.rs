@@ -66,15 +66,11 @@ impl TcpTransport {
     }
 }
 
-impl Transport for TcpTransport {
-    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        (&self.stream).read(buf)
-    }
-
-    fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()> {
-        if let [one] = bufs {
-            return (&self.stream).write_all(one);
-        }
+impl TcpTransport {
+    /// `write_all_vectored` of several buffers (fragmented messages): out
+    /// of line, so the one-buffer write of every reply stays small.
+    #[inline(never)]
+    fn write_pieces(&self, bufs: &[&[u8]]) -> io::Result<()> {
         let (mut idx, mut off) = (0, 0);
         while idx < bufs.len() {
             let slices: Vec<IoSlice<'_>> = std::iter::once(&bufs[idx][off..])
@@ -97,6 +93,19 @@ impl Transport for TcpTransport {
             }
         }
         Ok(())
+    }
+}
+
+impl Transport for TcpTransport {
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        (&self.stream).read(buf)
+    }
+
+    fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()> {
+        if let [one] = bufs {
+            return (&self.stream).write_all(one);
+        }
+        self.write_pieces(bufs)
     }
 
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
@@ -166,10 +175,17 @@ pub const DEFAULT_FRAGMENT_SIZE: usize = 1 << 20;
 /// `fragment_size`), in one vectored write without copying the data;
 /// anything else (GIOP 1.0 has no fragments) is written whole. The caller
 /// holds the connection's write lock, so the pieces stay contiguous.
+#[inline]
 pub(crate) fn write_message(t: &dyn Transport, msg: &[u8], fragment_size: usize) -> io::Result<()> {
     if msg.len() <= fragment_size.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN) {
         return t.write_all_vectored(&[msg]);
     }
+    write_fragmented(t, msg, fragment_size)
+}
+
+/// `write_message` of a message longer than `fragment_size`.
+#[inline(never)]
+fn write_fragmented(t: &dyn Transport, msg: &[u8], fragment_size: usize) -> io::Result<()> {
     let pieces: Vec<peregrine_giop::Piece<'_>> = match peregrine_giop::fragment(msg, fragment_size)
     {
         Ok(f) => f.collect(),
@@ -188,6 +204,27 @@ pub(crate) fn write_message(t: &dyn Transport, msg: &[u8], fragment_size: usize)
 pub(crate) fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     TcpListener::bind((host, port))
+}
+
+/// The length of the message whose header is `h` if it is the common
+/// case: GIOP 1.2, any message type, no more fragments, within the size
+/// limit (what `MessageHeader::decode` accepts for it, in a few
+/// instructions). `None`: let `MessageHeader::decode` judge.
+#[inline]
+fn whole_1_2_len(h: &[u8], limits: &Limits) -> Option<usize> {
+    let [b'G', b'I', b'O', b'P', 1, 2, flags, ty, s0, s1, s2, s3] = *h else {
+        return None;
+    };
+    // Types 0..=7 (Request .. Fragment) all exist in GIOP 1.2.
+    if flags & 2 != 0 || ty > 7 {
+        return None;
+    }
+    let size = if flags & 1 != 0 {
+        u32::from_le_bytes([s0, s1, s2, s3])
+    } else {
+        u32::from_be_bytes([s0, s1, s2, s3])
+    };
+    (size <= limits.max_message_size).then_some(HEADER_LEN + size as usize)
 }
 
 /// A receive buffer: bytes `[start, filled)` of `buf` are valid; a
@@ -308,12 +345,13 @@ impl RxBuf {
         loop {
             let have = self.filled - self.start;
             if have >= HEADER_LEN {
-                let h = MessageHeader::decode(
-                    &self.buf.bytes()[self.start..self.start + HEADER_LEN],
-                    limits,
-                )
-                .map_err(FrameError::Garbage)?;
-                let len = h.message_len();
+                let head = &self.buf.bytes()[self.start..self.start + HEADER_LEN];
+                let len = match whole_1_2_len(head, limits) {
+                    Some(len) => len,
+                    None => MessageHeader::decode(head, limits)
+                        .map_err(FrameError::Garbage)?
+                        .message_len(),
+                };
                 if have >= len {
                     return Ok(len);
                 }
@@ -390,6 +428,42 @@ impl RxBuf {
 mod tests {
     use super::*;
     use std::sync::Mutex;
+
+    /// Wherever the GIOP 1.2 shortcut answers, `MessageHeader::decode`
+    /// accepts the header with the same length; it declines the rest.
+    #[test]
+    fn whole_1_2_len_agrees_with_decode() {
+        let limits = Limits {
+            max_message_size: 1 << 20,
+            ..Limits::default()
+        };
+        for minor in 0..4u8 {
+            for flags in 0..=255u8 {
+                for ty in 0..10u8 {
+                    for size in [0u32, 1, 24, 1 << 20, (1 << 20) + 1, u32::MAX] {
+                        let mut h = [b'G', b'I', b'O', b'P', 1, minor, flags, ty, 0, 0, 0, 0];
+                        if flags & 1 != 0 {
+                            h[8..].copy_from_slice(&size.to_le_bytes());
+                        } else {
+                            h[8..].copy_from_slice(&size.to_be_bytes());
+                        }
+                        let full = MessageHeader::decode(&h, &limits).map(|h| h.message_len());
+                        match whole_1_2_len(&h, &limits) {
+                            Some(n) => assert_eq!(full.ok(), Some(n), "{h:?}"),
+                            None => assert!(
+                                minor != 2 || flags & 2 != 0 || full.is_err(),
+                                "{h:?} declined"
+                            ),
+                        }
+                    }
+                }
+            }
+        }
+        let mut h = *b"GIOQ\x01\x02\x00\x00\x00\x00\x00\x00";
+        assert_eq!(whole_1_2_len(&h, &limits), None);
+        h[3] = b'P';
+        assert_eq!(whole_1_2_len(&h, &limits), Some(HEADER_LEN));
+    }
 
     /// A transport over scripted reads.
     struct Script(Mutex<Vec<Vec<u8>>>);

@@ -1,11 +1,13 @@
 //! `PortableServer::Current`: which POA, object id and servant the
-//! calling thread is serving. One frame per upcall on a thread-local
-//! stack (nested upcalls on one thread stack up). A frame lends what
-//! the request's `Upcall` owns (POA, servant, object id in the request
-//! buffer): pushing one copies three pointers and changes no reference
-//! count; a reference is counted only when `PoaCurrent` hands one out.
+//! calling thread is serving. One frame per upcall, linked on the
+//! thread's stack (nested upcalls on one thread stack up). A frame lends
+//! what the request's `Upcall` holds (POA, servant, object id in the
+//! request buffer) and lives in the stack frame of [`enter`]: entering
+//! copies four pointers into a thread-local cell (no allocation, no
+//! `RefCell`, no reference count); a reference is counted only when
+//! `PoaCurrent` hands one out.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::fmt;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -15,28 +17,19 @@ use crate::runtime::{ObjectRef, Servant};
 
 /// One upcall's POA, servant and object id, borrowed from its `Upcall`.
 ///
-/// Invariant: a frame is pushed by `Inflight::upcall` and popped by the
-/// `Upcall`'s drop, which owns an `Arc` of the POA and of the servant and
-/// borrows the object id for longer than it lives; so while a frame is
-/// on the stack its pointers are valid.
+/// Invariant: a frame is only reachable from `TOP` while [`enter`] runs
+/// the upcall, and `enter` borrows the POA, servant and object id for
+/// longer than that; so every frame reachable from `TOP`, and every
+/// pointer in it, is valid.
 pub(crate) struct Frame {
     poa: *const PoaInner,
     servant: *const dyn Servant,
     oid: *const [u8],
+    /// The frame of the enclosing upcall on this thread (null if none).
+    prev: *const Frame,
 }
 
 impl Frame {
-    /// # Safety
-    /// `poa`, `servant` and `oid` must stay alive and unmoved until the
-    /// frame is popped.
-    pub(crate) unsafe fn new(poa: &Arc<PoaInner>, servant: &Arc<dyn Servant>, oid: &[u8]) -> Self {
-        Frame {
-            poa: Arc::as_ptr(poa),
-            servant: Arc::as_ptr(servant),
-            oid: oid as *const [u8],
-        }
-    }
-
     pub(crate) fn poa(&self) -> &PoaInner {
         // SAFETY: see the type's invariant.
         unsafe { &*self.poa }
@@ -65,45 +58,86 @@ impl Frame {
         let a = ManuallyDrop::new(unsafe { Arc::from_raw(self.servant) });
         Arc::clone(&a)
     }
+
+    fn prev(&self) -> Option<&Frame> {
+        // SAFETY: `prev` is null or the frame of an enclosing `enter`,
+        // which outlives this one (the type's invariant).
+        unsafe { self.prev.as_ref() }
+    }
 }
 
 thread_local! {
-    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+    /// The innermost frame of this thread (null outside upcalls). A `Cell`
+    /// of a pointer needs no destructor, so access is a plain
+    /// thread-local load.
+    static TOP: Cell<*const Frame> = const { Cell::new(std::ptr::null()) };
 }
 
-pub(crate) fn push(f: Frame) {
-    let _ = FRAMES.try_with(|v| v.borrow_mut().push(f));
+/// Restores the enclosing frame, also when the upcall unwinds.
+struct Leave(*const Frame);
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        let _ = TOP.try_with(|t| t.set(self.0));
+    }
 }
 
-pub(crate) fn pop() {
-    let _ = FRAMES.try_with(|v| v.borrow_mut().pop());
+/// Runs `f` as an upcall on `servant` of `poa` for object `oid`: inside
+/// it `PoaCurrent` answers with these (and then the enclosing upcall's
+/// again).
+#[inline]
+pub(crate) fn enter<R>(
+    poa: &Arc<PoaInner>,
+    servant: &Arc<dyn Servant>,
+    oid: &[u8],
+    f: impl FnOnce() -> R,
+) -> R {
+    let Ok(prev) = TOP.try_with(Cell::get) else {
+        // The thread is exiting: no Current, but the upcall still runs.
+        return f();
+    };
+    let frame = Frame {
+        poa: Arc::as_ptr(poa),
+        servant: Arc::as_ptr(servant),
+        oid: oid as *const [u8],
+        prev,
+    };
+    // `frame` and what it points to outlive `f`; `leave` unlinks it
+    // before they go (the type's invariant).
+    TOP.with(|t| t.set(&frame));
+    let leave = Leave(prev);
+    let r = f();
+    drop(leave);
+    r
 }
 
 /// Runs `f` on the innermost frame (`None` outside upcalls).
 pub(crate) fn with_top<R>(f: impl FnOnce(Option<&Frame>) -> R) -> R {
-    let mut f = Some(f);
-    match FRAMES.try_with(|v| (f.take().expect("once"))(v.borrow().last())) {
-        Ok(r) => r,
-        Err(_) => (f.take().expect("not called"))(None),
-    }
+    let top = TOP.try_with(Cell::get).unwrap_or(std::ptr::null());
+    // SAFETY: null or a frame linked by a running `enter` (the type's
+    // invariant).
+    f(unsafe { top.as_ref() })
 }
 
 /// True if the thread is in an upcall on `poa` or one of its descendants.
 pub(crate) fn in_upcall_of(poa: &PoaInner) -> bool {
-    FRAMES
-        .try_with(|v| {
-            v.borrow().iter().any(|f| {
-                let fp = f.poa();
-                fp.orb.ptr_eq(&poa.orb)
-                    && (poa.path.is_empty()
-                        || fp.path == poa.path
-                        || fp
-                            .path
-                            .strip_prefix(poa.path.as_str())
-                            .is_some_and(|r| r.starts_with('/')))
-            })
-        })
-        .unwrap_or(false)
+    with_top(|mut f| {
+        while let Some(fr) = f {
+            let fp = fr.poa();
+            if fp.orb.ptr_eq(&poa.orb)
+                && (poa.path.is_empty()
+                    || fp.path == poa.path
+                    || fp
+                        .path
+                        .strip_prefix(poa.path.as_str())
+                        .is_some_and(|r| r.starts_with('/')))
+            {
+                return true;
+            }
+            f = fr.prev();
+        }
+        false
+    })
 }
 
 /// `PortableServer::Current::NoContext`: the thread is not serving a
@@ -162,5 +196,60 @@ impl PoaCurrent {
     /// True if the thread is serving a request.
     pub fn in_upcall(&self) -> bool {
         with_top(|f| f.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{ServerRequest, SystemException};
+    use crate::Orb;
+
+    struct S;
+    impl Servant for S {
+        fn repository_id(&self) -> &'static str {
+            "IDL:S:1.0"
+        }
+        fn is_a(&self, _: &str) -> bool {
+            false
+        }
+        fn dispatch(&self, _: &mut ServerRequest<'_>) -> Result<(), SystemException> {
+            Ok(())
+        }
+    }
+
+    /// Nested upcalls see their own frame and then the enclosing one
+    /// again; outside, none (also after a panic unwinds out of one).
+    /// Runs under Miri (no sockets: the ORB does not listen).
+    #[test]
+    fn frames_nest_and_unlink() {
+        let orb = Orb::builder().build().unwrap();
+        let root = orb.root_poa();
+        let poa = root.inner.clone();
+        let (a, b): (Arc<dyn Servant>, Arc<dyn Servant>) = (Arc::new(S), Arc::new(S));
+        let cur = PoaCurrent;
+        assert!(!cur.in_upcall());
+        enter(&poa, &a, b"outer", || {
+            assert_eq!(cur.get_object_id().unwrap(), b"outer");
+            assert!(Arc::ptr_eq(&cur.get_servant().unwrap(), &a));
+            assert!(cur.get_poa().unwrap().same(&root));
+            assert!(in_upcall_of(&poa));
+            let oid = vec![1u8, 2, 3];
+            let r = enter(&poa, &b, &oid, || {
+                assert_eq!(cur.get_object_id().unwrap(), [1, 2, 3]);
+                assert!(Arc::ptr_eq(&cur.get_servant().unwrap(), &b));
+                7
+            });
+            assert_eq!(r, 7);
+            assert_eq!(cur.get_object_id().unwrap(), b"outer");
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                enter(&poa, &b, b"inner", || panic!("servant failed"))
+            }));
+            assert!(unwound.is_err());
+            assert_eq!(cur.get_object_id().unwrap(), b"outer");
+        });
+        assert!(!cur.in_upcall());
+        assert_eq!(cur.get_poa().unwrap_err(), NoContext);
+        assert!(!in_upcall_of(&poa));
     }
 }

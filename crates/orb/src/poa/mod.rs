@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use crate::fasthash::FastMap;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
@@ -138,6 +138,8 @@ pub(crate) struct PoaInner {
     activations_cv: Condvar,
     /// Next system id under NON_RETAIN (no slot is kept).
     next_id: AtomicU32,
+    /// The registry's epoch (see [`PoaRegistry::epoch`]).
+    epoch: Arc<AtomicU64>,
 }
 
 /// `PortableServer::POA` (cheap to clone).
@@ -153,6 +155,11 @@ pub(crate) struct PoaRegistry {
     /// Persistent POAs by path (the same `Arc`s as `by_index`: one lookup
     /// and one lock per request).
     persistent: RwLock<FastMap<Box<[u8]>, Arc<PoaInner>>>,
+    /// Bumped by every change that can make a [`ResolveCache`] entry
+    /// wrong: an object deactivated, a POA created or destroyed. One
+    /// counter for the whole ORB (these are rare next to requests), read
+    /// once per request.
+    pub(crate) epoch: Arc<AtomicU64>,
 }
 
 fn rlock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -196,11 +203,13 @@ impl PoaRegistry {
             activations: Mutex::new(Activations::default()),
             activations_cv: Condvar::new(),
             next_id: AtomicU32::new(0),
+            epoch: self.epoch.clone(),
         });
         if persistent {
             wlock(&self.persistent).insert(inner.path.as_bytes().into(), inner.clone());
         }
         v.push(Some(inner.clone()));
+        inner.bump_epoch();
         Poa { inner }
     }
 
@@ -216,6 +225,9 @@ impl PoaRegistry {
                 m.remove(p.path.as_bytes());
             }
         }
+        // After the POA is unreachable: a lookup that read the new epoch
+        // cannot find it any more.
+        p.bump_epoch();
     }
 
     /// The POA and object id a key names.
@@ -269,45 +281,75 @@ pub(crate) enum Resolution<'a> {
     Forward(ObjectRef),
 }
 
-/// One request's hold on its POA and servant: keeps the POA Current
-/// frame pushed and the request counted while the servant runs, and on
-/// drop runs `postinvoke` (locators) and any etherealization that was
-/// waiting for the request to finish (activators).
+/// An `Arc` an upcall either owns (resolved the slow way) or borrows
+/// from the thread's [`ResolveCache`] (no reference count change).
+pub(crate) enum Held<'a, T: ?Sized> {
+    /// Counted for this request.
+    Owned(Arc<T>),
+    /// Lent by the cache, which outlives the upcall.
+    Lent(&'a Arc<T>),
+}
+
+impl<T: ?Sized> std::ops::Deref for Held<'_, T> {
+    type Target = Arc<T>;
+
+    #[inline]
+    fn deref(&self) -> &Arc<T> {
+        match self {
+            Held::Owned(a) => a,
+            Held::Lent(a) => a,
+        }
+    }
+}
+
+/// One request's hold on its POA and servant: keeps the request counted
+/// while the servant runs ([`Upcall::run`] makes it the POA Current), and
+/// on drop runs any etherealization that was waiting for the request to
+/// finish (activators).
 pub(crate) struct Upcall<'a> {
     pub(crate) servant: Arc<dyn Servant>,
     pub(crate) object_id: &'a [u8],
     operation: &'a str,
-    poa: Arc<PoaInner>,
-    locator: Option<(Arc<dyn ServantLocator>, Cookie)>,
+    poa: Held<'a, PoaInner>,
+    /// Boxed: rare, and an empty `Option<Box>` drops with one test.
+    locator: Option<Box<(Arc<dyn ServantLocator>, Cookie)>>,
     /// Counted in `activations.busy`.
     busy: bool,
 }
 
 impl Upcall<'_> {
-    /// Ends the upcall: `postinvoke` for a locator's servant (its error
-    /// replaces the reply).
-    pub(crate) fn finish(mut self) -> Result<(), SystemException> {
-        self.postinvoke()
-    }
-
+    /// Runs the upcall `f` with this request as the POA Current, then
+    /// `postinvoke` (servant locators) still inside it, whatever `f`
+    /// returned; `postinvoke`'s error replaces `f`'s result.
     #[inline]
-    fn postinvoke(&mut self) -> Result<(), SystemException> {
-        match self.locator.take() {
-            None => Ok(()),
-            Some((loc, cookie)) => self.locator_postinvoke(loc, cookie),
-        }
+    pub(crate) fn run(
+        &mut self,
+        f: impl FnOnce(&Arc<dyn Servant>) -> Result<(), SystemException>,
+    ) -> Result<(), SystemException> {
+        let locator = self.locator.take();
+        let this = &*self;
+        current::enter(&this.poa, &this.servant, this.object_id, || {
+            let r = f(&this.servant);
+            match locator {
+                None => r,
+                Some(l) => {
+                    let (loc, cookie) = *l;
+                    this.locator_postinvoke(loc, cookie).and(r)
+                }
+            }
+        })
     }
 
     #[inline(never)]
     fn locator_postinvoke(
-        &mut self,
+        &self,
         loc: Arc<dyn ServantLocator>,
         cookie: Cookie,
     ) -> Result<(), SystemException> {
         let poa = Poa {
-            inner: self.poa.clone(),
+            inner: Arc::clone(&self.poa),
         };
-        let servant = self.servant.clone();
+        let servant = Arc::clone(&self.servant);
         match catch_unwind(AssertUnwindSafe(|| {
             loc.postinvoke(self.object_id, &poa, self.operation, cookie, servant)
         })) {
@@ -317,10 +359,27 @@ impl Upcall<'_> {
     }
 }
 
+impl Upcall<'_> {
+    /// `run` was never called: the servant did not run, but a locator's
+    /// preinvoke is always paired with its postinvoke.
+    #[cold]
+    fn postinvoke_unrun(&mut self) {
+        if let Some(l) = self.locator.take() {
+            let (loc, cookie) = *l;
+            let (poa, servant) = (Arc::clone(&self.poa), Arc::clone(&self.servant));
+            current::enter(&poa, &servant, self.object_id, || {
+                let _ = self.locator_postinvoke(loc, cookie);
+            });
+        }
+    }
+}
+
 impl Drop for Upcall<'_> {
+    #[inline]
     fn drop(&mut self) {
-        let _ = self.postinvoke();
-        current::pop();
+        if self.locator.is_some() {
+            self.postinvoke_unrun();
+        }
         if self.busy {
             self.poa.unbusy(self.object_id);
         }
@@ -332,30 +391,35 @@ impl Drop for Upcall<'_> {
 struct Inflight(Option<Arc<PoaInner>>);
 
 impl Inflight {
-    fn new(poa: &Arc<PoaInner>) -> Self {
-        poa.inflight.fetch_add(1, Ordering::AcqRel);
-        Inflight(Some(poa.clone()))
+    /// Counts a request in `poa` (already counted by the caller's `Arc`).
+    fn new(poa: Arc<PoaInner>) -> Self {
+        poa.inflight.fetch_add(1, Ordering::SeqCst);
+        Inflight(Some(poa))
+    }
+
+    fn poa(&self) -> &Arc<PoaInner> {
+        self.0.as_ref().expect("until taken")
+    }
+
+    /// The POA, still counted: the caller's `Upcall` ends the count.
+    fn into_poa(mut self) -> Arc<PoaInner> {
+        self.0.take().expect("taken once")
     }
 
     fn upcall<'a>(
-        mut self,
+        self,
         servant: Arc<dyn Servant>,
         object_id: &'a [u8],
         operation: &'a str,
         locator: Option<(Arc<dyn ServantLocator>, Cookie)>,
         busy: bool,
     ) -> Upcall<'a> {
-        let poa = self.0.take().expect("taken once");
-        // SAFETY: the `Upcall` returned owns `poa` and `servant` (their
-        // `Arc` targets do not move) and borrows `object_id` for `'a`; its
-        // drop pops the frame before releasing them.
-        current::push(unsafe { current::Frame::new(&poa, &servant, object_id) });
         Upcall {
             servant,
             object_id,
             operation,
-            poa,
-            locator,
+            poa: Held::Owned(self.into_poa()),
+            locator: locator.map(Box::new),
             busy,
         }
     }
@@ -369,24 +433,136 @@ impl Drop for Inflight {
     }
 }
 
+/// The last object a connection's thread (or a pool worker) resolved to
+/// a servant in an active object map: its key, POA and servant, valid
+/// while the ORB's POA epoch ([`PoaRegistry::epoch`]) is the one it was
+/// resolved under. Every activation change that could make the entry
+/// wrong (deactivation, POA creation and destruction) bumps the epoch;
+/// a hit checks the key bytes, the epoch and the POA manager's state (the
+/// state is read per request, so holding, discarding and inactive
+/// managers act at once). Clients mostly call one object many times in a
+/// row (request trains, single-object clients): a hit skips the key
+/// parse, the registry and map locks and the hash.
+///
+/// The servant is held weakly: a deactivated servant is dropped when the
+/// POA lets go of it and its requests finish, as without the cache, not
+/// when this thread next resolves something. (The POA is held strongly:
+/// after `destroy` it owns nothing a user can observe.)
+#[derive(Default)]
+pub(crate) struct ResolveCache {
+    key: Vec<u8>,
+    entry: Option<Cached>,
+}
+
+struct Cached {
+    /// Where the object id starts in `key`.
+    id_at: usize,
+    epoch: u64,
+    poa: Arc<PoaInner>,
+    servant: Weak<dyn Servant>,
+}
+
+impl ResolveCache {
+    /// The servant (and the request counted in the POA) if `key` is the
+    /// cached object and nothing changed since it was resolved.
+    #[inline]
+    fn hit(&self, orb: &OrbInner, key: &[u8]) -> Option<Arc<dyn Servant>> {
+        let c = self.entry.as_ref()?;
+        if !same_key(&self.key, key) {
+            return None;
+        }
+        // Counted before the epoch is read (both sequentially consistent,
+        // as `destroy` bumps the epoch before it waits for the count): a
+        // destroy either sees this request or this request sees it.
+        c.poa.inflight.fetch_add(1, Ordering::SeqCst);
+        if c.epoch == orb.poas.epoch.load(Ordering::SeqCst)
+            && c.poa.manager.state() == PoaManagerState::Active
+        {
+            // Unchanged epoch: the map still holds the servant (it is
+            // only let go of after a deactivation, which bumps it).
+            if let Some(s) = c.servant.upgrade() {
+                return Some(s);
+            }
+        }
+        c.poa.request_done();
+        None
+    }
+}
+
+/// `a == b` for object keys, inline: a word at a time, the last word
+/// overlapping (Peregrine's keys are 15-30 bytes; a `memcmp` call costs
+/// more than the comparison).
+#[inline]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 8 {
+        return a == b;
+    }
+    let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().expect("8"));
+    let mut at = 0;
+    while at + 8 < n {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word(a, n - 8) == word(b, n - 8)
+}
+
 /// Finds the servant for `key`, honouring the POA manager's state
 /// (waiting while it holds, up to `hold_max`) and the POA's request
 /// processing policy (active object map, default servant, servant
-/// activator or locator).
+/// activator or locator). `cache` is the calling thread's: a hit skips
+/// the lookup, and an active object map hit becomes its entry.
+#[inline]
 pub(crate) fn resolve<'a>(
     orb: &OrbInner,
+    cache: &'a mut ResolveCache,
     key: &'a [u8],
     operation: &'a str,
     hold_max: Duration,
 ) -> Result<Resolution<'a>, SystemException> {
+    if let Some(servant) = cache.hit(orb, key) {
+        let Some(c) = &cache.entry else {
+            unreachable!("a hit has an entry")
+        };
+        return Ok(Resolution::Upcall(Upcall {
+            servant,
+            object_id: &key[c.id_at..],
+            operation,
+            poa: Held::Lent(&c.poa),
+            locator: None,
+            busy: false,
+        }));
+    }
+    resolve_slow(orb, cache, key, operation, hold_max)
+}
+
+/// `resolve` past the cache: the registry, the manager's state, the
+/// request processing policy.
+#[inline(never)]
+fn resolve_slow<'a>(
+    orb: &OrbInner,
+    cache: &'a mut ResolveCache,
+    key: &'a [u8],
+    operation: &'a str,
+    hold_max: Duration,
+) -> Result<Resolution<'a>, SystemException> {
+    // Read before the lookup: an entry made from it is at worst older
+    // than the map it came from (and missed next time), never newer.
+    let epoch = orb.poas.epoch.load(Ordering::SeqCst);
     let Some((poa, id)) = orb.poas.find(orb, key) else {
         return Err(not_exist(format_args!(
             "no POA for object key {}",
             peregrine_giop::corbaloc::escape_key(key)
         )));
     };
-    let inflight = Inflight::new(&poa);
-    if poa.destroyed.load(Ordering::Acquire) {
+    let inflight = Inflight::new(poa);
+    let poa = inflight.poa();
+    if poa.destroyed.load(Ordering::SeqCst) {
         return Err(not_exist(format_args!("POA {:?} was destroyed", poa.path)));
     }
     match poa.manager.state() {
@@ -401,18 +577,19 @@ pub(crate) fn resolve<'a>(
                     format_args!("POA {:?} held requests for too long", poa.path),
                 ))
             }
-            s => return Err(refused(&poa, s)),
+            s => return Err(refused(poa, s)),
         },
-        s => return Err(refused(&poa, s)),
+        s => return Err(refused(poa, s)),
     }
     let p = poa.policies;
     match (p.servant_retention, p.request_processing) {
         (ServantRetention::Retain, RequestProcessing::ServantManager) => {
+            let poa = poa.clone();
             poa.activator_upcall(inflight, id, operation)
         }
         (ServantRetention::NonRetain, RequestProcessing::ServantManager) => {
             let Some(ServantManager::Locator(loc)) = poa.servant_manager.get().cloned() else {
-                return Err(no_manager(&poa));
+                return Err(no_manager(poa));
             };
             let adapter = Poa { inner: poa.clone() };
             match catch_unwind(AssertUnwindSafe(|| loc.preinvoke(id, &adapter, operation))) {
@@ -439,7 +616,28 @@ pub(crate) fn resolve<'a>(
                 Err(true)
             };
             let servant = match found {
-                Ok(s) => s,
+                Ok(s) => {
+                    // An active object map entry changes only with an
+                    // epoch bump: remember it.
+                    let mut k = std::mem::take(&mut cache.key);
+                    k.clear();
+                    k.extend_from_slice(key);
+                    cache.key = k;
+                    let c = cache.entry.insert(Cached {
+                        id_at: key.len() - id.len(),
+                        epoch,
+                        poa: inflight.into_poa(),
+                        servant: Arc::downgrade(&s),
+                    });
+                    return Ok(Resolution::Upcall(Upcall {
+                        servant: s,
+                        object_id: id,
+                        operation,
+                        poa: Held::Lent(&c.poa),
+                        locator: None,
+                        busy: false,
+                    }));
+                }
                 Err(valid) if valid && rp == RequestProcessing::DefaultServant => {
                     match rlock(&poa.default_servant).clone() {
                         Some(s) => s,
@@ -453,7 +651,7 @@ pub(crate) fn resolve<'a>(
                         }
                     }
                 }
-                Err(_) => return Err(no_such_object(&poa, id)),
+                Err(_) => return Err(no_such_object(poa, id)),
             };
             Ok(Resolution::Upcall(
                 inflight.upcall(servant, id, operation, None, false),
@@ -520,13 +718,25 @@ impl Drop for Incarnating<'_> {
 }
 
 impl PoaInner {
+    /// Invalidates every [`ResolveCache`] entry of the ORB.
+    fn bump_epoch(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
+    #[inline]
     fn request_done(&self) {
         if self.inflight.fetch_sub(1, Ordering::AcqRel) == 1
             && self.destroyed.load(Ordering::Acquire)
         {
-            let _g = lock(&self.quiet);
-            self.quiet_cv.notify_all();
+            self.quiet_now();
         }
+    }
+
+    /// Wakes a `destroy(_, true)` waiting for the last request.
+    #[cold]
+    fn quiet_now(&self) {
+        let _g = lock(&self.quiet);
+        self.quiet_cv.notify_all();
     }
 
     fn activator(&self) -> Option<Arc<dyn ServantActivator>> {
@@ -776,7 +986,12 @@ impl Poa {
         }
         let orb = self.orb()?;
         let mut children = lock(&self.inner.children);
-        if children.contains_key(name) {
+        // A destroyed child keeps its entry (it does not know its parent);
+        // its name is free again.
+        if children
+            .get(name)
+            .is_some_and(|c| !c.inner.destroyed.load(Ordering::Acquire))
+        {
             return Err(PoaError::AdapterAlreadyExists);
         }
         let path = if self.inner.path.is_empty() {
@@ -800,6 +1015,7 @@ impl Poa {
     pub fn find_poa(&self, name: &str) -> Result<Poa, PoaError> {
         lock(&self.inner.children)
             .get(name)
+            .filter(|c| !c.inner.destroyed.load(Ordering::Acquire))
             .cloned()
             .ok_or(PoaError::AdapterNonExistent)
     }
@@ -827,9 +1043,12 @@ impl Poa {
                 ),
             )));
         }
-        if self.inner.destroyed.swap(true, Ordering::AcqRel) {
+        if self.inner.destroyed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
+        // Before the wait for requests in progress: a cached request
+        // counted after this sees the new epoch and takes the slow path.
+        self.inner.bump_epoch();
         let children: Vec<Poa> = lock(&self.inner.children).drain().map(|(_, c)| c).collect();
         for c in children {
             c.destroy(etherealize_objects, wait_for_completion)?;
@@ -839,7 +1058,7 @@ impl Poa {
         }
         if wait_for_completion {
             let mut g = lock(&self.inner.quiet);
-            while self.inner.inflight.load(Ordering::Acquire) > 0 {
+            while self.inner.inflight.load(Ordering::SeqCst) > 0 {
                 g = self
                     .inner
                     .quiet_cv
@@ -902,6 +1121,8 @@ impl Poa {
         let removed = wlock(&self.inner.aom)
             .deactivate(id, keep_id)
             .ok_or(PoaError::ObjectNotActive)?;
+        // Cached resolutions of `id` must miss from now on.
+        self.inner.bump_epoch();
         if activator {
             self.inner
                 .etherealize_when_idle(id, removed.servant, false, removed.remaining);
@@ -1102,5 +1323,25 @@ impl Poa {
     /// Number of objects in the active object map.
     pub fn active_objects(&self) -> usize {
         rlock(&self.inner.aom).len()
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    /// `same_key` is `==` for every length up to 40 and a difference in
+    /// every position.
+    #[test]
+    fn same_key_is_slice_equality() {
+        let a: Vec<u8> = (0..40u8).collect();
+        for n in 0..a.len() {
+            let k = &a[..n];
+            assert!(super::same_key(k, k));
+            assert!(!super::same_key(k, &a[..n + 1]));
+            for at in 0..n {
+                let mut b = k.to_vec();
+                b[at] ^= 0x80;
+                assert!(!super::same_key(k, &b), "{n} {at}");
+            }
+        }
     }
 }
