@@ -2115,14 +2115,17 @@ impl {rt}::ObjRef for {name}Ref {{
             let resolved = self.resolve_owned(&p.ty);
             // Sequences of integers, floats and plain structs: a slice
             // borrowed from the (8-aligned) request buffer when the layout
-            // is native, a copy otherwise.
+            // is native, a copy otherwise. A plain struct's first element
+            // off its alignment (after the length) is rewritten in place by
+            // the server's exclusive argument reader
+            // (`idl_rt::decode_plain_slice`).
             if let Type::Sequence(t, b) = &resolved {
                 if let Some((plain, et)) = self.slice_elem(t) {
                     let et = self.rty(&et, cur);
                     if plain {
                         let _ = writeln!(
                             decs,
-                            "let {v} = r.read_plain_slice::<{et}>(<{et} as {cdr}::Decode>::decode)?;\n{rt}::check_bound({v}.len(), {})?;",
+                            "let {v} = {rt}::decode_plain_slice::<{et}>(r, {})?;",
                             bound(*b)
                         );
                     } else {

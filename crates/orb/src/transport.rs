@@ -320,6 +320,14 @@ impl RxBuf {
         &self.buf.bytes()[self.start..self.start + len]
     }
 
+    /// [`RxBuf::message`], lent exclusively: the server's argument reader
+    /// may rewrite bytes it has decoded (the message is consumed after).
+    #[inline]
+    pub(crate) fn message_mut(&mut self, len: usize) -> &mut [u8] {
+        let start = self.start;
+        &mut self.buf.bytes_mut()[start..start + len]
+    }
+
     /// Every unread byte (possibly a partial message).
     pub(crate) fn unread(&self) -> &[u8] {
         &self.buf.bytes()[self.start..self.filled]
