@@ -264,6 +264,24 @@ pub(crate) fn as_bytes<T: Primitive>(src: &[T]) -> &[u8] {
     unsafe { core::slice::from_raw_parts(src.as_ptr().cast::<u8>(), core::mem::size_of_val(src)) }
 }
 
+/// The bytes of a slice of plain structs, when they are exactly its CDR
+/// encoding in native order from an aligned start: `None` for a struct
+/// with padding, whose padding bytes may be uninitialized (and must not
+/// be read, let alone sent).
+#[inline]
+pub(crate) fn plain_as_bytes<T: PlainData>(src: &[T]) -> Option<&[u8]> {
+    if !T::PADDING.is_empty() || core::mem::size_of::<T>() != T::CDR_SIZE {
+        return None;
+    }
+    // SAFETY: `PADDING` lists every byte of `T` outside its members, so
+    // with none every byte belongs to an integer or float member and is
+    // initialized; the length covers exactly the slice's elements of one
+    // allocation, and `u8` needs no alignment.
+    Some(unsafe {
+        core::slice::from_raw_parts(src.as_ptr().cast::<u8>(), core::mem::size_of_val(src))
+    })
+}
+
 /// `bytes` viewed as `&[T]` when no conversion is needed: native byte
 /// order (or one-byte elements), the address aligned for `T` and the
 /// length a whole number of elements; `None` otherwise.

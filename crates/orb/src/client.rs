@@ -612,10 +612,18 @@ impl ClientConn {
         lock(&self.st).pending.remove(&id);
     }
 
-    fn send(&self, bytes: &[u8]) -> std::io::Result<()> {
+    /// The largest message written unfragmented.
+    fn fragment_limit(&self) -> usize {
+        self.fragment_size
+            .max(peregrine_giop::fragment::MIN_FRAGMENT_LEN)
+    }
+
+    /// Writes the message `bytes` followed by `tail` (a gathered last
+    /// argument, empty for most calls; see [`Call::tail`]).
+    fn send(&self, bytes: &[u8], tail: &[u8]) -> std::io::Result<()> {
         let r = {
             let _w = lock(&self.write_lock);
-            crate::transport::write_message(&*self.t, bytes, self.fragment_size)
+            crate::transport::write_message_gather(&*self.t, bytes, tail, self.fragment_size)
         };
         if let Err(e) = &r {
             self.fail(Closed::Broken(format!("write failed: {e}")));
@@ -1103,13 +1111,14 @@ impl Framing {
         })
     }
 
-    /// As `Pending::finish`: patches the message size; drops the body
-    /// alignment padding if no body was written.
-    fn finish(self, w: &mut Writer) -> Result<(), peregrine_cdr::CdrError> {
-        if w.len() == self.body_start {
+    /// As `Pending::finish`: patches the message size, counting `tail`
+    /// bytes sent after the writer's; drops the body alignment padding if
+    /// no body was written.
+    fn finish(self, w: &mut Writer, tail: usize) -> Result<(), peregrine_cdr::CdrError> {
+        if w.len() == self.body_start && tail == 0 {
             w.truncate(self.header_end);
         }
-        let body = w.len().saturating_sub(peregrine_giop::HEADER_LEN);
+        let body = (w.len() + tail).saturating_sub(peregrine_giop::HEADER_LEN);
         let size = u32::try_from(body).map_err(|_| peregrine_cdr::CdrError::TooLong(body))?;
         w.patch_u32(SIZE_AT, size);
         Ok(())
@@ -1170,6 +1179,12 @@ struct Call<'o> {
     obj: &'o ObjectRef,
     op: &'o str,
     st: CallState,
+    /// The end of the request body, sent from the caller's memory after
+    /// the writer's bytes (a large last `in` sequence, see
+    /// [`invoke_with_tail`]); empty for most calls. It stays with the
+    /// call, so a re-send after a failed write, a forward or an orderly
+    /// close sends it again.
+    tail: &'o [u8],
 }
 
 /// Everything about a call in flight but the reference and the operation
@@ -1209,6 +1224,7 @@ impl<'o> Call<'o> {
         Ok(Call {
             obj,
             op,
+            tail: &[],
             st: CallState {
                 twoway,
                 started,
@@ -1398,7 +1414,7 @@ impl<'o> Call<'o> {
 
     fn finish_message(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         if let Some(p) = self.st.pending.take() {
-            p.finish(w).map_err(|e| {
+            p.finish(w, self.tail.len()).map_err(|e| {
                 raise(
                     K::Marshal,
                     0,
@@ -1430,9 +1446,15 @@ impl<'o> Call<'o> {
         loop {
             let pending = self.st.pending;
             self.st.sent_pending = pending;
-            self.finish_message(w)?;
             let conn = self.st.conn.clone().expect("prepared");
-            if let Err(e) = conn.send(w.as_slice()) {
+            if !self.tail.is_empty() && w.len() + self.tail.len() > conn.fragment_limit() {
+                // Fragmenting needs the message in one piece: the tail
+                // joins the arguments (and is re-sent with them).
+                w.write_bytes(self.tail);
+                self.tail = &[];
+            }
+            self.finish_message(w)?;
+            if let Err(e) = conn.send(w.as_slice(), self.tail) {
                 conn.forget(self.st.request_id);
                 if self.st.resends < MAX_RESENDS {
                     self.st.resends += 1;
@@ -1674,6 +1696,87 @@ fn send_request(
     start_call(obj, op, twoway, w, encode_args)?.run(w)
 }
 
+/// Tails shorter than this are copied into the writer: a gathered write
+/// costs an extra I/O vector (and the kernel's walk of it), which only a
+/// copy of this size outweighs (see docs/steps-data-path.md).
+pub(crate) const GATHER_MIN: usize = 8 * 1024;
+
+/// Encodes `tail` after the other arguments: a large one is left in the
+/// caller's memory and returned (to become [`Call::tail`]), a small one
+/// copied into `w` (an empty result).
+fn encode_tail<'t>(
+    w: &mut Writer,
+    tail: &'t dyn peregrine_cdr::TailSeq,
+) -> peregrine_cdr::Result<&'t [u8]> {
+    if tail.byte_len() >= GATHER_MIN {
+        tail.encode_split(w)
+    } else {
+        tail.encode_all(w).map(|()| &[][..])
+    }
+}
+
+/// As [`send_request`], with `tail` encoded last (see [`encode_tail`]).
+fn send_request_with_tail(
+    obj: &ObjectRef,
+    op: &str,
+    twoway: bool,
+    w: &mut Writer,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: &dyn peregrine_cdr::TailSeq,
+) -> Result<Option<ReplyMsg>, SystemException> {
+    let mut gathered: &[u8] = &[];
+    let mut call = start_call(obj, op, twoway, w, |w| {
+        encode_args(w)?;
+        gathered = encode_tail(w, tail)?;
+        Ok(())
+    })?;
+    call.tail = gathered;
+    call.run(w)
+}
+
+/// [`invoke`] whose last `in` argument, `tail`, is encoded after what
+/// `encode_args` writes and, when large, sent from the caller's memory.
+pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
+    obj: &ObjectRef,
+    op: &str,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: &dyn peregrine_cdr::TailSeq,
+    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
+    decode_user_exception: impl for<'a> FnOnce(
+        &str,
+        &mut Reader<'a>,
+    ) -> Option<peregrine_cdr::Result<E>>,
+) -> Result<T, E> {
+    let mut w = take_writer();
+    let res = send_request_with_tail(obj, op, true, &mut w, encode_args, tail);
+    put_writer(w);
+    let reply = res?.expect("twoway calls return a reply");
+    decode_reply(reply, op, decode_result, decode_user_exception)
+}
+
+/// [`invoke_oneway`] with a last `in` argument as in
+/// [`invoke_with_tail`]. `SYNC_NONE` copies it (the caller returns before
+/// the message is written).
+pub(crate) fn invoke_oneway_with_tail(
+    obj: &ObjectRef,
+    op: &str,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: &dyn peregrine_cdr::TailSeq,
+) -> Result<(), SystemException> {
+    let mut w = take_writer();
+    let res = match obj.inner.sync {
+        SyncScope::Transport => {
+            send_request_with_tail(obj, op, false, &mut w, encode_args, tail).map(|_| ())
+        }
+        SyncScope::None => queue_oneway(obj, op, &mut w, |w| {
+            encode_args(w)?;
+            tail.encode_all(w)
+        }),
+    };
+    put_writer(w);
+    res
+}
+
 pub(crate) fn invoke_oneway(
     obj: &ObjectRef,
     op: &str,
@@ -1740,7 +1843,7 @@ fn oneway_writer() -> &'static std::sync::mpsc::SyncSender<Outgoing> {
                     // A failed write marks the connection failed; nobody
                     // waits for a SYNC_NONE oneway, so there is no one to
                     // tell.
-                    let _ = m.conn.send(&m.bytes);
+                    let _ = m.conn.send(&m.bytes, &[]);
                 }
             })
             .expect("spawn the oneway writer thread");
@@ -1809,6 +1912,7 @@ impl DeferredCall {
             obj: &self.obj,
             op: &self.op,
             st,
+            tail: &[],
         };
         let reply = loop {
             match call.await_reply(&mut w)? {
@@ -1911,7 +2015,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 format_args!("encoding a LocateRequest: {e}"),
             ));
         }
-        if let Err(e) = conn.send(w.as_slice()) {
+        if let Err(e) = conn.send(w.as_slice(), &[]) {
             conn.forget(id);
             resends += 1;
             if resends > MAX_RESENDS {

@@ -39,6 +39,9 @@ pub trait Connector: Send + Sync + 'static {
     fn connect(&self, ep: &Endpoint, timeout: Duration) -> io::Result<Box<dyn Transport>>;
 }
 
+/// Pieces of a vectored write passed without allocating.
+const VEC_INLINE: usize = 4;
+
 /// TCP (IIOP).
 pub struct TcpTransport {
     stream: TcpStream,
@@ -77,11 +80,24 @@ impl Transport for TcpTransport {
         }
         let (mut idx, mut off) = (0, 0);
         while idx < bufs.len() {
-            let slices: Vec<IoSlice<'_>> = std::iter::once(&bufs[idx][off..])
-                .chain(bufs[idx + 1..].iter().copied())
-                .map(IoSlice::new)
-                .collect();
-            let mut n = (&self.stream).write_vectored(&slices)?;
+            let first = &bufs[idx][off..];
+            let rest = &bufs[idx + 1..];
+            // A few pieces (a message and its gathered tail) need no
+            // allocation; fragment lists do.
+            let mut n = if rest.len() < VEC_INLINE {
+                let mut arr = [IoSlice::new(&[]); VEC_INLINE];
+                arr[0] = IoSlice::new(first);
+                for (d, s) in arr[1..].iter_mut().zip(rest) {
+                    *d = IoSlice::new(s);
+                }
+                (&self.stream).write_vectored(&arr[..1 + rest.len()])?
+            } else {
+                let slices: Vec<IoSlice<'_>> = std::iter::once(first)
+                    .chain(rest.iter().copied())
+                    .map(IoSlice::new)
+                    .collect();
+                (&self.stream).write_vectored(&slices)?
+            };
             if n == 0 {
                 return Err(io::ErrorKind::WriteZero.into());
             }
@@ -182,6 +198,25 @@ pub(crate) fn write_message(t: &dyn Transport, msg: &[u8], fragment_size: usize)
         bufs.push(p.payload);
     }
     t.write_all_vectored(&bufs)
+}
+
+/// [`write_message`] for a message whose last `tail` bytes are elsewhere
+/// (a gathered last argument): one vectored write of both. The caller
+/// keeps such messages within one fragment (it appends the tail to `msg`
+/// otherwise), so only an empty tail reaches the fragmenting path.
+pub(crate) fn write_message_gather(
+    t: &dyn Transport,
+    msg: &[u8],
+    tail: &[u8],
+    fragment_size: usize,
+) -> io::Result<()> {
+    if tail.is_empty() {
+        return write_message(t, msg, fragment_size);
+    }
+    debug_assert!(
+        msg.len() + tail.len() <= fragment_size.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN)
+    );
+    t.write_all_vectored(&[msg, tail])
 }
 
 /// Binds a listener; an IPv6 wildcard is dual-stack where the OS allows.
