@@ -246,6 +246,10 @@ pub(crate) struct RxBuf {
     buf: RxStorage,
     start: usize,
     filled: usize,
+    /// Length of the last message framed when it was large (at least
+    /// [`LARGE_MESSAGE`]), else 0: reads then stop where a message of
+    /// that length would end (see [`RxBuf::fill`]).
+    large: usize,
 }
 
 /// 8-byte aligned byte storage for [`RxBuf`] (memory reused between
@@ -307,6 +311,14 @@ pub(crate) enum FrameError {
 
 const READ_CHUNK: usize = 16 * 1024;
 
+/// Messages from this size on are read one per `read` (see
+/// [`RxBuf::fill`]): from the read chunk on, the buffer is sized to one
+/// message anyway, so stopping at its end costs (almost) no extra
+/// `read`. At half the chunk (tried) the `read`s per message doubled
+/// (2,290 -> 4,322 over the throughput suite) to save a move of ~8 KiB,
+/// which costs less than a system call.
+const LARGE_MESSAGE: usize = READ_CHUNK;
+
 impl RxBuf {
     /// A buffer holding exactly the bytes `v` (a message, e.g.
     /// reassembled), copied into aligned storage.
@@ -318,6 +330,7 @@ impl RxBuf {
             buf,
             start: 0,
             filled: v.len(),
+            large: 0,
         }
     }
 
@@ -327,6 +340,7 @@ impl RxBuf {
             buf: v,
             start: 0,
             filled: 0,
+            large: 0,
         }
     }
 
@@ -386,12 +400,15 @@ impl RxBuf {
                 )
                 .map_err(FrameError::Garbage)?;
                 let len = h.message_len();
+                self.large = if len >= LARGE_MESSAGE { len } else { 0 };
                 if have >= len {
                     return Ok(len);
                 }
-                self.fill(t, len)?;
+                self.fill(t, len, len)?;
             } else {
-                self.fill(t, HEADER_LEN)?;
+                // A stream of large messages is usually more of the same
+                // size: read as much as one of them.
+                self.fill(t, HEADER_LEN, self.large)?;
             }
         }
     }
@@ -400,7 +417,15 @@ impl RxBuf {
     /// moves to the front first if it does not start 8-aligned (at most
     /// the bytes of one message read so far) or the space after it cannot
     /// hold `need` bytes.
-    fn fill(&mut self, t: &dyn Transport, need: usize) -> Result<(), FrameError> {
+    ///
+    /// With `stop` of at least [`LARGE_MESSAGE`] (the message being read,
+    /// or the expected size of the next one), the read ends `stop` bytes
+    /// after the message's start: a large message then never shares a
+    /// read with the start of the next one, which would be cut at an
+    /// unaligned offset and moved (step 7 of docs/PERFORMANCE.md: with
+    /// 8 KiB messages every message was moved once). Messages after it
+    /// start at 0 once it is consumed, aligned.
+    fn fill(&mut self, t: &dyn Transport, need: usize, stop: usize) -> Result<(), FrameError> {
         if self.start % 8 != 0 || self.start + need > self.buf.len() {
             self.compact();
         }
@@ -414,7 +439,12 @@ impl RxBuf {
             };
             self.buf.resize(target);
         }
-        let want_end = self.buf.len();
+        let mut want_end = self.buf.len();
+        if stop >= LARGE_MESSAGE {
+            // Never below `start + need` (> `filled`), so the read asks
+            // for at least one byte.
+            want_end = want_end.min(self.start + stop.max(need));
+        }
         match t.read(&mut self.buf.bytes_mut()[self.filled..want_end]) {
             Ok(0) => Err(FrameError::Eof {
                 clean: self.filled == self.start,
@@ -652,6 +682,47 @@ mod tests {
                 }
                 rx.consume(n);
             }
+        }
+    }
+
+    /// A stream of large messages of odd length arriving in one piece:
+    /// from the second message on, each read stops at a message's end,
+    /// so every later message is framed at the buffer's start (aligned,
+    /// nothing moved) and its reads never hold the next message's start.
+    #[test]
+    fn large_messages_are_read_one_per_read() {
+        let msgs: Vec<Vec<u8>> = (0..6)
+            .map(|i| request(peregrine_cdr::GiopVersion::V1_2, 17000 + 2 * i + 1))
+            .collect();
+        assert!(msgs.iter().all(|m| m.len() % 8 != 0));
+        let t = Script(Mutex::new(vec![msgs.concat()]));
+        let mut rx = RxBuf::default();
+        for (i, m) in msgs.iter().enumerate() {
+            let n = rx.read_message(&t, &Limits::default()).unwrap();
+            assert_eq!(rx.message(n), &m[..]);
+            if i >= 2 {
+                assert_eq!(rx.start, 0, "message {i}");
+                // The read brought at most this message (the prediction
+                // is the previous one's length, 2 bytes shorter).
+                assert!(rx.unread().len() <= n, "message {i}");
+            }
+            assert_eq!(rx.message(n).as_ptr() as usize % 8, 0, "message {i}");
+            rx.consume(n);
+        }
+        // Small messages after large ones still frame (the prediction
+        // only bounds a read, it never asks for less than a header).
+        let small = request(peregrine_cdr::GiopVersion::V1_2, 3);
+        let t = Script(Mutex::new(vec![[
+            msgs[0].clone(),
+            small.clone(),
+            small.clone(),
+        ]
+        .concat()]));
+        let mut rx = RxBuf::default();
+        for m in [&msgs[0], &small, &small] {
+            let n = rx.read_message(&t, &Limits::default()).unwrap();
+            assert_eq!(rx.message(n), &m[..]);
+            rx.consume(n);
         }
     }
 }
