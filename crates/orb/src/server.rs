@@ -1023,6 +1023,76 @@ mod tests {
         assert!(fast_layout(&m).is_none());
     }
 
+    /// `u16 a; u64 b;` (padding 2..8): its first element after a
+    /// sequence length is off its alignment (12 wire bytes at offset 4).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(C)]
+    struct P {
+        a: u16,
+        b: u64,
+    }
+    // SAFETY: integers only (any bits valid); size 16 == CDR_SIZE, align
+    // 8 == CDR_ALIGN; members at their CDR offsets 0 and 8; 2..8 is the
+    // only padding.
+    unsafe impl peregrine_cdr::PlainData for P {
+        const CDR_SIZE: usize = 16;
+        const CDR_ALIGN: usize = 8;
+        const PADDING: &'static [(usize, usize)] = &[(2, 8)];
+        fn swap_members(&mut self) {
+            self.a = self.a.swap_bytes();
+            self.b = self.b.swap_bytes();
+        }
+    }
+
+    /// The fast path lends the body exclusively, so a sequence of plain
+    /// structs as the first argument is borrowed in place (not copied)
+    /// from an 8-aligned message in native order, copied otherwise.
+    #[test]
+    fn fast_request_args_lend_plain_structs_in_place() {
+        let vals: Vec<P> = (0..5u16)
+            .map(|i| P {
+                a: i + 1,
+                b: u64::from(i) << 40,
+            })
+            .collect();
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let mut body = Writer::new(order);
+            body.write_u32(vals.len() as u32);
+            for v in &vals {
+                body.write_u16(v.a);
+                body.write_u64(v.b);
+            }
+            let m = request(
+                order,
+                ResponseFlags::SyncWithTarget,
+                b"k",
+                "op",
+                body.as_slice(),
+            );
+            for misalign in [0, 4] {
+                let mut store = vec![0u8; m.len() + 16];
+                let off = store.as_ptr().align_offset(8) + misalign;
+                store[off..off + m.len()].copy_from_slice(&m);
+                let req = fast_request(&mut store[off..off + m.len()]).expect("fast path");
+                let mut args = req.args;
+                let got = args
+                    .read_plain_slice::<P>(|r| {
+                        Ok(P {
+                            a: r.read_u16()?,
+                            b: r.read_u64()?,
+                        })
+                    })
+                    .unwrap();
+                assert_eq!(&*got, &vals[..], "{order:?} misalign {misalign}");
+                assert_eq!(
+                    matches!(got, std::borrow::Cow::Borrowed(_)),
+                    order.is_native() && misalign == 0,
+                    "{order:?} misalign {misalign}"
+                );
+            }
+        }
+    }
+
     /// An operation that is not UTF-8 passes the layout check but not
     /// `incoming`, and the full decode reports exactly the error `handle`
     /// then answers with.
