@@ -204,6 +204,22 @@ impl<T: Encode, const N: usize> Encode for [T; N] {
 }
 impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for [T; N] {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        if N * core::mem::size_of::<T>() <= 64 {
+            // A small array (`octet pad[8]` in a struct) element by
+            // element: the bulk path's vector costs an allocation and a
+            // free, far more than a few reads.
+            let mut err = None;
+            let items: [Option<T>; N] = core::array::from_fn(|_| {
+                if err.is_some() {
+                    return None;
+                }
+                T::decode(r).map_err(|e| err = Some(e)).ok()
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+            return Ok(items.map(|x| x.expect("every element decoded")));
+        }
         let v = T::decode_vec(r, N)?;
         v.try_into().map_err(|_| CdrError::Truncated {
             needed: N,
@@ -257,4 +273,40 @@ pub fn decode_bounded<'de, T: Decode<'de>>(r: &mut Reader<'de>, bound: u32) -> R
     }
     let n = r.check_len(n, 1)?;
     T::decode_vec(r, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ByteOrder;
+
+    /// Small arrays (element by element) and large ones (bulk) decode
+    /// what was encoded and fail on every truncation.
+    #[test]
+    fn arrays_small_and_large() {
+        fn check<T, const N: usize>(v: [T; N])
+        where
+            T: Encode + for<'de> Decode<'de> + PartialEq + core::fmt::Debug,
+        {
+            for order in [ByteOrder::Big, ByteOrder::Little] {
+                let mut w = Writer::new(order);
+                w.write_u8(1);
+                v.encode(&mut w).unwrap();
+                let bytes = w.into_vec();
+                let mut r = Reader::new(&bytes, order);
+                r.read_u8().unwrap();
+                assert_eq!(<[T; N]>::decode(&mut r).unwrap(), v);
+                assert!(r.is_empty());
+                for cut in 1..bytes.len() {
+                    let mut r = Reader::new(&bytes[..cut], order);
+                    r.read_u8().unwrap();
+                    assert!(<[T; N]>::decode(&mut r).is_err(), "{cut}");
+                }
+            }
+        }
+        check([1u8, 2, 3, 4, 5, 6, 7, 8]);
+        check([-1i32, 7, 1 << 20]);
+        check(core::array::from_fn::<f64, 9, _>(|i| i as f64 * 0.5));
+        check(core::array::from_fn::<u16, 100, _>(|i| i as u16 * 3));
+    }
 }

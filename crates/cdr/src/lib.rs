@@ -27,6 +27,7 @@ mod fixed;
 mod order;
 mod plain;
 mod reader;
+mod tail;
 mod writer;
 
 pub use codeset::{CharCodeSet, CodeSetId, CodeSets, WcharCodeSet};
@@ -36,6 +37,7 @@ pub use fixed::{Fixed, FixedError, FixedPoint};
 pub use order::ByteOrder;
 pub use plain::{PlainData, Primitive};
 pub use reader::Reader;
+pub use tail::{PlainTail, PrimTail, TailSeq};
 pub use writer::Writer;
 
 /// The GIOP minor version that the CDR stream belongs to.

@@ -6,9 +6,14 @@
 //! CDR layout equals their `repr(C)` layout are copied the same way.
 //!
 //! This is the one module of the crate with `unsafe` code: the copies
-//! between `[u8]` and `[T]` that make the bulk path as fast as `memcpy`.
+//! between `[u8]` and `[T]` that make the bulk path as fast as `memcpy`,
+//! and [`Input`], the bytes a [`crate::Reader`] decodes, which may be
+//! rewritten in place to lend a sequence of plain structs as `&[T]`.
 
 use alloc::vec::Vec;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ByteOrder;
 
@@ -259,6 +264,24 @@ pub(crate) fn as_bytes<T: Primitive>(src: &[T]) -> &[u8] {
     unsafe { core::slice::from_raw_parts(src.as_ptr().cast::<u8>(), core::mem::size_of_val(src)) }
 }
 
+/// The bytes of a slice of plain structs, when they are exactly its CDR
+/// encoding in native order from an aligned start: `None` for a struct
+/// with padding, whose padding bytes may be uninitialized (and must not
+/// be read, let alone sent).
+#[inline]
+pub(crate) fn plain_as_bytes<T: PlainData>(src: &[T]) -> Option<&[u8]> {
+    if !T::PADDING.is_empty() || core::mem::size_of::<T>() != T::CDR_SIZE {
+        return None;
+    }
+    // SAFETY: `PADDING` lists every byte of `T` outside its members, so
+    // with none every byte belongs to an integer or float member and is
+    // initialized; the length covers exactly the slice's elements of one
+    // allocation, and `u8` needs no alignment.
+    Some(unsafe {
+        core::slice::from_raw_parts(src.as_ptr().cast::<u8>(), core::mem::size_of_val(src))
+    })
+}
+
 /// `bytes` viewed as `&[T]` when no conversion is needed: native byte
 /// order (or one-byte elements), the address aligned for `T` and the
 /// length a whole number of elements; `None` otherwise.
@@ -310,6 +333,154 @@ unsafe fn cast_slice<T>(bytes: &[u8]) -> Option<&[T]> {
     // returned lifetime (shared, so nothing can write them meanwhile);
     // validity of each element is the caller's contract.
     Some(unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size) })
+}
+
+/// The bytes a [`crate::Reader`] decodes: borrowed shared (`&'a [u8]`)
+/// or exclusively (`&'a mut [u8]`). An exclusive input may rewrite bytes
+/// the reader has already decoded (see [`Input::put_plain_run`]), which
+/// is why it is held as a pointer rather than a `&'a [u8]`: a shared
+/// reference to the whole buffer would forbid that write.
+pub(crate) struct Input<'a> {
+    ptr: NonNull<u8>,
+    len: usize,
+    /// Set for an exclusive input that has not lent its unread bytes
+    /// (`Reader::rest`, a clone of the reader); only then may
+    /// [`Input::put_plain_run`] write. Atomic only so that `Reader`
+    /// stays `Sync`; it is cleared through `&self`.
+    writable: AtomicBool,
+    _bytes: PhantomData<&'a [u8]>,
+}
+
+// SAFETY: an `Input` stands for a `&'a [u8]` or a `&'a mut [u8]`, both of
+// which are `Send` and `Sync`; the only write goes through `&mut self`.
+unsafe impl Send for Input<'_> {}
+// SAFETY: as above; methods taking `&self` only read (the flag is atomic).
+unsafe impl Sync for Input<'_> {}
+
+impl<'a> Input<'a> {
+    /// Bytes that are only read.
+    #[inline]
+    pub(crate) fn shared(bytes: &'a [u8]) -> Self {
+        Self {
+            ptr: NonNull::from(bytes).cast(),
+            len: bytes.len(),
+            writable: AtomicBool::new(false),
+            _bytes: PhantomData,
+        }
+    }
+
+    /// Bytes that may be rewritten once decoded.
+    #[inline]
+    pub(crate) fn exclusive(bytes: &'a mut [u8]) -> Self {
+        Self {
+            len: bytes.len(),
+            ptr: NonNull::from(bytes).cast(),
+            writable: AtomicBool::new(true),
+            _bytes: PhantomData,
+        }
+    }
+
+    /// A read-only view of the same bytes (for a clone of the reader).
+    /// This input stops rewriting: the copy may lend any of its bytes.
+    pub(crate) fn share(&self) -> Self {
+        self.lend_all();
+        Self {
+            ptr: self.ptr,
+            len: self.len,
+            writable: AtomicBool::new(false),
+            _bytes: PhantomData,
+        }
+    }
+
+    /// Records that bytes not yet decoded were lent out (`Reader::rest`):
+    /// nothing may be rewritten any more.
+    #[inline]
+    pub(crate) fn lend_all(&self) {
+        self.writable.store(false, Ordering::Relaxed);
+    }
+
+    /// True while [`Input::put_plain_run`] may write.
+    #[inline]
+    pub(crate) fn is_writable(&self) -> bool {
+        self.writable.load(Ordering::Relaxed)
+    }
+
+    /// Length in bytes.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The byte at `i`, if any.
+    #[inline(always)]
+    pub(crate) fn get(&self, i: usize) -> Option<u8> {
+        if i < self.len {
+            // SAFETY: `i` is in bounds of the borrowed, initialized bytes.
+            Some(unsafe { *self.ptr.as_ptr().add(i) })
+        } else {
+            None
+        }
+    }
+
+    /// The bytes `start..end`, lent for `'a`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds (as slicing does).
+    #[inline(always)]
+    pub(crate) fn slice(&self, start: usize, end: usize) -> &'a [u8] {
+        assert!(
+            start <= end && end <= self.len,
+            "Input::slice out of bounds"
+        );
+        // SAFETY: in bounds (checked) of bytes borrowed for `'a`. A later
+        // write through `put_plain_run` to these bytes is excluded by
+        // that function's contract.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr().add(start), end - start) }
+    }
+
+    /// Stores `first` in its native layout over the bytes
+    /// `at..at + size_of::<T>()` and lends the `n` elements from `at` on
+    /// as `&'a [T]`: elements `1..n` must already be in native layout.
+    /// `None` (and nothing written) unless the input is exclusive and has
+    /// lent no unread bytes, `at` is memory-aligned for `T` and the `n`
+    /// elements fit.
+    ///
+    /// # Safety
+    /// No reference to any byte in `at..at + n * size_of::<T>()` lent by
+    /// [`Input::slice`] or by an earlier `put_plain_run` may be used after
+    /// this call (the bytes change underneath it); the caller tracks
+    /// which bytes it lent.
+    pub(crate) unsafe fn put_plain_run<T: PlainData>(
+        &mut self,
+        at: usize,
+        n: usize,
+        first: &T,
+    ) -> Option<&'a [T]> {
+        let size = core::mem::size_of::<T>();
+        let end = n.checked_mul(size)?.checked_add(at)?;
+        if n == 0
+            || end > self.len
+            || !self.is_writable()
+            || (self.ptr.as_ptr() as usize).wrapping_add(at) % core::mem::align_of::<T>() != 0
+        {
+            return None;
+        }
+        // SAFETY: the input is exclusive (`writable` is only ever set by
+        // `exclusive`, whose pointer came from a `&'a mut [u8]`), so the
+        // pointer may write; `at..end` is in bounds (checked) and no
+        // reference into it is used again (the caller's contract).
+        // `write_native` initializes all `size` bytes at `at`. The slice:
+        // aligned (checked), `n * size` initialized bytes in bounds, each
+        // `size` of them a valid `T` (the `PlainData` contract: any bits
+        // are valid), lent shared for `'a` while the only writer is this
+        // exclusive `Input`, whose later writes the caller's contract
+        // keeps away from these bytes.
+        unsafe {
+            let p = self.ptr.as_ptr().add(at);
+            first.write_native(p);
+            Some(core::slice::from_raw_parts(p.cast::<T>(), n))
+        }
+    }
 }
 
 /// Appends `src` as CDR (native layout, swapped if needed), zeroing

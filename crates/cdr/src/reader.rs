@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::codeset::{CharCodeSet, CodeSets, WcharCodeSet};
-use crate::plain::{self, PlainData, Primitive};
+use crate::plain::{self, Input, PlainData, Primitive};
 use crate::{ByteOrder, CdrError, GiopVersion, Result};
 
 /// Default limit of nested constructed values (see [`Reader::enter`]).
@@ -16,9 +16,14 @@ pub const DEFAULT_MAX_DEPTH: u16 = 64;
 /// Reads never allocate more than the remaining input justifies: every
 /// length is checked against the bytes left before any allocation.
 /// `&[u8]` and `&str` values can be borrowed from the buffer (zero-copy).
-#[derive(Debug, Clone)]
+///
+/// A reader made with [`Reader::new_mut`] / [`Reader::with_offset_mut`]
+/// owns its buffer exclusively and may rewrite bytes it has already
+/// decoded: [`Reader::read_plain_slice`] uses that to lend a sequence of
+/// plain structs whose first element is off the struct's alignment (see
+/// there). Bytes not yet decoded are never changed.
 pub struct Reader<'a> {
-    buf: &'a [u8],
+    buf: Input<'a>,
     pos: usize,
     /// Index in `buf` of stream position 0 (wrapping, see `Writer`).
     origin: usize,
@@ -29,10 +34,61 @@ pub struct Reader<'a> {
     max_depth: u16,
 }
 
+/// A clone reads the same bytes from the same position, shared: neither
+/// the clone nor (from then on) the original rewrites bytes, since the
+/// clone may lend any of them.
+impl Clone for Reader<'_> {
+    fn clone(&self) -> Self {
+        Self {
+            buf: self.buf.share(),
+            pos: self.pos,
+            origin: self.origin,
+            order: self.order,
+            version: self.version,
+            codesets: self.codesets,
+            depth: self.depth,
+            max_depth: self.max_depth,
+        }
+    }
+}
+
+impl core::fmt::Debug for Reader<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Reader")
+            .field("len", &self.buf.len())
+            .field("pos", &self.pos)
+            .field("position", &self.position())
+            .field("order", &self.order)
+            .field("version", &self.version)
+            .field("codesets", &self.codesets)
+            .field("depth", &self.depth)
+            .finish()
+    }
+}
+
 impl<'a> Reader<'a> {
     /// A reader over `buf`, whose first byte is stream position 0, for
     /// GIOP 1.2 with UTF-8/UTF-16.
     pub fn new(buf: &'a [u8], order: ByteOrder) -> Self {
+        Self::over(Input::shared(buf), order)
+    }
+
+    /// A reader over a buffer it may rewrite once decoded (see
+    /// [`Reader::read_plain_slice`]); otherwise as [`Reader::new`].
+    pub fn new_mut(buf: &'a mut [u8], order: ByteOrder) -> Self {
+        Self::over(Input::exclusive(buf), order)
+    }
+
+    /// [`Reader::new_mut`] with the first byte at stream position
+    /// `offset` (as [`Reader::with_offset`]).
+    pub fn with_offset_mut(buf: &'a mut [u8], order: ByteOrder, offset: usize) -> Self {
+        let mut r = Self::new_mut(buf, order);
+        r.origin = 0usize.wrapping_sub(offset);
+        r
+    }
+
+    #[inline]
+    fn over(buf: Input<'a>, order: ByteOrder) -> Self {
         Self {
             buf,
             pos: 0,
@@ -107,9 +163,11 @@ impl<'a> Reader<'a> {
         self.remaining() == 0
     }
 
-    /// The unread bytes.
+    /// The unread bytes. Lending them ends any in-place rewriting by a
+    /// [`Reader::new_mut`] reader (they must not change while lent).
     pub fn rest(&self) -> &'a [u8] {
-        &self.buf[self.pos..]
+        self.buf.lend_all();
+        self.buf.slice(self.pos, self.buf.len())
     }
 
     /// Index of the next byte in the underlying buffer.
@@ -140,7 +198,7 @@ impl<'a> Reader<'a> {
         if n > self.remaining() {
             return Err(truncated(n, self.remaining()));
         }
-        let s = &self.buf[self.pos..self.pos + n];
+        let s = self.buf.slice(self.pos, self.pos + n);
         self.pos += n;
         Ok(s)
     }
@@ -158,7 +216,7 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn read_u8(&mut self) -> Result<u8> {
         match self.buf.get(self.pos) {
-            Some(&b) => {
+            Some(b) => {
                 self.pos += 1;
                 Ok(b)
             }
@@ -321,14 +379,32 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a sequence of plain-data structs, borrowed from the input
-    /// when its first element starts at a stream position aligned to
-    /// `T::CDR_ALIGN` (so every element has its native layout), the data
-    /// is in native byte order and memory-aligned for `T`; decoded into a
-    /// new vector as [`Reader::read_plain`] does otherwise.
+    /// when the data is in native byte order, memory-aligned for `T`, and
+    /// either its first element starts at a stream position aligned to
+    /// `T::CDR_ALIGN` (so every element has its native layout) or the
+    /// in-place path below applies; decoded into a new vector as
+    /// [`Reader::read_plain`] does otherwise.
+    ///
+    /// In place (only for a [`Reader::new_mut`] reader): a struct that
+    /// needs 8-alignment after a 4-byte length has its first element off
+    /// that alignment, encoded member by member (`BinStruct`: 28 wire
+    /// bytes), while elements `1..` have their native layout again. When
+    /// the length sits at a position aligned for `T` and the first
+    /// element's wire bytes are exactly `size_of::<T>() - 4`, the length
+    /// and the first element together occupy exactly one native element:
+    /// the first element is decoded (`decode_one`) and written back in its
+    /// native layout over them, and the whole sequence is lent from the
+    /// length's position on. The length's bytes are lost, nothing else
+    /// changes, and only bytes already decoded are rewritten.
+    ///
+    /// `decode_one` must work for any reader lifetime (`for<'r>`), so it
+    /// cannot keep a reference into the bytes that get rewritten.
     pub fn read_plain_slice<T: PlainData>(
         &mut self,
-        decode_one: impl FnMut(&mut Reader<'a>) -> Result<T>,
+        mut decode_one: impl for<'r> FnMut(&mut Reader<'r>) -> Result<T>,
     ) -> Result<Cow<'a, [T]>> {
+        self.align(4)?;
+        let at = self.pos;
         let n = self.read_u32()?;
         if n == 0 {
             return Ok(Cow::Borrowed(&[]));
@@ -337,15 +413,74 @@ impl<'a> Reader<'a> {
         if self.position() % T::CDR_ALIGN == 0 {
             if let Some(nbytes) = n.checked_mul(T::CDR_SIZE) {
                 if nbytes <= self.remaining() {
-                    let bytes = &self.buf[self.pos..self.pos + nbytes];
+                    let bytes = self.buf.slice(self.pos, self.pos + nbytes);
                     if let Some(s) = plain::cast_plain::<T>(bytes, self.order) {
                         self.pos += nbytes;
                         return Ok(Cow::Borrowed(s));
                     }
                 }
             }
+        } else if let Some(s) = self.plain_in_place(at, n, &mut decode_one) {
+            return Ok(Cow::Borrowed(s));
         }
         self.read_plain(n, decode_one).map(Cow::Owned)
+    }
+
+    /// The in-place path of [`Reader::read_plain_slice`]: `n` elements
+    /// whose length was read at index `at`; the reader sits right after
+    /// it. `None` (nothing read or written) when it does not apply.
+    fn plain_in_place<T: PlainData>(
+        &mut self,
+        at: usize,
+        n: usize,
+        decode_one: &mut impl for<'r> FnMut(&mut Reader<'r>) -> Result<T>,
+    ) -> Option<&'a [T]> {
+        let size = T::CDR_SIZE;
+        if !self.buf.is_writable()
+            || !self.order.is_native()
+            || size <= 4
+            || self.pos != at + 4
+            || self.position().wrapping_sub(4) % T::CDR_ALIGN != 0
+        {
+            return None;
+        }
+        // Wire bytes of the whole sequence: the first element in
+        // `size - 4`, the rest natively.
+        let wire = n.checked_mul(size)? - 4;
+        if wire > self.remaining() {
+            return None;
+        }
+        let first_end = self.pos + (size - 4);
+        let first = {
+            // `decode_one` reads the first element through a reader of its
+            // own over exactly its bytes: it must use them all, and being
+            // `for<'r>` it cannot keep a reference into them.
+            let mut r = Reader::with_offset(
+                self.buf.slice(self.pos, first_end),
+                self.order,
+                self.position(),
+            );
+            r.version = self.version;
+            r.codesets = self.codesets;
+            r.depth = self.depth;
+            r.max_depth = self.max_depth;
+            let v = decode_one(&mut r).ok()?;
+            if !r.is_empty() {
+                return None;
+            }
+            v
+        };
+        // SAFETY: the bytes `at..at + n * size` are the length (read by
+        // `read_u32` into a value), the first element (lent only to the
+        // reader above, which is gone, and to `decode_one` for a lifetime
+        // it cannot keep) and bytes not yet decoded, which nothing has
+        // lent: reads lend only bytes below `pos`, `pos` only grows, and
+        // `rest` and `clone`, which lend bytes beyond it, clear the
+        // input's writable flag (`put_plain_run` then returns `None`).
+        // Earlier in-place runs lie below `at`.
+        let s = unsafe { self.buf.put_plain_run(at, n, &first) }?;
+        self.pos = at + 4 + wire;
+        Some(s)
     }
 
     /// Reads a `string` as text borrowed from the input when the code set
@@ -768,6 +903,163 @@ mod slice_tests {
                         .and_then(|()| r.read_plain_slice::<P>(decode_p).map(drop));
                     assert!(res.is_err());
                 }
+            }
+        }
+    }
+
+    /// `vals` as a CDR sequence of `P` at stream position 0, followed by
+    /// a `u32` trailer.
+    fn p_seq(order: ByteOrder, vals: &[P]) -> Vec<u8> {
+        let mut w = Writer::new(order);
+        w.write_u32(vals.len() as u32);
+        for v in vals {
+            w.write_u16(v.a);
+            w.write_u64(v.b);
+        }
+        w.write_u32(0xC0FF_EE00);
+        w.into_vec()
+    }
+
+    fn p_vals(n: u16) -> Vec<P> {
+        (0..n)
+            .map(|i| P {
+                a: i * 301 + 7,
+                b: u64::from(i) * 0x0908_0706_0504_0302 + 1,
+            })
+            .collect()
+    }
+
+    /// A `new_mut` reader lends a sequence whose first element is off
+    /// the struct's alignment by rewriting that element in place, only
+    /// in native order at an aligned address; the rest of the input is
+    /// untouched and reads on.
+    #[test]
+    fn plain_slice_in_place_fixes_up_the_first_element() {
+        for n in [1u16, 2, 9] {
+            let vals = p_vals(n);
+            for order in [ByteOrder::Big, ByteOrder::Little] {
+                let bytes = p_seq(order, &vals);
+                for misalign in [0, 4] {
+                    let (mut store, off) = placed(&bytes, misalign);
+                    let buf = &mut store[off..off + bytes.len()];
+                    let mut r = Reader::new_mut(buf, order);
+                    let got = r.read_plain_slice::<P>(decode_p).unwrap();
+                    assert_eq!(&*got, &vals[..], "{order:?} misalign {misalign}");
+                    let borrowed = matches!(got, Cow::Borrowed(_));
+                    assert_eq!(borrowed, order.is_native() && misalign == 0);
+                    assert_eq!(r.read_u32().unwrap(), 0xC0FF_EE00);
+                    assert!(r.is_empty());
+                    drop(got);
+                    // Only the length and the first element changed.
+                    let first = 4 + 12;
+                    assert_eq!(&store[off + first..off + bytes.len()], &bytes[first..]);
+                }
+                // A shared reader never rewrites (and copies).
+                let (store, off) = placed(&bytes, 0);
+                let mut r = Reader::new(&store[off..off + bytes.len()], order);
+                let got = r.read_plain_slice::<P>(decode_p).unwrap();
+                assert!(matches!(got, Cow::Owned(_)));
+                assert_eq!(&*got, &vals[..]);
+            }
+        }
+    }
+
+    /// Lent bytes must not change: after `rest` or a clone, the reader
+    /// copies instead of rewriting.
+    #[test]
+    fn plain_slice_in_place_not_after_lending() {
+        let vals = p_vals(5);
+        let bytes = p_seq(ByteOrder::NATIVE, &vals);
+        for how in 0..2 {
+            let (mut store, off) = placed(&bytes, 0);
+            let buf = &mut store[off..off + bytes.len()];
+            let mut r = Reader::new_mut(buf, ByteOrder::NATIVE);
+            let lent = if how == 0 { r.rest() } else { r.clone().rest() };
+            let got = r.read_plain_slice::<P>(decode_p).unwrap();
+            assert!(matches!(got, Cow::Owned(_)));
+            assert_eq!(&*got, &vals[..]);
+            assert_eq!(lent, &bytes[..]);
+        }
+        // A clone reads the same values, copied.
+        let (mut store, off) = placed(&bytes, 0);
+        let r = Reader::new_mut(&mut store[off..off + bytes.len()], ByteOrder::NATIVE);
+        let mut c = r.clone();
+        let got = c.read_plain_slice::<P>(decode_p).unwrap();
+        assert!(matches!(got, Cow::Owned(_)));
+        assert_eq!(&*got, &vals[..]);
+    }
+
+    /// A struct whose first element does not fill `size - 4` wire bytes
+    /// (here 14 of 16: `u64` then `u16`) is copied, correctly.
+    #[test]
+    fn plain_slice_in_place_only_when_sizes_match() {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[repr(C)]
+        struct Q {
+            b: u64,
+            a: u16,
+        }
+        // SAFETY: integers only; size 16 == CDR_SIZE, align 8 ==
+        // CDR_ALIGN; members at CDR offsets 0 and 8; 10..16 is padding.
+        unsafe impl PlainData for Q {
+            const CDR_SIZE: usize = 16;
+            const CDR_ALIGN: usize = 8;
+            const PADDING: &'static [(usize, usize)] = &[(10, 16)];
+            fn swap_members(&mut self) {
+                self.a = self.a.swap_bytes();
+                self.b = self.b.swap_bytes();
+            }
+        }
+        fn decode_q(r: &mut Reader<'_>) -> Result<Q> {
+            Ok(Q {
+                b: r.read_u64()?,
+                a: r.read_u16()?,
+            })
+        }
+        let vals: Vec<Q> = (0..4u16)
+            .map(|i| Q {
+                b: u64::from(i) << 40 | 3,
+                a: i + 9,
+            })
+            .collect();
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        w.write_u32(vals.len() as u32);
+        for v in &vals {
+            w.write_u64(v.b);
+            w.write_u16(v.a);
+        }
+        let bytes = w.into_vec();
+        let (mut store, off) = placed(&bytes, 0);
+        let mut r = Reader::new_mut(&mut store[off..off + bytes.len()], ByteOrder::NATIVE);
+        let got = r.read_plain_slice::<Q>(decode_q).unwrap();
+        assert!(matches!(got, Cow::Owned(_)));
+        assert_eq!(&*got, &vals[..]);
+        assert!(r.is_empty());
+    }
+
+    /// Truncated sequences and lengths beyond the input are errors on the
+    /// in-place path too, never panics or reads past the end.
+    #[test]
+    fn plain_slice_in_place_hostile_inputs() {
+        let vals = p_vals(6);
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let bytes = p_seq(order, &vals);
+            let seq_len = bytes.len() - 4;
+            for cut in 0..seq_len {
+                let (mut store, off) = placed(&bytes[..cut], 0);
+                let mut r = Reader::new_mut(&mut store[off..off + cut], order);
+                assert!(r.read_plain_slice::<P>(decode_p).is_err(), "cut {cut}");
+            }
+            for len in [7u32, 1 << 20, u32::MAX] {
+                let mut b = bytes.clone();
+                let raw = match order {
+                    ByteOrder::Big => len.to_be_bytes(),
+                    ByteOrder::Little => len.to_le_bytes(),
+                };
+                b[..4].copy_from_slice(&raw);
+                let (mut store, off) = placed(&b, 0);
+                let mut r = Reader::new_mut(&mut store[off..off + b.len()], order);
+                assert!(r.read_plain_slice::<P>(decode_p).is_err(), "len {len}");
             }
         }
     }

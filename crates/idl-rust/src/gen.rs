@@ -1962,6 +1962,23 @@ impl {rt}::ObjRef for {name}Ref {{
         }
     }
 
+    /// The parameter a stub sends as its call's tail, if any: the last
+    /// `in`/`inout` parameter when it is `in` and an unbounded sequence of
+    /// octets, other primitives (`slice_elem`) or plain structs (`true`).
+    fn stub_tail(&mut self, op: &OpInfo) -> Option<(usize, bool)> {
+        let at = op.params.iter().rposition(|p| p.dir != ParamDir::Out)?;
+        if op.params[at].dir != ParamDir::In {
+            return None;
+        }
+        let Type::Sequence(t, None) = self.resolve_owned(&op.params[at].ty) else {
+            return None;
+        };
+        if self.resolve_owned(&t) == Type::Basic(BasicType::Octet) {
+            return Some((at, false));
+        }
+        self.slice_elem(&t).map(|(plain, _)| (at, plain))
+    }
+
     /// Encode statements for the `in`/`inout` arguments as the stub holds
     /// them (`in` borrowed or by value, `inout` as `&mut`).
     fn stub_method(&mut self, op: &OpInfo, cur: &[String]) -> String {
@@ -1973,10 +1990,16 @@ impl {rt}::ObjRef for {name}Ref {{
         // Not inlined (in either form), so that footprint measurements
         // (ttcp footprint) find each stub as a symbol.
         let _ = writeln!(s, "#[inline(never)]\npub {sig} {{");
-        // Arguments.
+        // Arguments. A last `in` argument that is an unbounded sequence of
+        // primitives or plain structs goes as the call's tail: when large
+        // it is sent from the caller's memory (`ObjectRef::invoke_with_tail`).
+        let tail = self.stub_tail(op);
         let mut enc = String::new();
-        for p in &op.params {
+        for (i, p) in op.params.iter().enumerate() {
             let n = snake(&p.name);
+            if tail.as_ref().is_some_and(|(at, _)| *at == i) {
+                continue;
+            }
             match p.dir {
                 ParamDir::In => {
                     if self.is_iface(&p.ty).is_some()
@@ -1999,8 +2022,20 @@ impl {rt}::ObjRef for {name}Ref {{
             format!("|w| {{ {enc} Ok(()) }}")
         };
         let wire = lit_str(&op.wire);
+        let (invoke, tail_arg) = match &tail {
+            Some((at, plain)) => {
+                let n = snake(&op.params[*at].name);
+                let kind = if *plain { "PlainTail" } else { "PrimTail" };
+                // `in` sequences are `&[T]` in stubs (`in_ty`).
+                ("_with_tail", format!(" &{cdr}::{kind}({n}),"))
+            }
+            None => ("", String::new()),
+        };
         if op.oneway {
-            let _ = writeln!(s, "self.0.invoke_oneway({wire}, {enc_closure})\n}}\n");
+            let _ = writeln!(
+                s,
+                "self.0.invoke_oneway{invoke}({wire}, {enc_closure},{tail_arg})\n}}\n"
+            );
             return s;
         }
         // Results: return value, then inout and out in order.
@@ -2074,7 +2109,8 @@ impl {rt}::ObjRef for {name}Ref {{
                     .join(", ")
             ),
         };
-        let call = format!("self.0.invoke({wire}, {enc_closure}, {dec_closure}, {exc})");
+        let call =
+            format!("self.0.invoke{invoke}({wire}, {enc_closure},{tail_arg} {dec_closure}, {exc})");
         if assigns.is_empty() && names.len() <= 1 && outs.len() == names.len() {
             let _ = writeln!(s, "{orb_line}{call}\n}}\n");
         } else {
@@ -2115,14 +2151,17 @@ impl {rt}::ObjRef for {name}Ref {{
             let resolved = self.resolve_owned(&p.ty);
             // Sequences of integers, floats and plain structs: a slice
             // borrowed from the (8-aligned) request buffer when the layout
-            // is native, a copy otherwise.
+            // is native, a copy otherwise. A plain struct's first element
+            // off its alignment (after the length) is rewritten in place by
+            // the server's exclusive argument reader
+            // (`idl_rt::decode_plain_slice`).
             if let Type::Sequence(t, b) = &resolved {
                 if let Some((plain, et)) = self.slice_elem(t) {
                     let et = self.rty(&et, cur);
                     if plain {
                         let _ = writeln!(
                             decs,
-                            "let {v} = r.read_plain_slice::<{et}>(<{et} as {cdr}::Decode>::decode)?;\n{rt}::check_bound({v}.len(), {})?;",
+                            "let {v} = {rt}::decode_plain_slice::<{et}>(r, {})?;",
                             bound(*b)
                         );
                     } else {

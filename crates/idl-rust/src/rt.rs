@@ -136,6 +136,22 @@ pub mod idl_rt {
         Ok(s)
     }
 
+    /// Reads an `in` sequence of plain structs, borrowed from the request
+    /// buffer when its layout is native (the first element, off the
+    /// struct's alignment after the length, rewritten in place by the
+    /// server's exclusive reader), decoded into a vector otherwise.
+    // The closure is not redundant: `read_plain_slice` needs a decoder
+    // for every reader lifetime, which `<T as Decode<'de>>::decode` is not.
+    #[allow(clippy::redundant_closure)]
+    pub fn decode_plain_slice<'de, T>(r: &mut {cdr}::Reader<'de>, bound: u32) -> {cdr}::Result<std::borrow::Cow<'de, [T]>>
+    where
+        T: {cdr}::PlainData + for<'x> {cdr}::Decode<'x>,
+    {
+        let s = r.read_plain_slice::<T>(|r| T::decode(r))?;
+        check_bound(s.len(), bound)?;
+        Ok(s)
+    }
+
     /// A sequence whose elements need generated code.
     pub fn encode_seq<T>(
         items: &[T],

@@ -128,7 +128,8 @@ fn plain_struct_write_native_is_word_wise() {
         "struct T { double d; octet o; };",
     ] {
         let code = gen(src);
-        assert!(!code.contains("PlainData"), "{src}:\n{code}");
+        // (The runtime module names the trait in a generic helper.)
+        assert!(!code.contains("PlainData for"), "{src}:\n{code}");
         assert!(!code.contains("repr(C)"), "{src}");
     }
 }

@@ -699,15 +699,24 @@ impl ClientConn {
         lock(&self.st).pending.remove(&id);
     }
 
-    /// Writes one message. `Ok(true)` when the write may have waited (the
-    /// write lock was contended): the caller's clock reading is stale.
-    fn send(&self, bytes: &[u8]) -> std::io::Result<bool> {
+    /// The largest message written unfragmented.
+    fn fragment_limit(&self) -> usize {
+        self.fragment_size
+            .max(peregrine_giop::fragment::MIN_FRAGMENT_LEN)
+    }
+
+    /// Writes the message `bytes` followed by `tail` (a gathered last
+    /// argument, empty for most calls; see [`Call::tail`]). `Ok(true)`
+    /// when the write may have waited (the write lock was contended): the
+    /// caller's clock reading is stale.
+    fn send(&self, bytes: &[u8], tail: &[u8]) -> std::io::Result<bool> {
         let r = {
             let (_w, contended) = match self.write_lock.try_lock() {
                 Ok(g) => (g, false),
                 Err(_) => (lock(&self.write_lock), true),
             };
-            crate::transport::write_message(&*self.t, bytes, self.fragment_size).map(|()| contended)
+            crate::transport::write_message_gather(&*self.t, bytes, tail, self.fragment_size)
+                .map(|()| contended)
         };
         if let Err(e) = &r {
             self.fail(Closed::Broken(format!("write failed: {e}")));
@@ -1296,13 +1305,14 @@ impl Framing {
         })
     }
 
-    /// As `Pending::finish`: patches the message size; drops the body
-    /// alignment padding if no body was written.
-    fn finish(self, w: &mut Writer) -> Result<(), peregrine_cdr::CdrError> {
-        if w.len() == self.body_start {
+    /// As `Pending::finish`: patches the message size, counting `tail`
+    /// bytes sent after the writer's; drops the body alignment padding if
+    /// no body was written.
+    fn finish(self, w: &mut Writer, tail: usize) -> Result<(), peregrine_cdr::CdrError> {
+        if w.len() == self.body_start && tail == 0 {
             w.truncate(self.header_end);
         }
-        let body = w.len().saturating_sub(peregrine_giop::HEADER_LEN);
+        let body = (w.len() + tail).saturating_sub(peregrine_giop::HEADER_LEN);
         let size = u32::try_from(body).map_err(|_| peregrine_cdr::CdrError::TooLong(body))?;
         w.patch_u32(SIZE_AT, size);
         Ok(())
@@ -1406,6 +1416,12 @@ struct Call<'o> {
     obj: &'o ObjectRef,
     op: &'o str,
     st: CallState,
+    /// The end of the request body, sent from the caller's memory after
+    /// the writer's bytes (a large last `in` sequence, see
+    /// [`invoke_with_tail`]); empty for most calls. It stays with the
+    /// call, so a re-send after a failed write, a forward or an orderly
+    /// close sends it again.
+    tail: &'o [u8],
 }
 
 /// Everything about a call in flight but the reference and the operation
@@ -1468,6 +1484,7 @@ impl<'o> Call<'o> {
         Call {
             obj,
             op,
+            tail: &[],
             st: CallState {
                 twoway,
                 lead,
@@ -1694,7 +1711,7 @@ impl<'o> Call<'o> {
 
     fn finish_message(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         if let Some(p) = self.st.pending.take() {
-            p.finish(w).map_err(|e| {
+            p.finish(w, self.tail.len()).map_err(|e| {
                 raise(
                     K::Marshal,
                     0,
@@ -1726,13 +1743,24 @@ impl<'o> Call<'o> {
         loop {
             let pending = self.st.pending;
             self.st.sent_pending = pending;
+            if !self.tail.is_empty() {
+                let limit = self.st.conn.as_ref().expect("prepared").fragment_limit();
+                if w.len() + self.tail.len() > limit {
+                    // Fragmenting needs the message in one piece: the tail
+                    // joins the arguments (and is re-sent with them).
+                    w.write_bytes(self.tail);
+                    self.tail = &[];
+                }
+            }
             self.finish_message(w)?;
             let conn = self.st.conn.as_ref().expect("prepared");
-            match conn.send(w.as_slice()) {
+            match conn.send(w.as_slice(), self.tail) {
                 // The write may have blocked (a contended lock, or a
                 // message large enough to fill the socket buffer): the
                 // reply wait counts from now, not from the call's start.
-                Ok(waited) if waited || w.len() > LONG_WRITE => self.st.clock = Instant::now(),
+                Ok(waited) if waited || w.len() + self.tail.len() > LONG_WRITE => {
+                    self.st.clock = Instant::now()
+                }
                 Ok(_) => {}
                 Err(e) => {
                     let ep = conn.ep.to_string();
@@ -1962,6 +1990,89 @@ fn send_request(
     call.run(w)
 }
 
+/// Tails shorter than this are copied into the writer: a gathered write
+/// costs an extra I/O vector (and the kernel's walk of it), which only a
+/// copy of this size outweighs (see docs/steps-data-path.md).
+pub(crate) const GATHER_MIN: usize = 8 * 1024;
+
+/// Encodes `tail` after the other arguments: a large one is left in the
+/// caller's memory and returned (to become [`Call::tail`]), a small one
+/// copied into `w` (an empty result).
+fn encode_tail<'t>(
+    w: &mut Writer,
+    tail: &'t dyn peregrine_cdr::TailSeq,
+) -> peregrine_cdr::Result<&'t [u8]> {
+    if tail.byte_len() >= GATHER_MIN {
+        tail.encode_split(w)
+    } else {
+        tail.encode_all(w).map(|()| &[][..])
+    }
+}
+
+/// As [`send_request`], with `tail` encoded last (see [`encode_tail`]).
+fn send_request_with_tail(
+    obj: &ObjectRef,
+    op: &str,
+    twoway: bool,
+    w: &mut Writer,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: &dyn peregrine_cdr::TailSeq,
+) -> Result<Option<ReplyMsg>, SystemException> {
+    let mut gathered: &[u8] = &[];
+    // A synchronous twoway leads its connection, as in `invoke`.
+    let mut call = Call::new(obj, op, twoway, twoway);
+    call.start(w, |w| {
+        encode_args(w)?;
+        gathered = encode_tail(w, tail)?;
+        Ok(())
+    })?;
+    call.tail = gathered;
+    call.run(w)
+}
+
+/// [`invoke`] whose last `in` argument, `tail`, is encoded after what
+/// `encode_args` writes and, when large, sent from the caller's memory.
+pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
+    obj: &ObjectRef,
+    op: &str,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: &dyn peregrine_cdr::TailSeq,
+    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
+    decode_user_exception: impl for<'a> FnOnce(
+        &str,
+        &mut Reader<'a>,
+    ) -> Option<peregrine_cdr::Result<E>>,
+) -> Result<T, E> {
+    let mut w = take_writer();
+    let res = send_request_with_tail(obj, op, true, &mut w, encode_args, tail);
+    put_writer(w);
+    let reply = res?.expect("twoway calls return a reply");
+    decode_reply(reply, op, decode_result, decode_user_exception)
+}
+
+/// [`invoke_oneway`] with a last `in` argument as in
+/// [`invoke_with_tail`]. `SYNC_NONE` copies it (the caller returns before
+/// the message is written).
+pub(crate) fn invoke_oneway_with_tail(
+    obj: &ObjectRef,
+    op: &str,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: &dyn peregrine_cdr::TailSeq,
+) -> Result<(), SystemException> {
+    let mut w = take_writer();
+    let res = match obj.inner.sync {
+        SyncScope::Transport => {
+            send_request_with_tail(obj, op, false, &mut w, encode_args, tail).map(|_| ())
+        }
+        SyncScope::None => queue_oneway(obj, op, &mut w, |w| {
+            encode_args(w)?;
+            tail.encode_all(w)
+        }),
+    };
+    put_writer(w);
+    res
+}
+
 pub(crate) fn invoke_oneway(
     obj: &ObjectRef,
     op: &str,
@@ -2031,7 +2142,7 @@ fn oneway_writer() -> &'static std::sync::mpsc::SyncSender<Outgoing> {
                     // A failed write marks the connection failed; nobody
                     // waits for a SYNC_NONE oneway, so there is no one to
                     // tell.
-                    let _ = m.conn.send(&m.bytes);
+                    let _ = m.conn.send(&m.bytes, &[]);
                 }
             })
             .expect("spawn the oneway writer thread");
@@ -2100,6 +2211,7 @@ impl DeferredCall {
             obj: &self.obj,
             op: &self.op,
             st,
+            tail: &[],
         };
         let reply = loop {
             match call.await_reply(&mut w)? {
@@ -2203,7 +2315,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 format_args!("encoding a LocateRequest: {e}"),
             ));
         }
-        if let Err(e) = conn.send(w.as_slice()) {
+        if let Err(e) = conn.send(w.as_slice(), &[]) {
             conn.forget(id);
             resends += 1;
             if resends > MAX_RESENDS {

@@ -7,6 +7,7 @@
 //! # Changes to the agreed shapes
 //!
 //! None of the agreed names or signatures changed. Additions:
+//! [`ObjectRef::invoke_with_tail`], [`ObjectRef::invoke_oneway_with_tail`],
 //! [`ObjectRef::decode`], [`ObjectRef::encode_opt`],
 //! [`ObjectRef::with_timeout`], [`ObjectRef::is_equivalent`],
 //! [`ObjectRef::hash`], [`ObjectRef::from_ior`], [`ObjectRef::locate`] and
@@ -89,6 +90,47 @@ impl ObjectRef {
         ) -> Option<peregrine_cdr::Result<E>>,
     ) -> Result<T, E> {
         client::invoke(self, op, encode_args, decode_result, decode_user_exception)
+    }
+
+    /// [`ObjectRef::invoke`] for an operation whose last `in` (or
+    /// `inout`) argument is a sequence of primitives or plain structs:
+    /// `encode_args` writes the arguments before it and `tail` is encoded
+    /// last. A large tail in the sender's byte order is not copied into
+    /// the request buffer: the request goes out in one vectored write of
+    /// the buffer and the caller's memory (TAO chains large sequences the
+    /// same way). The bytes on the wire are the same either way; a
+    /// request above the fragment size, and every `SYNC_NONE` oneway,
+    /// copy the tail as before.
+    pub fn invoke_with_tail<T, E: From<SystemException>>(
+        &self,
+        op: &str,
+        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+        tail: &dyn peregrine_cdr::TailSeq,
+        decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
+        decode_user_exception: impl for<'a> FnOnce(
+            &str,
+            &mut Reader<'a>,
+        ) -> Option<peregrine_cdr::Result<E>>,
+    ) -> Result<T, E> {
+        client::invoke_with_tail(
+            self,
+            op,
+            encode_args,
+            tail,
+            decode_result,
+            decode_user_exception,
+        )
+    }
+
+    /// [`ObjectRef::invoke_oneway`] with a last argument sent as in
+    /// [`ObjectRef::invoke_with_tail`].
+    pub fn invoke_oneway_with_tail(
+        &self,
+        op: &str,
+        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+        tail: &dyn peregrine_cdr::TailSeq,
+    ) -> Result<(), SystemException> {
+        client::invoke_oneway_with_tail(self, op, encode_args, tail)
     }
 
     /// A oneway invocation. With the default [`SyncScope::Transport`]

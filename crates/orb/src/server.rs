@@ -10,10 +10,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use peregrine_cdr::{ByteOrder, CharCodeSet, CodeSets, GiopVersion, WcharCodeSet, Writer};
+use peregrine_cdr::{ByteOrder, CharCodeSet, CodeSets, GiopVersion, Reader, WcharCodeSet, Writer};
 use peregrine_giop::{
     decode_message, encode_close_connection, encode_locate_reply, encode_message_error,
-    encode_system_exception_reply, service_context::ids, Assembled, Body, CodeSetContext,
+    encode_system_exception_reply, service_context::ids, Assembled, CodeSetContext,
     LocateReplyHeader, LocateStatus, Message, MessageHeader, MsgType, Reassembler, ServiceContexts,
     TaggedProfile, TargetAddress, HEADER_LEN,
 };
@@ -333,7 +333,7 @@ fn worker(orb: &std::sync::Weak<OrbInner>, rx: &Mutex<std::sync::mpsc::Receiver<
     loop {
         let job = lock(rx).recv_timeout(TICK);
         let Some(o) = orb.upgrade() else { return };
-        let job = match job {
+        let mut job = match job {
             Ok(j) => j,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 if o.server.is_stopping() && lock(&o.server.conns).is_empty() {
@@ -358,7 +358,7 @@ fn worker(orb: &std::sync::Weak<OrbInner>, rx: &Mutex<std::sync::mpsc::Receiver<
             cache: std::mem::take(&mut cache),
             pooled: true,
         };
-        if let Next::Close = cx.handle(&job.msg) {
+        if let Next::Close = cx.handle(&mut job.msg) {
             job.slot.t.shutdown();
         }
         tx = cx.tx;
@@ -439,27 +439,34 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
                 return;
             }
         };
-        let msg = rx.message(len);
-        let whole;
-        let m: &[u8] = match if is_unfragmented_request_1_2(msg) {
+        let msg = rx.message_mut(len);
+        let mut whole;
+        // Requests are handled with the message lent exclusively, so the
+        // argument reader may decode in place.
+        let m: &mut [u8] = if is_unfragmented_request_1_2(msg) {
             // `read_message` checked the header; the reassembler would
             // decode it again only to hand the message back whole.
-            Ok(Assembled::Whole(msg))
+            msg
         } else {
-            cx.reasm.push(msg)
-        } {
-            Ok(Assembled::Whole(m)) => m,
-            Ok(Assembled::Reassembled(v)) => {
-                whole = v;
-                &whole
-            }
-            Ok(Assembled::Incomplete) => {
-                rx.consume(len);
-                continue;
-            }
-            Err(_) => {
-                message_error(slot, msg);
-                return;
+            let whole_msg = match cx.reasm.push(msg) {
+                Ok(Assembled::Whole(_)) => None,
+                Ok(Assembled::Reassembled(v)) => Some(v),
+                Ok(Assembled::Incomplete) => {
+                    rx.consume(len);
+                    continue;
+                }
+                Err(_) => {
+                    message_error(slot, msg);
+                    return;
+                }
+            };
+            match whole_msg {
+                // Passed through unchanged.
+                None => msg,
+                Some(v) => {
+                    whole = v;
+                    &mut whole
+                }
             }
         };
         let next = match pool {
@@ -490,7 +497,10 @@ struct Incoming<'a> {
     expected: bool,
     key: &'a [u8],
     operation: &'a str,
-    body: Body<'a>,
+    /// The arguments: over the body borrowed exclusively on the fast path
+    /// (so skeletons may decode sequences of plain structs in place, see
+    /// `Reader::read_plain_slice`), shared after the full decode.
+    args: Reader<'a>,
 }
 
 fn u32_at(m: &[u8], at: usize, little: bool) -> Option<u32> {
@@ -502,13 +512,28 @@ fn u32_at(m: &[u8], at: usize, little: bool) -> Option<u32> {
     })
 }
 
-/// The common request read at fixed offsets: a whole GIOP 1.2 Request
-/// addressed by object key with no service contexts (every request of
-/// a connection after the first, which carries the code sets). Anything
-/// else, and anything malformed, is `None`: the full decode handles it
-/// (and reports the error).
+/// Where the parts of a request read at fixed offsets sit: a whole GIOP
+/// 1.2 Request addressed by object key with no service contexts (every
+/// request of a connection after the first, which carries the code
+/// sets). Anything else, and anything malformed, is `None`: the full
+/// decode handles it (and reports the error). Offsets only, so the caller
+/// can then split the message into the shared header and the body it
+/// lends exclusively to the argument reader.
+#[derive(Debug, Clone, Copy)]
+struct FastLayout {
+    request_id: u32,
+    expected: bool,
+    little: bool,
+    /// The key is `28..key_end`.
+    key_end: usize,
+    /// The operation (without its NUL) is `op.0..op.1`.
+    op: (usize, usize),
+    /// Where the body starts (8-aligned unless empty).
+    body: usize,
+}
+
 #[inline]
-fn fast_request(m: &[u8]) -> Option<Incoming<'_>> {
+fn fast_layout(m: &[u8]) -> Option<FastLayout> {
     // Magic, version 1.2 and type Request in one comparison (the flags
     // byte masked out).
     let head = u64::from_le_bytes(m.get(..8)?.try_into().ok()?);
@@ -531,37 +556,33 @@ fn fast_request(m: &[u8]) -> Option<Incoming<'_>> {
         return None;
     }
     let key_len = u32_at(m, 24, little)? as usize;
-    let key = m.get(28..28usize.checked_add(key_len)?)?;
-    let at = (28 + key_len + 3) & !3;
+    let key_end = 28usize.checked_add(key_len)?;
+    m.get(28..key_end)?;
+    let at = (key_end + 3) & !3;
     let op_len = u32_at(m, at, little)? as usize;
-    let op_end = (at + 4).checked_add(op_len)?;
-    let [op @ .., 0] = m.get(at + 4..op_end)? else {
+    let op_at = at + 4;
+    let op_end = op_at.checked_add(op_len)?;
+    let [.., 0] = m.get(op_at..op_end)? else {
         return None;
     };
-    let operation = op_str(op)?;
     let at = (op_end + 3) & !3;
     if u32_at(m, at, little)? != 0 {
         return None;
     }
-    let mut body_at = at + 4;
-    if body_at < m.len() {
-        body_at = (body_at + 7) & !7;
+    let mut body = at + 4;
+    if body < m.len() {
+        body = (body + 7) & !7;
     }
-    Some(Incoming {
+    if body > m.len() {
+        return None;
+    }
+    Some(FastLayout {
         request_id,
         expected,
-        key,
-        operation,
-        body: Body {
-            bytes: m.get(body_at..)?,
-            offset: body_at,
-            order: if little {
-                ByteOrder::Little
-            } else {
-                ByteOrder::Big
-            },
-            version: GiopVersion::V1_2,
-        },
+        little,
+        key_end,
+        op: (op_at, op_end - 1),
+        body,
     })
 }
 
@@ -593,6 +614,30 @@ fn op_str(op: &[u8]) -> Option<&str> {
     }
 }
 
+impl FastLayout {
+    /// The request over `head` (the message up to the body) and `body`
+    /// (the rest, lent to the argument reader); `None` if the operation
+    /// is not UTF-8 (checked here, once, rather than in `fast_layout`).
+    #[inline]
+    fn incoming<'a>(&self, head: &'a [u8], body: &'a mut [u8]) -> Option<Incoming<'a>> {
+        let operation = op_str(head.get(self.op.0..self.op.1)?)?;
+        let order = if self.little {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
+        };
+        let mut args = Reader::with_offset_mut(body, order, self.body);
+        args.set_version(GiopVersion::V1_2);
+        Some(Incoming {
+            request_id: self.request_id,
+            expected: self.expected,
+            key: head.get(28..self.key_end)?,
+            operation,
+            args,
+        })
+    }
+}
+
 fn message_error(slot: &ConnSlot, msg: &[u8]) {
     let minor = msg.get(5).copied().unwrap_or(0).min(2);
     let mut w = Writer::new(ByteOrder::NATIVE);
@@ -604,10 +649,20 @@ fn message_error(slot: &ConnSlot, msg: &[u8]) {
 }
 
 impl ConnCtx<'_> {
-    fn handle(&mut self, m: &[u8]) -> Next {
-        if let Some(req) = fast_request(m) {
-            return self.request(GiopVersion::V1_2, req, ServiceContexts::EMPTY);
+    fn handle(&mut self, m: &mut [u8]) -> Next {
+        if let Some(at) = fast_layout(m) {
+            let (head, body) = m.split_at_mut(at.body);
+            let head: &[u8] = head;
+            return match at.incoming(head, body) {
+                Some(req) => self.request(GiopVersion::V1_2, req, ServiceContexts::EMPTY),
+                // What the full decode reports for such an operation.
+                None => self.undecodable(
+                    head,
+                    &peregrine_giop::GiopError::Cdr(peregrine_cdr::CdrError::InvalidText),
+                ),
+            };
         }
+        let m: &[u8] = m;
         let limits = self.orb.inner().config.limits;
         let (h, msg) = match decode_message(m, &limits) {
             Ok(x) => x,
@@ -631,7 +686,7 @@ impl ConnCtx<'_> {
                     expected: header.response_flags.response_expected(),
                     key,
                     operation: header.operation,
-                    body,
+                    args: body.reader(),
                 };
                 self.request(h.version, req, header.service_contexts)
             }
@@ -664,7 +719,7 @@ impl ConnCtx<'_> {
                 }
             }
         }
-        let mut args = req.body.reader();
+        let mut args = req.args;
         args.set_codesets(self.codesets);
         self.tx.set_codesets(self.codesets);
         let res = dispatch(
@@ -1093,6 +1148,13 @@ mod tests {
         }
     }
 
+    /// The fast path as `handle` takes it: layout, split, request.
+    fn fast_request(m: &mut [u8]) -> Option<Incoming<'_>> {
+        let at = fast_layout(m)?;
+        let (head, body) = m.split_at_mut(at.body);
+        at.incoming(head, body)
+    }
+
     /// The fixed-offset read agrees with the full decode wherever it
     /// answers, and leaves everything else to it.
     #[test]
@@ -1107,7 +1169,8 @@ mod tests {
                     (b"1234567", "op_", &[7][..]),
                 ] {
                     let m = request(order, flags, key, op, body);
-                    let fast = fast_request(&m).expect("fast path");
+                    let mut mc = m.clone();
+                    let fast = fast_request(&mut mc).expect("fast path");
                     let Ok((_, Message::Request { header, body: b })) = decode_message(&m, &limits)
                     else {
                         panic!("full decode");
@@ -1116,12 +1179,12 @@ mod tests {
                     assert_eq!(fast.expected, header.response_flags.response_expected());
                     assert!(matches!(header.target, TargetAddress::Key(k) if k == fast.key));
                     assert_eq!(fast.operation, header.operation);
-                    assert_eq!(fast.body.bytes, b.bytes);
-                    assert_eq!(fast.body.offset, b.offset);
-                    assert_eq!(fast.body.order, b.order);
+                    assert_eq!(fast.args.rest(), b.bytes);
+                    assert_eq!(fast.args.position(), b.offset);
+                    assert_eq!(fast.args.order(), b.order);
                     // Every truncation is refused (the full decode reports it).
                     for n in 0..m.len() {
-                        assert!(fast_request(&m[..n]).is_none(), "{n}");
+                        assert!(fast_layout(&m[..n]).is_none(), "{n}");
                     }
                 }
             }
@@ -1142,12 +1205,107 @@ mod tests {
         };
         let p = peregrine_giop::encode_request(&mut w, GiopVersion::V1_2, &h).unwrap();
         p.finish(&mut w).unwrap();
-        assert!(fast_request(w.as_slice()).is_none());
+        assert!(fast_layout(w.as_slice()).is_none());
         let mut m = request(ByteOrder::Little, ResponseFlags::None, b"k", "op", &[]);
         m[6] |= 2;
-        assert!(fast_request(&m).is_none());
+        assert!(fast_layout(&m).is_none());
         let mut m = request(ByteOrder::Little, ResponseFlags::None, b"k", "op", &[]);
         m[5] = 1;
-        assert!(fast_request(&m).is_none());
+        assert!(fast_layout(&m).is_none());
+    }
+
+    /// `u16 a; u64 b;` (padding 2..8): its first element after a
+    /// sequence length is off its alignment (12 wire bytes at offset 4).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(C)]
+    struct P {
+        a: u16,
+        b: u64,
+    }
+    // SAFETY: integers only (any bits valid); size 16 == CDR_SIZE, align
+    // 8 == CDR_ALIGN; members at their CDR offsets 0 and 8; 2..8 is the
+    // only padding.
+    unsafe impl peregrine_cdr::PlainData for P {
+        const CDR_SIZE: usize = 16;
+        const CDR_ALIGN: usize = 8;
+        const PADDING: &'static [(usize, usize)] = &[(2, 8)];
+        fn swap_members(&mut self) {
+            self.a = self.a.swap_bytes();
+            self.b = self.b.swap_bytes();
+        }
+    }
+
+    /// The fast path lends the body exclusively, so a sequence of plain
+    /// structs as the first argument is borrowed in place (not copied)
+    /// from an 8-aligned message in native order, copied otherwise.
+    #[test]
+    fn fast_request_args_lend_plain_structs_in_place() {
+        let vals: Vec<P> = (0..5u16)
+            .map(|i| P {
+                a: i + 1,
+                b: u64::from(i) << 40,
+            })
+            .collect();
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let mut body = Writer::new(order);
+            body.write_u32(vals.len() as u32);
+            for v in &vals {
+                body.write_u16(v.a);
+                body.write_u64(v.b);
+            }
+            let m = request(
+                order,
+                ResponseFlags::SyncWithTarget,
+                b"k",
+                "op",
+                body.as_slice(),
+            );
+            for misalign in [0, 4] {
+                let mut store = vec![0u8; m.len() + 16];
+                let off = store.as_ptr().align_offset(8) + misalign;
+                store[off..off + m.len()].copy_from_slice(&m);
+                let req = fast_request(&mut store[off..off + m.len()]).expect("fast path");
+                let mut args = req.args;
+                let got = args
+                    .read_plain_slice::<P>(|r| {
+                        Ok(P {
+                            a: r.read_u16()?,
+                            b: r.read_u64()?,
+                        })
+                    })
+                    .unwrap();
+                assert_eq!(&*got, &vals[..], "{order:?} misalign {misalign}");
+                assert_eq!(
+                    matches!(got, std::borrow::Cow::Borrowed(_)),
+                    order.is_native() && misalign == 0,
+                    "{order:?} misalign {misalign}"
+                );
+            }
+        }
+    }
+
+    /// An operation that is not UTF-8 passes the layout check but not
+    /// `incoming`, and the full decode reports exactly the error `handle`
+    /// then answers with.
+    #[test]
+    fn fast_request_rejects_non_utf8_operation() {
+        let limits = peregrine_giop::Limits::default();
+        let mut m = request(
+            ByteOrder::Big,
+            ResponseFlags::SyncWithTarget,
+            b"k",
+            "op",
+            &[1; 8],
+        );
+        let at = m.windows(3).position(|w| w == b"op\0").unwrap();
+        m[at] = 0xFF;
+        assert!(fast_layout(&m).is_some());
+        assert!(fast_request(&mut m.clone()).is_none());
+        assert!(matches!(
+            decode_message(&m, &limits),
+            Err(peregrine_giop::GiopError::Cdr(
+                peregrine_cdr::CdrError::InvalidText
+            ))
+        ));
     }
 }
