@@ -1992,7 +1992,7 @@ fn send_request(
 
 /// Tails shorter than this are copied into the writer: a gathered write
 /// costs an extra I/O vector (and the kernel's walk of it), which only a
-/// copy of this size outweighs (see docs/steps-data-path.md).
+/// copy of this size outweighs (docs/PERFORMANCE.md, step 25).
 pub(crate) const GATHER_MIN: usize = 8 * 1024;
 
 /// Encodes `tail` after the other arguments: a large one is left in the
