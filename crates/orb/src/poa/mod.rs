@@ -20,6 +20,7 @@ mod key;
 pub mod manager;
 pub mod policies;
 pub mod servant_manager;
+mod user_ids;
 
 use std::collections::HashMap;
 
