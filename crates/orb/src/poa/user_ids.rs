@@ -74,7 +74,7 @@ impl UserIdMap {
         loop {
             let s = &self.slots[i];
             s.servant.as_ref()?;
-            if *s.id == *id {
+            if super::same_key(&s.id, id) {
                 return Some(i);
             }
             i = (i + 1) & mask;
