@@ -212,10 +212,10 @@ mod tests {
                 if let (Some(g), Some(w)) = (got, want) {
                     assert!(Arc::ptr_eq(&g, &w));
                 }
-            } else if !model.contains_key(&id) {
+            } else if let std::collections::hash_map::Entry::Vacant(e) = model.entry(id) {
                 let s: Arc<dyn Servant> = Arc::new(S);
-                m.insert(&id, s.clone());
-                model.insert(id, s);
+                m.insert(e.key(), s.clone());
+                e.insert(s);
             }
             assert_eq!(m.len, model.len());
             if step % 1_000 == 0 {
