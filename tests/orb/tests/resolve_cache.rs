@@ -210,6 +210,50 @@ fn user_ids_of_every_length_round_trip() {
     });
 }
 
+/// Upcalls borrow the active object map's servant without counting it:
+/// a servant that deactivates its own object while the POA holds its
+/// only reference must live until its upcall returns, then be dropped.
+/// Called once before (the upcall is a resolve-cache hit) or not (a
+/// lookup), per connection and from a thread pool.
+#[test]
+fn a_servant_deactivated_in_its_own_upcall_lives_until_it_returns() {
+    for model in [ThreadModel::PerConnection, ThreadModel::ThreadPool(2)] {
+        for warm in [true, false] {
+            bounded(60, move || {
+                let server = server_orb(model);
+                let client = client();
+                let poa = user_poa(&server, "alone");
+                let dropped = Arc::new(AtomicBool::new(false));
+                let (poa2, d2) = (poa.clone(), dropped.clone());
+                let s: Arc<dyn Servant> = Arc::new(ProbeSkeleton::new(Tagged {
+                    tag: "t".into(),
+                    hook: Some(Box::new(move || {
+                        poa2.deactivate_object(b"alone").unwrap();
+                        // Still running on it: must not be dropped yet.
+                        std::thread::sleep(Duration::from_millis(20));
+                        Ok(format!("alive:{}", !d2.load(Ordering::SeqCst)))
+                    })),
+                    dropped: dropped.clone(),
+                }));
+                // The POA holds the only reference.
+                poa.activate_object_with_id(b"alone", s).unwrap();
+                let p = via(&client, &poa.id_to_reference(b"alone").unwrap());
+                if warm {
+                    assert_eq!(p.echo_string("1").unwrap(), "t:1");
+                }
+                assert_eq!(p.hook("").unwrap(), "alive:true");
+                assert_eq!(kind(p.echo_string("2")), K::ObjectNotExist);
+                // Dropped when the upcall ended (on a pool, the reply may
+                // overtake the end of the upcall: wait for it).
+                while !dropped.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                server.shutdown(true);
+            });
+        }
+    }
+}
+
 #[test]
 fn destroyed_and_recreated_poa() {
     bounded(60, || {
