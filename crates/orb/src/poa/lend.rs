@@ -20,19 +20,20 @@
 //! upcalls running on it, as with a counted `Arc`, and an idle connection
 //! holds nothing.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::client::lock;
 use crate::runtime::Servant;
 
-/// One thread's slot: the address of the servant its upcall runs on.
-pub(crate) type Slot = AtomicPtr<()>;
+/// One thread's slot: the address of the servant its upcall runs on
+/// (0: none).
+pub(crate) type Slot = AtomicUsize;
 
 /// The address a slot holds for `s`.
 #[inline]
-pub(crate) fn addr(s: &Arc<dyn Servant>) -> *mut () {
-    Arc::as_ptr(s) as *const () as *mut ()
+pub(crate) fn addr(s: &Arc<dyn Servant>) -> usize {
+    Arc::as_ptr(s) as *const () as usize
 }
 
 /// Every slot of one ORB, and the servants removed while named by one.
@@ -76,7 +77,7 @@ impl Hazards {
     /// other, so no deferred servant is left behind.)
     #[inline]
     pub(crate) fn release(&self, slot: &Slot) {
-        slot.store(std::ptr::null_mut(), Ordering::SeqCst);
+        slot.store(0, Ordering::SeqCst);
         if self.pending.load(Ordering::SeqCst) {
             self.collect();
         }

@@ -498,15 +498,17 @@ struct Cached {
     /// Not counted (see [`ResolveCache`]); may dangle once the epoch
     /// moved on, and is never dropped.
     servant: ManuallyDrop<Arc<dyn Servant>>,
+    /// `lend::addr(&servant)`, for the hazard slot.
+    addr: usize,
 }
 
 /// `s` again, without a count: valid while the map holds `s` or a
 /// hazard slot names it.
 #[inline]
 fn alias(s: &Arc<dyn Servant>) -> ManuallyDrop<Arc<dyn Servant>> {
-    // SAFETY: the pointer comes from a live `Arc`; the alias is never
+    // SAFETY: a bitwise copy of a live `Arc`; the alias is never
     // dropped, so the count is never decremented for it.
-    ManuallyDrop::new(unsafe { Arc::from_raw(Arc::as_ptr(s)) })
+    ManuallyDrop::new(unsafe { std::ptr::read(s) })
 }
 
 impl ResolveCache {
@@ -527,7 +529,7 @@ impl ResolveCache {
         // slot likewise: a deactivation bumps the epoch, then reads the
         // slots, so it either sees this one or this request sees the bump.
         c.poa.inflight.fetch_add(1, Ordering::SeqCst);
-        slot.store(lend::addr(&c.servant), Ordering::SeqCst);
+        slot.store(c.addr, Ordering::SeqCst);
         if c.epoch == orb.poas.epoch.load(Ordering::SeqCst)
             && c.poa.manager.state() == PoaManagerState::Active
         {
@@ -699,6 +701,7 @@ fn resolve_slow<'a>(
                         id_at: key.len() - id.len(),
                         epoch,
                         poa: inflight.into_poa(),
+                        addr: lend::addr(&s),
                         servant: alias(&s),
                     });
                     return Ok(Resolution::Upcall(Upcall {
