@@ -3,7 +3,7 @@
 //! one connection.
 //!
 //! ```text
-//! cargo run --release -p peregrine-orb-tests --example million -- [N] [--pin same|none] [--calls C]
+//! cargo run --release -p peregrine-orb-tests --example million -- [N] [--pin same|none] [--calls C] [--user-ids]
 //! cargo run --release -p peregrine-orb-tests --example million -- server N   # the server alone
 //! ```
 //!
@@ -13,6 +13,11 @@
 //! The client (this process) starts the server as a child process, both
 //! pinned to CPU 0 by default (BENCHMARKS.md: on this VM a cross-CPU
 //! round trip costs ~55-65 us of host wake-up against ~13 us on one CPU).
+//! With `--user-ids` the objects live in a USER_ID POA (8-byte ids, as an
+//! application naming its objects would have) instead of the RootPOA's
+//! system ids (a slot vector): the active object map's hash table is what
+//! is measured then.
+//!
 //! Printed figures:
 //!
 //! * server: activation time (ns per `activate_object`), resident memory
@@ -100,10 +105,19 @@ impl TinyFactory for FactoryImpl {
     }
 }
 
-fn server(n: usize, cpu: Option<usize>) {
+fn server(n: usize, cpu: Option<usize>, user_ids: bool) {
     pin(cpu);
     let orb = Orb::builder().listen("127.0.0.1", 0).build().unwrap();
     let root = orb.root_poa();
+    let poa = if user_ids {
+        let p = peregrine_orb::Policies {
+            id_assignment: peregrine_orb::IdAssignment::User,
+            ..peregrine_orb::Policies::default()
+        };
+        root.create_poa("users", Some(&root.manager()), p).unwrap()
+    } else {
+        root.clone()
+    };
     // Scaffolding first, so it is in the baseline: the servants' handles
     // and the ids kept for the factory.
     let mut ids: Vec<[u8; 8]> = Vec::with_capacity(n);
@@ -117,9 +131,15 @@ fn server(n: usize, cpu: Option<usize>) {
         .collect();
     let rss1 = rss_bytes();
     let t = Instant::now();
-    for s in &servants {
-        let id = root.activate_object(s.clone()).unwrap();
-        ids.push(id.as_slice().try_into().unwrap());
+    for (i, s) in servants.iter().enumerate() {
+        if user_ids {
+            let id = (i as u64).to_be_bytes();
+            poa.activate_object_with_id(&id, s.clone()).unwrap();
+            ids.push(id);
+        } else {
+            let id = poa.activate_object(s.clone()).unwrap();
+            ids.push(id.as_slice().try_into().unwrap());
+        }
     }
     let secs = t.elapsed().as_secs_f64();
     let rss2 = rss_bytes();
@@ -134,10 +154,7 @@ fn server(n: usize, cpu: Option<usize>) {
         std::mem::size_of::<TinySkeleton<TinyImpl>>()
     );
     println!("poa_bytes_per_object {poa_bytes:.1}");
-    let factory: Arc<dyn Servant> = Arc::new(TinyFactorySkeleton::new(FactoryImpl {
-        poa: root.clone(),
-        ids,
-    }));
+    let factory: Arc<dyn Servant> = Arc::new(TinyFactorySkeleton::new(FactoryImpl { poa, ids }));
     let f = root.servant_to_reference(&factory).unwrap();
     root.manager().activate().unwrap();
     println!("factory {}", orb.object_to_string(&f));
@@ -183,12 +200,14 @@ fn main() {
         calls = args.get(i + 1).and_then(|v| v.parse().ok());
         args.drain(i..(i + 2).min(args.len()));
     }
+    let user_ids = args.iter().any(|a| a == "--user-ids");
+    args.retain(|a| a != "--user-ids");
     if args.first().map(String::as_str) == Some("server") {
         let n = args
             .get(1)
             .and_then(|v| v.parse().ok())
             .unwrap_or(1_000_000);
-        return server(n, cpu);
+        return server(n, cpu, user_ids);
     }
     let n: usize = args
         .first()
@@ -199,6 +218,7 @@ fn main() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["server", &n.to_string(), "--pin"])
         .arg(if cpu.is_some() { "same" } else { "none" })
+        .args(user_ids.then_some("--user-ids"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

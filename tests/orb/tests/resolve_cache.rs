@@ -149,6 +149,111 @@ fn reactivated_user_id_answers_with_the_new_servant() {
     });
 }
 
+/// User ids of every length 0..=40 (the active object map keeps them
+/// inline up to 22 bytes, boxed beyond), each a prefix of the next: every
+/// one answers with its own servant through calls (each a cache miss),
+/// and the POA's id <-> servant <-> reference conversions round-trip, before
+/// and after deactivating half of them.
+#[test]
+fn user_ids_of_every_length_round_trip() {
+    bounded(60, || {
+        let server = server_orb(ThreadModel::PerConnection);
+        let client = client();
+        let poa = user_poa(&server, "lengths");
+        let ids: Vec<Vec<u8>> = (0..=40u8)
+            .map(|n| (0..n).map(|i| i ^ 0x5a).collect())
+            .collect();
+        let servants: Vec<Arc<dyn Servant>> = ids
+            .iter()
+            .map(|id| tagged(&id.len().to_string()).0)
+            .collect();
+        for (id, s) in ids.iter().zip(&servants) {
+            poa.activate_object_with_id(id, s.clone()).unwrap();
+        }
+        let refs: Vec<ProbeRef> = ids
+            .iter()
+            .map(|id| via(&client, &poa.id_to_reference(id).unwrap()))
+            .collect();
+        for (n, (id, s)) in ids.iter().zip(&servants).enumerate() {
+            assert_eq!(refs[n].echo_string("x").unwrap(), format!("{n}:x"));
+            assert_eq!(poa.servant_to_id(s).unwrap(), *id);
+            assert!(Arc::ptr_eq(&poa.id_to_servant(id).unwrap(), s), "{n}");
+            let r = poa.id_to_reference(id).unwrap();
+            assert_eq!(poa.reference_to_id(&r).unwrap(), *id);
+        }
+        for id in ids.iter().step_by(2) {
+            poa.deactivate_object(id).unwrap();
+        }
+        for (n, (id, s)) in ids.iter().zip(&servants).enumerate() {
+            if n % 2 == 0 {
+                assert_eq!(kind(refs[n].echo_string("y")), K::ObjectNotExist, "{n}");
+                assert!(poa.id_to_servant(id).is_err(), "{n}");
+                assert!(poa.servant_to_id(s).is_err(), "{n}");
+            } else {
+                assert_eq!(refs[n].echo_string("y").unwrap(), format!("{n}:y"));
+                assert_eq!(poa.servant_to_id(s).unwrap(), *id);
+            }
+        }
+        // Reactivated under the same ids, with new servants.
+        for id in ids.iter().step_by(2) {
+            poa.activate_object_with_id(id, tagged("again").0).unwrap();
+        }
+        for (n, r) in refs.iter().enumerate() {
+            let want = if n % 2 == 0 {
+                "again".to_string()
+            } else {
+                n.to_string()
+            };
+            assert_eq!(r.echo_string("z").unwrap(), format!("{want}:z"));
+        }
+        server.shutdown(true);
+    });
+}
+
+/// Upcalls borrow the active object map's servant without counting it:
+/// a servant that deactivates its own object while the POA holds its
+/// only reference must live until its upcall returns, then be dropped.
+/// Called once before (the upcall is a resolve-cache hit) or not (a
+/// lookup), per connection and from a thread pool.
+#[test]
+fn a_servant_deactivated_in_its_own_upcall_lives_until_it_returns() {
+    for model in [ThreadModel::PerConnection, ThreadModel::ThreadPool(2)] {
+        for warm in [true, false] {
+            bounded(60, move || {
+                let server = server_orb(model);
+                let client = client();
+                let poa = user_poa(&server, "alone");
+                let dropped = Arc::new(AtomicBool::new(false));
+                let (poa2, d2) = (poa.clone(), dropped.clone());
+                let s: Arc<dyn Servant> = Arc::new(ProbeSkeleton::new(Tagged {
+                    tag: "t".into(),
+                    hook: Some(Box::new(move || {
+                        poa2.deactivate_object(b"alone").unwrap();
+                        // Still running on it: must not be dropped yet.
+                        std::thread::sleep(Duration::from_millis(20));
+                        Ok(format!("alive:{}", !d2.load(Ordering::SeqCst)))
+                    })),
+                    dropped: dropped.clone(),
+                }));
+                // The POA holds the only reference.
+                poa.activate_object_with_id(b"alone", s).unwrap();
+                let p = via(&client, &poa.id_to_reference(b"alone").unwrap());
+                if warm {
+                    assert_eq!(p.echo_string("1").unwrap(), "t:1");
+                }
+                assert_eq!(p.hook("").unwrap(), "alive:true");
+                assert_eq!(kind(p.echo_string("2")), K::ObjectNotExist);
+                // Dropped when the upcall ended (on a pool, the reply may
+                // overtake the end of the upcall: wait for it).
+                while !dropped.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                server.shutdown(true);
+            });
+        }
+    }
+}
+
 #[test]
 fn destroyed_and_recreated_poa() {
     bounded(60, || {

@@ -17,14 +17,17 @@
 mod aom;
 pub mod current;
 mod key;
+mod lend;
 pub mod manager;
 pub mod policies;
 pub mod servant_manager;
+mod user_ids;
 
 use std::collections::HashMap;
 
 use crate::fasthash::FastMap;
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
@@ -140,6 +143,8 @@ pub(crate) struct PoaInner {
     next_id: AtomicU32,
     /// The registry's epoch (see [`PoaRegistry::epoch`]).
     epoch: Arc<AtomicU64>,
+    /// The registry's hazard slots (see [`lend`]).
+    hazards: Arc<lend::Hazards>,
 }
 
 /// `PortableServer::POA` (cheap to clone).
@@ -160,6 +165,8 @@ pub(crate) struct PoaRegistry {
     /// counter for the whole ORB (these are rare next to requests), read
     /// once per request.
     pub(crate) epoch: Arc<AtomicU64>,
+    /// Servants lent to upcalls without a count ([`lend`]).
+    hazards: Arc<lend::Hazards>,
 }
 
 fn rlock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -204,6 +211,7 @@ impl PoaRegistry {
             activations_cv: Condvar::new(),
             next_id: AtomicU32::new(0),
             epoch: self.epoch.clone(),
+            hazards: self.hazards.clone(),
         });
         if persistent {
             wlock(&self.persistent).insert(inner.path.as_bytes().into(), inner.clone());
@@ -307,7 +315,11 @@ impl<T: ?Sized> std::ops::Deref for Held<'_, T> {
 /// on drop runs any etherealization that was waiting for the request to
 /// finish (activators).
 pub(crate) struct Upcall<'a> {
-    pub(crate) servant: Arc<dyn Servant>,
+    /// Counted unless `lent`.
+    pub(crate) servant: ManuallyDrop<Arc<dyn Servant>>,
+    /// The servant is the active object map's, not counted: this
+    /// thread's hazard slot names it until the upcall ends ([`lend`]).
+    lent: Option<&'a lend::Slot>,
     pub(crate) object_id: &'a [u8],
     operation: &'a str,
     poa: Held<'a, PoaInner>,
@@ -377,6 +389,14 @@ impl Upcall<'_> {
 impl Drop for Upcall<'_> {
     #[inline]
     fn drop(&mut self) {
+        match self.lent {
+            // First: nothing below uses the servant of a lent upcall (no
+            // locator, not busy), and a `destroy` waiting for this
+            // request then finds the servant unnamed and drops it itself.
+            Some(slot) => self.poa.hazards.release(slot),
+            // SAFETY: dropped once, here; not lent, so counted.
+            None => unsafe { ManuallyDrop::drop(&mut self.servant) },
+        }
         if self.locator.is_some() {
             self.postinvoke_unrun();
         }
@@ -415,7 +435,8 @@ impl Inflight {
         busy: bool,
     ) -> Upcall<'a> {
         Upcall {
-            servant,
+            servant: ManuallyDrop::new(servant),
+            lent: None,
             object_id,
             operation,
             poa: Held::Owned(self.into_poa()),
@@ -444,14 +465,29 @@ impl Drop for Inflight {
 /// row (request trains, single-object clients): a hit skips the key
 /// parse, the registry and map locks and the hash.
 ///
-/// The servant is held weakly: a deactivated servant is dropped when the
-/// POA lets go of it and its requests finish, as without the cache, not
-/// when this thread next resolves something. (The POA is held strongly:
-/// after `destroy` it owns nothing a user can observe.)
+/// The servant is not counted (neither strongly nor weakly: either
+/// touches its `ArcInner`, a cache line and page of its own when many
+/// objects are called in turn): it is used only after this thread's
+/// hazard slot names it and the epoch is still the entry's, and a
+/// servant removed from its map meanwhile waits for the slot to clear
+/// ([`lend`]). A deactivated servant is dropped when the POA lets go of
+/// it and its requests finish, as without the cache, not when this
+/// thread next resolves something. (The POA is held strongly: after
+/// `destroy` it owns nothing a user can observe.)
 #[derive(Default)]
 pub(crate) struct ResolveCache {
     key: Vec<u8>,
     entry: Option<Cached>,
+    /// This thread's hazard slot, registered on first use.
+    hazard: Option<(Arc<lend::Hazards>, Arc<lend::Slot>)>,
+}
+
+impl Drop for ResolveCache {
+    fn drop(&mut self) {
+        if let Some((h, slot)) = &self.hazard {
+            h.unregister(slot);
+        }
+    }
 }
 
 struct Cached {
@@ -459,47 +495,69 @@ struct Cached {
     id_at: usize,
     epoch: u64,
     poa: Arc<PoaInner>,
-    servant: Weak<dyn Servant>,
+    /// Not counted (see [`ResolveCache`]); may dangle once the epoch
+    /// moved on, and is never dropped.
+    servant: ManuallyDrop<Arc<dyn Servant>>,
+    /// `lend::addr(&servant)`, for the hazard slot.
+    addr: usize,
+}
+
+/// `s` again, without a count: valid while the map holds `s` or a
+/// hazard slot names it.
+#[inline]
+fn alias(s: &Arc<dyn Servant>) -> ManuallyDrop<Arc<dyn Servant>> {
+    // SAFETY: a bitwise copy of a live `Arc`; the alias is never
+    // dropped, so the count is never decremented for it.
+    ManuallyDrop::new(unsafe { std::ptr::read(s) })
 }
 
 impl ResolveCache {
-    /// The servant (and the request counted in the POA) if `key` is the
-    /// cached object and nothing changed since it was resolved.
+    /// True (and the request counted in the POA, the servant named in
+    /// this thread's hazard slot) if `key` is the cached object and
+    /// nothing changed since it was resolved.
     #[inline]
-    fn hit(&self, orb: &OrbInner, key: &[u8]) -> Option<Arc<dyn Servant>> {
-        let c = self.entry.as_ref()?;
+    fn hit(&self, orb: &OrbInner, key: &[u8]) -> bool {
+        let (Some(c), Some((_, slot))) = (&self.entry, &self.hazard) else {
+            return false;
+        };
         if !same_key(&self.key, key) {
-            return None;
+            return false;
         }
         // Counted before the epoch is read (both sequentially consistent,
         // as `destroy` bumps the epoch before it waits for the count): a
-        // destroy either sees this request or this request sees it.
+        // destroy either sees this request or this request sees it. The
+        // slot likewise: a deactivation bumps the epoch, then reads the
+        // slots, so it either sees this one or this request sees the bump.
         c.poa.inflight.fetch_add(1, Ordering::SeqCst);
+        slot.store(c.addr, Ordering::SeqCst);
         if c.epoch == orb.poas.epoch.load(Ordering::SeqCst)
             && c.poa.manager.state() == PoaManagerState::Active
         {
             // Unchanged epoch: the map still holds the servant (it is
             // only let go of after a deactivation, which bumps it).
-            if let Some(s) = c.servant.upgrade() {
-                return Some(s);
-            }
+            return true;
         }
+        c.poa.hazards.release(slot);
         c.poa.request_done();
-        None
+        false
     }
 }
 
-/// `a == b` for object keys, inline: a word at a time, the last word
-/// overlapping (Peregrine's keys are 15-30 bytes; a `memcmp` call costs
-/// more than the comparison).
+/// `a == b` for object keys and user ids, inline: a word at a time, the
+/// last word overlapping (Peregrine's keys are 15-30 bytes, user ids often
+/// 4-8; a `memcmp` call costs more than the comparison).
 #[inline]
 fn same_key(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;
     }
+    if n < 4 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    }
     if n < 8 {
-        return a == b;
+        let half = |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().expect("4"));
+        return half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4);
     }
     let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().expect("8"));
     let mut at = 0;
@@ -525,12 +583,13 @@ pub(crate) fn resolve<'a>(
     operation: &'a str,
     hold_max: Duration,
 ) -> Result<Resolution<'a>, SystemException> {
-    if let Some(servant) = cache.hit(orb, key) {
-        let Some(c) = &cache.entry else {
-            unreachable!("a hit has an entry")
+    if cache.hit(orb, key) {
+        let (Some(c), Some((_, slot))) = (&cache.entry, &cache.hazard) else {
+            unreachable!("a hit has an entry and a slot")
         };
         return Ok(Resolution::Upcall(Upcall {
-            servant,
+            servant: alias(&c.servant),
+            lent: Some(slot),
             object_id: &key[c.id_at..],
             operation,
             poa: Held::Lent(&c.poa),
@@ -581,6 +640,11 @@ fn resolve_slow<'a>(
         },
         s => return Err(refused(poa, s)),
     }
+    if cache.hazard.is_none() {
+        let h = orb.poas.hazards.clone();
+        let slot = h.register();
+        cache.hazard = Some((h, slot));
+    }
     let p = poa.policies;
     match (p.servant_retention, p.request_processing) {
         (ServantRetention::Retain, RequestProcessing::ServantManager) => {
@@ -609,7 +673,14 @@ fn resolve_slow<'a>(
             let found = if retention == ServantRetention::Retain {
                 let aom = rlock(&poa.aom);
                 match aom.get(id) {
-                    Some(s) => Ok(s.clone()),
+                    Some(s) => {
+                        // Named before the read lock is released: whoever
+                        // removes `s` takes the write lock after, then
+                        // reads the slots.
+                        let (_, slot) = cache.hazard.as_ref().expect("registered above");
+                        slot.store(lend::addr(s), Ordering::SeqCst);
+                        Ok(alias(s))
+                    }
                     None => Err(aom.valid(id)),
                 }
             } else {
@@ -619,18 +690,23 @@ fn resolve_slow<'a>(
                 Ok(s) => {
                     // An active object map entry changes only with an
                     // epoch bump: remember it.
-                    let mut k = std::mem::take(&mut cache.key);
+                    let ResolveCache {
+                        key: k,
+                        entry,
+                        hazard,
+                    } = cache;
                     k.clear();
                     k.extend_from_slice(key);
-                    cache.key = k;
-                    let c = cache.entry.insert(Cached {
+                    let c = entry.insert(Cached {
                         id_at: key.len() - id.len(),
                         epoch,
                         poa: inflight.into_poa(),
-                        servant: Arc::downgrade(&s),
+                        addr: lend::addr(&s),
+                        servant: alias(&s),
                     });
                     return Ok(Resolution::Upcall(Upcall {
                         servant: s,
+                        lent: Some(&hazard.as_ref().expect("registered above").1),
                         object_id: id,
                         operation,
                         poa: Held::Lent(&c.poa),
@@ -1073,6 +1149,12 @@ impl Poa {
                 self.inner
                     .etherealize_when_idle(&id, r.servant, true, r.remaining);
             }
+        } else {
+            // The epoch was bumped above: upcalls still running (no
+            // `wait_for_completion`) may hold them lent.
+            self.inner
+                .hazards
+                .retire(drained.into_iter().map(|(_, r)| r.servant));
         }
         *wlock(&self.inner.default_servant) = None;
         Ok(())
@@ -1126,6 +1208,9 @@ impl Poa {
         if activator {
             self.inner
                 .etherealize_when_idle(id, removed.servant, false, removed.remaining);
+        } else {
+            // After the bump: an upcall may still run on it, lent.
+            self.inner.hazards.retire([removed.servant]);
         }
         Ok(())
     }
