@@ -126,6 +126,25 @@ mod tests {
         }
     }
 
+    /// The uncounted alias the resolve cache and lent upcalls use: the
+    /// same servant, no count taken, none given back (runs under Miri).
+    #[test]
+    fn an_alias_neither_counts_nor_drops() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let s: Arc<dyn Servant> = Arc::new(S(drops.clone()));
+        {
+            let a = super::super::alias(&s);
+            assert!(Arc::ptr_eq(&a, &s));
+            assert_eq!(a.repository_id(), "IDL:S:1.0");
+            assert_eq!(Arc::strong_count(&s), 1);
+        }
+        // The alias went out of scope without giving a count back.
+        assert_eq!(Arc::strong_count(&s), 1);
+        assert_eq!(drops.load(Ordering::SeqCst), 0);
+        drop(s);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+
     #[test]
     fn a_retired_servant_lives_until_the_upcalls_on_it_end() {
         let h = Hazards::default();
