@@ -758,7 +758,7 @@ impl ClientConn {
                 st.leader = true;
                 let rx = std::mem::take(&mut st.rx);
                 drop(st);
-                match self.lead_with(rx, id, deadline, now) {
+                match self.lead_with(rx, id, deadline, now, None) {
                     Ok(a) => return Ok(a),
                     Err((g, WaitError::TimedOut)) => {
                         st = g;
@@ -793,8 +793,9 @@ impl ClientConn {
         id: u32,
         deadline: Instant,
         now: Instant,
+        left: Option<Duration>,
     ) -> Result<Arrived, (MutexGuard<'_, ConnState>, WaitError)> {
-        match self.lead(&mut rx, id, deadline, now) {
+        match self.lead(&mut rx, id, deadline, now, left) {
             Lead::Mine(Got::InPlace(len)) => Ok(Arrived {
                 buf: rx,
                 len,
@@ -884,7 +885,7 @@ impl ClientConn {
         st.leader = true;
         let rx = std::mem::take(&mut st.rx);
         drop(st);
-        match self.lead_with(rx, id, now + POLL_READ, now) {
+        match self.lead_with(rx, id, now + POLL_READ, now, Some(POLL_READ)) {
             Ok(mut a) => {
                 // Filed for `get_response`: a copy, so that leadership is
                 // not held until then.
@@ -907,10 +908,22 @@ impl ClientConn {
 
     /// Reads messages until the reply to `mine` arrives, the deadline
     /// passes or the connection ends. Replies to others are handed over.
-    /// `now` is the caller's latest clock reading.
-    fn lead(&self, rx: &mut RxBuf, mine: u32, deadline: Instant, mut now: Instant) -> Lead {
+    /// `now` is the caller's latest clock reading and `left`, if the
+    /// caller knows it, the time from `now` to `deadline` (a call that has
+    /// not waited yet knows it is its timeout: no clock arithmetic).
+    fn lead(
+        &self,
+        rx: &mut RxBuf,
+        mine: u32,
+        deadline: Instant,
+        mut now: Instant,
+        mut left: Option<Duration>,
+    ) -> Lead {
         loop {
-            let left = deadline.saturating_duration_since(now);
+            let left = match left.take() {
+                Some(l) => l,
+                None => deadline.saturating_duration_since(now),
+            };
             if left.is_zero() {
                 return Lead::TimedOut;
             }
@@ -1437,6 +1450,8 @@ struct CallState {
     /// The latest clock reading (`started`, or after a send that may have
     /// waited): where the leader's read timeout is counted from.
     clock: Instant,
+    /// The call's timeout: `deadline - started`.
+    timeout: Duration,
     deadline: Instant,
     /// The connection's receive buffer while this call leads it.
     led: Option<RxBuf>,
@@ -1490,6 +1505,7 @@ impl<'o> Call<'o> {
                 lead,
                 started,
                 clock: started,
+                timeout,
                 deadline: started + timeout,
                 led: None,
                 conn: None,
@@ -1791,9 +1807,11 @@ impl<'o> Call<'o> {
         // The reply keeps the connection (one count, moved into it).
         let conn = self.st.conn.clone().expect("sent");
         let (id, deadline) = (self.st.request_id, self.st.deadline);
+        // Nothing waited since the call started: its whole timeout is left.
+        let left = (self.st.clock == self.st.started).then_some(self.st.timeout);
         let got = match self.st.led.take() {
             Some(rx) => conn
-                .lead_with(rx, id, deadline, self.st.clock)
+                .lead_with(rx, id, deadline, self.st.clock, left)
                 .map_err(|(_, e)| e),
             None => conn.wait(id, deadline, None),
         };
