@@ -302,25 +302,12 @@ impl Aom {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::{ServerRequest, SystemException};
-
-    struct S;
-    impl Servant for S {
-        fn repository_id(&self) -> &'static str {
-            "IDL:S:1.0"
-        }
-        fn is_a(&self, _: &str) -> bool {
-            false
-        }
-        fn dispatch(&self, _: &mut ServerRequest<'_>) -> Result<(), SystemException> {
-            Ok(())
-        }
-    }
+    use crate::poa::TestServant as S;
 
     #[test]
     fn slots_generations_and_uniqueness() {
         let mut m = Aom::new(&Policies::ROOT, false);
-        let a: Arc<dyn Servant> = Arc::new(S);
+        let a: Arc<dyn Servant> = Arc::new(S::default());
         let id = m.activate(a.clone()).unwrap();
         assert!(matches!(
             m.activate(a.clone()),
@@ -349,7 +336,7 @@ mod tests {
             ..Policies::default()
         };
         let mut m = Aom::new(&p, true);
-        let a: Arc<dyn Servant> = Arc::new(S);
+        let a: Arc<dyn Servant> = Arc::new(S::default());
         m.activate_with_id(b"x", a.clone()).unwrap();
         m.activate_with_id(b"y", a.clone()).unwrap();
         assert!(m.deactivate(b"x", false).unwrap().remaining);
@@ -368,7 +355,8 @@ mod tests {
         let ids: Vec<Vec<u8>> = (0..=40)
             .map(|n| (0..n).map(|i| i as u8).collect())
             .collect();
-        let servants: Vec<Arc<dyn Servant>> = ids.iter().map(|_| Arc::new(S) as _).collect();
+        let servants: Vec<Arc<dyn Servant>> =
+            ids.iter().map(|_| Arc::new(S::default()) as _).collect();
         for (id, s) in ids.iter().zip(&servants) {
             m.activate_with_id(id, s.clone()).unwrap();
         }
@@ -377,7 +365,7 @@ mod tests {
             assert!(Arc::ptr_eq(m.get(id).unwrap(), s), "{}", id.len());
             assert_eq!(m.id_of(s).as_deref(), Some(&id[..]));
             assert!(matches!(
-                m.activate_with_id(id, Arc::new(S)),
+                m.activate_with_id(id, Arc::new(S::default())),
                 Err(PoaError::ObjectAlreadyActive)
             ));
         }

@@ -202,21 +202,8 @@ impl PoaCurrent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::{ServerRequest, SystemException};
+    use crate::poa::TestServant as S;
     use crate::Orb;
-
-    struct S;
-    impl Servant for S {
-        fn repository_id(&self) -> &'static str {
-            "IDL:S:1.0"
-        }
-        fn is_a(&self, _: &str) -> bool {
-            false
-        }
-        fn dispatch(&self, _: &mut ServerRequest<'_>) -> Result<(), SystemException> {
-            Ok(())
-        }
-    }
 
     /// Nested upcalls see their own frame and then the enclosing one
     /// again; outside, none (also after a panic unwinds out of one).
@@ -226,7 +213,8 @@ mod tests {
         let orb = Orb::builder().build().unwrap();
         let root = orb.root_poa();
         let poa = root.inner.clone();
-        let (a, b): (Arc<dyn Servant>, Arc<dyn Servant>) = (Arc::new(S), Arc::new(S));
+        let (a, b): (Arc<dyn Servant>, Arc<dyn Servant>) =
+            (Arc::new(S::default()), Arc::new(S::default()));
         let cur = PoaCurrent;
         assert!(!cur.in_upcall());
         enter(&poa, &a, b"outer", || {

@@ -1411,6 +1411,34 @@ impl Poa {
     }
 }
 
+/// A servant for the POA's unit tests: answers nothing, counts its drops
+/// when given a counter.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct TestServant(pub(crate) Option<Arc<AtomicUsize>>);
+
+#[cfg(test)]
+impl Drop for TestServant {
+    fn drop(&mut self) {
+        if let Some(c) = &self.0 {
+            c.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(test)]
+impl Servant for TestServant {
+    fn repository_id(&self) -> &'static str {
+        "IDL:S:1.0"
+    }
+    fn is_a(&self, _: &str) -> bool {
+        false
+    }
+    fn dispatch(&self, _: &mut crate::runtime::ServerRequest<'_>) -> Result<(), SystemException> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod key_tests {
     /// `same_key` is `==` for every length up to 40 and a difference in

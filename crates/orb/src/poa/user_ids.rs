@@ -162,21 +162,8 @@ impl UserIdMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::{ServerRequest, SystemException};
+    use crate::poa::TestServant as S;
     use std::collections::HashMap;
-
-    struct S;
-    impl Servant for S {
-        fn repository_id(&self) -> &'static str {
-            "IDL:S:1.0"
-        }
-        fn is_a(&self, _: &str) -> bool {
-            false
-        }
-        fn dispatch(&self, _: &mut ServerRequest<'_>) -> Result<(), SystemException> {
-            Ok(())
-        }
-    }
 
     /// A deterministic pseudo-random sequence (xorshift).
     fn rng(seed: &mut u64) -> u64 {
@@ -213,7 +200,7 @@ mod tests {
                     assert!(Arc::ptr_eq(&g, &w));
                 }
             } else if let std::collections::hash_map::Entry::Vacant(e) = model.entry(id) {
-                let s: Arc<dyn Servant> = Arc::new(S);
+                let s: Arc<dyn Servant> = Arc::new(S::default());
                 m.insert(e.key(), s.clone());
                 e.insert(s);
             }
@@ -235,7 +222,7 @@ mod tests {
         }
         assert!(m.get(b"").is_none() && m.len == 0);
         // Usable again after a drain.
-        m.insert(b"", Arc::new(S));
+        m.insert(b"", Arc::new(S::default()));
         assert!(m.contains_key(b"") && !m.contains_key(b"\0"));
     }
 
