@@ -584,8 +584,15 @@ pub(crate) fn resolve<'a>(
     hold_max: Duration,
 ) -> Result<Resolution<'a>, SystemException> {
     if cache.hit(orb, key) {
+        // `hit` is true only with both (kept as a check, not a panic:
+        // the borrow checker cannot carry `hit`'s borrows out of it here).
         let (Some(c), Some((_, slot))) = (&cache.entry, &cache.hazard) else {
-            unreachable!("a hit has an entry and a slot")
+            return Err(raise(
+                K::Internal,
+                0,
+                CompletionStatus::No,
+                format_args!("resolve cache hit without an entry"),
+            ));
         };
         return Ok(Resolution::Upcall(Upcall {
             servant: alias(&c.servant),
