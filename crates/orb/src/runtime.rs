@@ -79,6 +79,12 @@ impl ObjectRef {
     /// arguments, `decode_result` reads the return value then the
     /// `inout`/`out` arguments, `decode_user_exception` decodes the members
     /// of a user exception whose repository id it knows (after the id).
+    ///
+    /// The decoders run on the reply in place, while the calling thread
+    /// still reads the connection for everyone (no copy, one lock less):
+    /// they must only decode. A decoder that invoked another operation on
+    /// the same server would wait for a reader that is itself, until its
+    /// call's deadline (`TIMEOUT`).
     pub fn invoke<T, E: From<SystemException>>(
         &self,
         op: &str,
