@@ -15,6 +15,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+echo "== cargo doc (broken links and stray HTML in doc comments, generated code included)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 echo "== cargo test"
 cargo test --workspace --locked
 

@@ -8,7 +8,7 @@ pub type Result<T> = core::result::Result<T, CdrError>;
 /// Everything that can go wrong while encoding or decoding CDR.
 ///
 /// Each error maps to the CORBA system exception an ORB raises for it
-/// (see [`CdrError::system_exception`]): malformed input is `MARSHAL`,
+/// (see `SystemException::from_cdr` in peregrine-giop): malformed input is `MARSHAL`,
 /// text that the negotiated code set cannot carry is `DATA_CONVERSION`,
 /// values that break an IDL bound (or do not fit their `fixed` type) on
 /// encode are `BAD_PARAM`.

@@ -272,7 +272,7 @@ impl Fixed {
     }
 
     /// Writes `self` as the IDL type `fixed<digits, scale>` (see the
-    /// [module docs](self)); fails with [`CdrError::FixedOutOfRange`]
+    /// module docs); fails with [`CdrError::FixedOutOfRange`]
     /// when it does not fit exactly.
     pub fn encode_as(&self, digits: u16, scale: u16, w: &mut Writer) -> Result<()> {
         let v = self

@@ -185,6 +185,14 @@ fn doc_attrs(doc: Option<&str>, fallback: &str) -> String {
         if l.starts_with("```") {
             l.insert(0, '\\');
         }
+        // IDL comments are text, not Markdown: brackets would be taken
+        // for intra-doc links and `<...>` for HTML tags.
+        if l.contains(['[', ']', '<']) {
+            l = l
+                .replace('[', "\\[")
+                .replace(']', "\\]")
+                .replace('<', "\\<");
+        }
         let _ = writeln!(s, "#[doc = {:?}]", format!(" {l}"));
     }
     s

@@ -26,7 +26,7 @@ pub struct Cli {
 /// The suites and the server.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// T1: oneway send<Type>Seq throughput per type and buffer size.
+    /// T1: oneway sendShortSeq..sendStructSeq throughput per type and buffer size.
     Throughput(RunArgs),
     /// T2: twoway latency over 1..1,000,000 objects; oneway calls/s.
     Latency(RunArgs),

@@ -2,7 +2,7 @@
 //! calling thread is serving. One frame per upcall, linked on the
 //! thread's stack (nested upcalls on one thread stack up). A frame lends
 //! what the request's `Upcall` holds (POA, servant, object id in the
-//! request buffer) and lives in the stack frame of [`enter`]: entering
+//! request buffer) and lives in the stack frame of `enter`: entering
 //! copies four pointers into a thread-local cell (no allocation, no
 //! `RefCell`, no reference count); a reference is counted only when
 //! `PoaCurrent` hands one out.
