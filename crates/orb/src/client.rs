@@ -1939,11 +1939,14 @@ pub(crate) fn invoke<T, E: From<SystemException>>(
         &mut Reader<'a>,
     ) -> Option<peregrine_cdr::Result<E>>,
 ) -> Result<T, E> {
-    let mut w = take_writer();
-    let res = send_request(obj, op, true, true, &mut w, encode_args);
-    put_writer(w);
-    let reply = res?.expect("twoway calls return a reply");
-    decode_reply(reply, op, decode_result, decode_user_exception)
+    invoke_with_tail(
+        obj,
+        op,
+        encode_args,
+        None,
+        decode_result,
+        decode_user_exception,
+    )
 }
 
 /// The results or user exception of a NO_EXCEPTION / USER_EXCEPTION reply.
@@ -1995,16 +1998,27 @@ fn decode_reply<T, E: From<SystemException>>(
     }
 }
 
+/// Sends a request (`w` is the thread's writer): the arguments, then
+/// `tail` if any (see [`encode_tail`]); a twoway waits for its reply,
+/// leading its connection (see [`ClientConn::begin`]).
 fn send_request(
     obj: &ObjectRef,
     op: &str,
     twoway: bool,
-    lead: bool,
     w: &mut Writer,
     encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: Option<&dyn peregrine_cdr::TailSeq>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
-    let mut call = Call::new(obj, op, twoway, lead);
-    call.start(w, encode_args)?;
+    let mut call = Call::new(obj, op, twoway, twoway);
+    let mut gathered: &[u8] = &[];
+    call.start(w, |w| {
+        encode_args(w)?;
+        if let Some(t) = tail {
+            gathered = encode_tail(w, t)?;
+        }
+        Ok(())
+    })?;
+    call.tail = gathered;
     call.run(w)
 }
 
@@ -2027,34 +2041,14 @@ fn encode_tail<'t>(
     }
 }
 
-/// As [`send_request`], with `tail` encoded last (see [`encode_tail`]).
-fn send_request_with_tail(
-    obj: &ObjectRef,
-    op: &str,
-    twoway: bool,
-    w: &mut Writer,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-    tail: &dyn peregrine_cdr::TailSeq,
-) -> Result<Option<ReplyMsg>, SystemException> {
-    let mut gathered: &[u8] = &[];
-    // A synchronous twoway leads its connection, as in `invoke`.
-    let mut call = Call::new(obj, op, twoway, twoway);
-    call.start(w, |w| {
-        encode_args(w)?;
-        gathered = encode_tail(w, tail)?;
-        Ok(())
-    })?;
-    call.tail = gathered;
-    call.run(w)
-}
-
-/// [`invoke`] whose last `in` argument, `tail`, is encoded after what
-/// `encode_args` writes and, when large, sent from the caller's memory.
+/// [`invoke`] whose last `in` argument, `tail` (if any), is encoded after
+/// what `encode_args` writes and, when large, sent from the caller's
+/// memory.
 pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
     obj: &ObjectRef,
     op: &str,
     encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-    tail: &dyn peregrine_cdr::TailSeq,
+    tail: Option<&dyn peregrine_cdr::TailSeq>,
     decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
     decode_user_exception: impl for<'a> FnOnce(
         &str,
@@ -2062,7 +2056,7 @@ pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
     ) -> Option<peregrine_cdr::Result<E>>,
 ) -> Result<T, E> {
     let mut w = take_writer();
-    let res = send_request_with_tail(obj, op, true, &mut w, encode_args, tail);
+    let res = send_request(obj, op, true, &mut w, encode_args, tail);
     put_writer(w);
     let reply = res?.expect("twoway calls return a reply");
     decode_reply(reply, op, decode_result, decode_user_exception)
@@ -2075,16 +2069,14 @@ pub(crate) fn invoke_oneway_with_tail(
     obj: &ObjectRef,
     op: &str,
     encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-    tail: &dyn peregrine_cdr::TailSeq,
+    tail: Option<&dyn peregrine_cdr::TailSeq>,
 ) -> Result<(), SystemException> {
     let mut w = take_writer();
     let res = match obj.inner.sync {
-        SyncScope::Transport => {
-            send_request_with_tail(obj, op, false, &mut w, encode_args, tail).map(|_| ())
-        }
+        SyncScope::Transport => send_request(obj, op, false, &mut w, encode_args, tail).map(|_| ()),
         SyncScope::None => queue_oneway(obj, op, &mut w, |w| {
             encode_args(w)?;
-            tail.encode_all(w)
+            tail.map_or(Ok(()), |t| t.encode_all(w))
         }),
     };
     put_writer(w);
@@ -2096,15 +2088,7 @@ pub(crate) fn invoke_oneway(
     op: &str,
     encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
 ) -> Result<(), SystemException> {
-    let mut w = take_writer();
-    let res = match obj.inner.sync {
-        SyncScope::Transport => {
-            send_request(obj, op, false, false, &mut w, encode_args).map(|_| ())
-        }
-        SyncScope::None => queue_oneway(obj, op, &mut w, encode_args),
-    };
-    put_writer(w);
-    res
+    invoke_oneway_with_tail(obj, op, encode_args, None)
 }
 
 /// A `SYNC_NONE` oneway: encoded by the caller (so its arguments need not

@@ -122,7 +122,7 @@ impl ObjectRef {
             self,
             op,
             encode_args,
-            tail,
+            Some(tail),
             decode_result,
             decode_user_exception,
         )
@@ -136,7 +136,7 @@ impl ObjectRef {
         encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
         tail: &dyn peregrine_cdr::TailSeq,
     ) -> Result<(), SystemException> {
-        client::invoke_oneway_with_tail(self, op, encode_args, tail)
+        client::invoke_oneway_with_tail(self, op, encode_args, Some(tail))
     }
 
     /// A oneway invocation. With the default [`SyncScope::Transport`]
