@@ -28,6 +28,8 @@ mod order;
 mod plain;
 mod reader;
 mod tail;
+#[cfg(test)]
+mod test_types;
 mod writer;
 
 pub use codeset::{CharCodeSet, CodeSetId, CodeSets, WcharCodeSet};

@@ -824,31 +824,7 @@ mod slice_tests {
         assert_eq!(&*got, &[7, 8, 9]);
     }
 
-    /// A plain struct with interior padding: CDR `u16 a` at 0, `u64 b` at 8.
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    #[repr(C)]
-    struct P {
-        a: u16,
-        b: u64,
-    }
-    // SAFETY: integers only (any bits valid); size 16 == CDR_SIZE, align 8
-    // == CDR_ALIGN; members at their CDR offsets 0 and 8; bytes 2..8 are
-    // the only padding.
-    unsafe impl PlainData for P {
-        const CDR_SIZE: usize = 16;
-        const CDR_ALIGN: usize = 8;
-        const PADDING: &'static [(usize, usize)] = &[(2, 8)];
-        fn swap_members(&mut self) {
-            self.a = self.a.swap_bytes();
-            self.b = self.b.swap_bytes();
-        }
-    }
-    fn decode_p(r: &mut Reader<'_>) -> Result<P> {
-        Ok(P {
-            a: r.read_u16()?,
-            b: r.read_u64()?,
-        })
-    }
+    use crate::test_types::{decode_padded as decode_p, Padded as P};
 
     #[test]
     fn plain_slice_borrows_only_when_aligned_and_native() {

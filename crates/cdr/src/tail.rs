@@ -194,34 +194,7 @@ mod tests {
         }
     }
 
-    /// `u16 a; u64 b;`: padding at 2..8.
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    #[repr(C)]
-    struct Pd {
-        a: u16,
-        b: u64,
-    }
-    // SAFETY: integers only; size 16 == CDR_SIZE, align 8; members at
-    // CDR offsets 0 and 8; 2..8 is padding.
-    unsafe impl PlainData for Pd {
-        const CDR_SIZE: usize = 16;
-        const CDR_ALIGN: usize = 8;
-        const PADDING: &'static [(usize, usize)] = &[(2, 8)];
-        fn swap_members(&mut self) {
-            self.a = self.a.swap_bytes();
-            self.b = self.b.swap_bytes();
-        }
-    }
-    impl Encode for Pd {
-        fn encode(&self, w: &mut Writer) -> Result<()> {
-            w.write_u16(self.a);
-            w.write_u64(self.b);
-            Ok(())
-        }
-        fn encode_slice(items: &[Self], w: &mut Writer) -> Result<()> {
-            w.write_plain(items, Self::encode)
-        }
-    }
+    use crate::test_types::Padded as Pd;
 
     #[test]
     fn plain_structs_split_equals_copy() {
