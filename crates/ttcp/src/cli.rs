@@ -102,6 +102,11 @@ pub struct RunArgs {
     /// [default: 256M, quick 64M].
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub total: Option<u64>,
+    /// Numbers of objects for the latency suite, comma-separated
+    /// [default: 1,100,1000,10000,100000,1000000; quick 1,1000].
+    #[arg(long, value_name = "N,...", value_delimiter = ',',
+          value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub objects: Option<Vec<u32>>,
 }
 
 /// Options of `ttcp serve`.

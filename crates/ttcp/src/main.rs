@@ -54,6 +54,7 @@ fn settings(a: &RunArgs) -> Settings {
             .unwrap_or(if a.quick { 1 } else { 3 }),
         pin: a.pin,
         total: a.total,
+        objects: a.objects.clone(),
         orbs: a.orb.kinds(),
         remote: a.host.clone().map(|h| (h, a.port)),
         cpus: pin::allowed_cpus(),

@@ -308,6 +308,8 @@ fn serve_and_remote_client() {
         "127.0.0.1",
         "--port",
         &port,
+        "--objects",
+        "1,3,7",
         "--json",
         "-",
     ]);
@@ -318,7 +320,13 @@ fn serve_and_remote_client() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(json_lines(&out).len(), 6);
+    // Three points (round robin, request train, oneway) per number of
+    // objects given with --objects, in the order given.
+    let objects: Vec<u64> = json_lines(&out)
+        .iter()
+        .map(|l| l["objects"].as_u64().unwrap())
+        .collect();
+    assert_eq!(objects, [1, 1, 1, 3, 3, 3, 7, 7, 7]);
 }
 
 #[test]
@@ -328,6 +336,8 @@ fn usage_errors_exit_2() {
         &["footprint", "--repeat", "0"],
         &["throughput", "--total", "0"],
         &["latency", "--port", "9"],
+        &["latency", "--objects", "0"],
+        &["latency", "--objects", "1,many"],
         &["all", "--orb", "corba"],
         &["demux", "--repeat", "0"],
         &["nonsense"],

@@ -102,10 +102,10 @@ fn oneway_rate(c: &mut dyn TtcpClient, n: u32, calls: u64) -> io::Result<f64> {
 /// Runs the suite.
 pub fn run_latency(settings: &Settings, out: &mut Output) -> io::Result<()> {
     let pin = settings.pin.unwrap_or(PinMode::Same);
-    let objects: &[u32] = if settings.quick {
-        &QUICK_OBJECTS
-    } else {
-        &OBJECTS
+    let objects: &[u32] = match &settings.objects {
+        Some(v) => v,
+        None if settings.quick => &QUICK_OBJECTS,
+        None => &OBJECTS,
     };
     let (calls, warmup) = twoway_calls(settings.quick);
     let oneway = oneway_calls(settings.quick);

@@ -28,6 +28,8 @@ pub struct Settings {
     pub pin: Option<PinMode>,
     /// `--total`, if given.
     pub total: Option<u64>,
+    /// `--objects`, if given (the latency suite's numbers of objects).
+    pub objects: Option<Vec<u32>>,
     /// ORBs to measure, in order.
     pub orbs: Vec<OrbKind>,
     /// `--host`/`--port` of a remote `ttcp serve`.
