@@ -870,6 +870,21 @@ fn dispatch(
     key: &[u8],
     args: peregrine_cdr::Reader<'_>,
 ) -> Result<(), SystemException> {
+    if let Some(hit) = cache.lookup(orb.inner(), key) {
+        // The common case: the thread's last object again. The request is
+        // built once, here, and the hit released when it drops.
+        let mut req = request(
+            orb,
+            tx,
+            version,
+            request_id,
+            response_expected,
+            operation,
+            hit.object_id,
+            args,
+        );
+        return hit.run(|servant| invoke(servant, &mut req));
+    }
     let mut up = match poa::resolve(orb.inner(), cache, key, operation, HOLD_MAX) {
         Ok(poa::Resolution::Upcall(u)) => u,
         Ok(poa::Resolution::Forward(to)) => {

@@ -512,17 +512,20 @@ fn alias(s: &Arc<dyn Servant>) -> ManuallyDrop<Arc<dyn Servant>> {
 }
 
 impl ResolveCache {
-    /// True (and the request counted in the POA, the servant named in
-    /// this thread's hazard slot) if `key` is the cached object and
-    /// nothing changed since it was resolved.
+    /// The cached resolution of `key` (the request then counted in the
+    /// POA and the servant named in this thread's hazard slot, until the
+    /// `Hit` drops) if `key` is the cached object and nothing changed
+    /// since it was resolved; `None` leaves nothing counted, and the
+    /// caller goes through [`resolve`].
     #[inline]
-    fn hit(&self, orb: &OrbInner, key: &[u8]) -> bool {
+    pub(crate) fn lookup<'a>(&'a self, orb: &OrbInner, key: &'a [u8]) -> Option<Hit<'a>> {
         let (Some(c), Some((_, slot))) = (&self.entry, &self.hazard) else {
-            return false;
+            return None;
         };
         if !same_key(&self.key, key) {
-            return false;
+            return None;
         }
+        let object_id = key.get(c.id_at..)?;
         // Counted before the epoch is read (both sequentially consistent,
         // as `destroy` bumps the epoch before it waits for the count): a
         // destroy either sees this request or this request sees it. The
@@ -535,11 +538,47 @@ impl ResolveCache {
         {
             // Unchanged epoch: the map still holds the servant (it is
             // only let go of after a deactivation, which bumps it).
-            return true;
+            return Some(Hit {
+                poa: &c.poa,
+                servant: &c.servant,
+                slot,
+                object_id,
+            });
         }
         c.poa.hazards.release(slot);
         c.poa.request_done();
-        false
+        None
+    }
+}
+
+/// A request resolved by this thread's [`ResolveCache`]: counted in its
+/// POA, its servant named in the thread's hazard slot, both lent by the
+/// cache. The common case, so it carries none of [`Upcall`]'s rarer
+/// parts (locator, activator accounting, an owned servant): building,
+/// running and dropping it is a few loads and the two releases.
+pub(crate) struct Hit<'a> {
+    poa: &'a Arc<PoaInner>,
+    servant: &'a Arc<dyn Servant>,
+    slot: &'a lend::Slot,
+    /// The object id within the request's key.
+    pub(crate) object_id: &'a [u8],
+}
+
+impl Hit<'_> {
+    /// Runs the upcall `f` with this request as the POA Current.
+    #[inline]
+    pub(crate) fn run<R>(&self, f: impl FnOnce(&Arc<dyn Servant>) -> R) -> R {
+        current::enter(self.poa, self.servant, self.object_id, || f(self.servant))
+    }
+}
+
+impl Drop for Hit<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // As a lent `Upcall`: the slot first, then the count (a `destroy`
+        // waiting for the count then finds the servant unnamed).
+        self.poa.hazards.release(self.slot);
+        self.poa.request_done();
     }
 }
 
@@ -573,8 +612,9 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
 /// Finds the servant for `key`, honouring the POA manager's state
 /// (waiting while it holds, up to `hold_max`) and the POA's request
 /// processing policy (active object map, default servant, servant
-/// activator or locator). `cache` is the calling thread's: a hit skips
-/// the lookup, and an active object map hit becomes its entry.
+/// activator or locator). `cache` is the calling thread's: callers try
+/// [`ResolveCache::lookup`] first (the common case, without building an
+/// [`Upcall`]); an active object map hit here becomes its entry.
 #[inline]
 pub(crate) fn resolve<'a>(
     orb: &OrbInner,
@@ -583,27 +623,6 @@ pub(crate) fn resolve<'a>(
     operation: &'a str,
     hold_max: Duration,
 ) -> Result<Resolution<'a>, SystemException> {
-    if cache.hit(orb, key) {
-        // `hit` is true only with both (kept as a check, not a panic:
-        // the borrow checker cannot carry `hit`'s borrows out of it here).
-        let (Some(c), Some((_, slot))) = (&cache.entry, &cache.hazard) else {
-            return Err(raise(
-                K::Internal,
-                0,
-                CompletionStatus::No,
-                format_args!("resolve cache hit without an entry"),
-            ));
-        };
-        return Ok(Resolution::Upcall(Upcall {
-            servant: alias(&c.servant),
-            lent: Some(slot),
-            object_id: &key[c.id_at..],
-            operation,
-            poa: Held::Lent(&c.poa),
-            locator: None,
-            busy: false,
-        }));
-    }
     resolve_slow(orb, cache, key, operation, hold_max)
 }
 
