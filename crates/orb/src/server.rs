@@ -23,7 +23,8 @@ use crate::error::raise;
 use crate::orb::{Orb, OrbInner};
 use crate::poa;
 use crate::runtime::{
-    CompletionStatus, ReplyState, ServerRequest, SystemException, SystemExceptionKind as K,
+    CompletionStatus, ReplyStart, ReplyState, ServerRequest, SystemException,
+    SystemExceptionKind as K,
 };
 use crate::transport::{FrameError, RxBuf, TcpTransport, Transport};
 
@@ -501,6 +502,8 @@ struct Incoming<'a> {
     /// (so skeletons may decode sequences of plain structs in place, see
     /// `Reader::read_plain_slice`), shared after the full decode.
     args: Reader<'a>,
+    /// Already looked up in the thread's resolve cache, in vain.
+    missed: bool,
 }
 
 fn u32_at(m: &[u8], at: usize, little: bool) -> Option<u32> {
@@ -615,12 +618,10 @@ fn op_str(op: &[u8]) -> Option<&str> {
 }
 
 impl FastLayout {
-    /// The request over `head` (the message up to the body) and `body`
-    /// (the rest, lent to the argument reader); `None` if the operation
-    /// is not UTF-8 (checked here, once, rather than in `fast_layout`).
+    /// The argument reader over `body` (the message after the header,
+    /// lent exclusively so skeletons may decode in place).
     #[inline]
-    fn incoming<'a>(&self, head: &'a [u8], body: &'a mut [u8]) -> Option<Incoming<'a>> {
-        let operation = op_str(head.get(self.op.0..self.op.1)?)?;
+    fn args<'a>(&self, body: &'a mut [u8]) -> Reader<'a> {
         let order = if self.little {
             ByteOrder::Little
         } else {
@@ -628,14 +629,31 @@ impl FastLayout {
         };
         let mut args = Reader::with_offset_mut(body, order, self.body);
         args.set_version(GiopVersion::V1_2);
-        Some(Incoming {
-            request_id: self.request_id,
-            expected: self.expected,
-            key: head.get(28..self.key_end)?,
-            operation,
-            args,
-        })
+        args
     }
+}
+
+/// Starts a GIOP 1.2 NO_EXCEPTION reply to `request_id` in `tx`: the same
+/// 24 bytes as `runtime::reply_header` (which a skeleton's
+/// `ServerRequest::reply` would call), written as three words where that
+/// assembles them byte by byte; the size is patched by
+/// `ReplyStart::finish`.
+#[inline]
+fn start_reply_1_2(tx: &mut Writer, request_id: u32) {
+    let little = tx.order() == ByteOrder::Little;
+    let (head, id) = if little {
+        (*b"GIOP\x01\x02\x01\x01", request_id.to_le_bytes())
+    } else {
+        (*b"GIOP\x01\x02\x00\x01", request_id.to_be_bytes())
+    };
+    // Size (patched later), request id; status NO_EXCEPTION (0) and an
+    // empty service context list.
+    let mut words = [0u8; 24];
+    words[..8].copy_from_slice(&head);
+    words[12..16].copy_from_slice(&id);
+    tx.clear();
+    tx.set_version(GiopVersion::V1_2);
+    tx.write_bytes(&words);
 }
 
 fn message_error(slot: &ConnSlot, msg: &[u8]) {
@@ -652,15 +670,7 @@ impl ConnCtx<'_> {
     fn handle(&mut self, m: &mut [u8]) -> Next {
         if let Some(at) = fast_layout(m) {
             let (head, body) = m.split_at_mut(at.body);
-            let head: &[u8] = head;
-            return match at.incoming(head, body) {
-                Some(req) => self.request(GiopVersion::V1_2, req, ServiceContexts::EMPTY),
-                // What the full decode reports for such an operation.
-                None => self.undecodable(
-                    head,
-                    &peregrine_giop::GiopError::Cdr(peregrine_cdr::CdrError::InvalidText),
-                ),
-            };
+            return self.fast_request(&at, head, body);
         }
         let m: &[u8] = m;
         let limits = self.orb.inner().config.limits;
@@ -687,6 +697,7 @@ impl ConnCtx<'_> {
                     key,
                     operation: header.operation,
                     args: body.reader(),
+                    missed: false,
                 };
                 self.request(h.version, req, header.service_contexts)
             }
@@ -710,6 +721,79 @@ impl ConnCtx<'_> {
         if !self.slot.begin_request() {
             return Next::Continue;
         }
+        self.counted_request(version, req, contexts)
+    }
+
+    /// The common request whole, without intermediate values: a GIOP 1.2
+    /// request read at fixed offsets (`fast_layout`) for the object this
+    /// thread resolved last ([`poa::ResolveCache::lookup`]). The
+    /// `ServerRequest` is built once, in place, with the NO_EXCEPTION
+    /// reply header already written; anything else goes the general way.
+    #[inline]
+    fn fast_request(&mut self, at: &FastLayout, head: &mut [u8], body: &mut [u8]) -> Next {
+        let head: &[u8] = head;
+        let (Some(operation), Some(key)) = (
+            head.get(at.op.0..at.op.1).and_then(op_str),
+            head.get(28..at.key_end),
+        ) else {
+            // What the full decode reports for such an operation.
+            return self.undecodable(
+                head,
+                &peregrine_giop::GiopError::Cdr(peregrine_cdr::CdrError::InvalidText),
+            );
+        };
+        self.slot.note_version(GiopVersion::V1_2);
+        if !self.slot.begin_request() {
+            return Next::Continue;
+        }
+        let mut args = at.args(body);
+        let Some(hit) = self.cache.lookup(self.orb.inner(), key) else {
+            let req = Incoming {
+                request_id: at.request_id,
+                expected: at.expected,
+                key,
+                operation,
+                args,
+                missed: true,
+            };
+            return self.counted_request(GiopVersion::V1_2, req, ServiceContexts::EMPTY);
+        };
+        args.set_codesets(self.codesets);
+        self.tx.set_codesets(self.codesets);
+        let (state, pending) = if at.expected {
+            start_reply_1_2(&mut self.tx, at.request_id);
+            (ReplyState::NoException, Some(ReplyStart::Fixed))
+        } else {
+            (ReplyState::Empty, None)
+        };
+        let mut req = ServerRequest {
+            operation,
+            args,
+            reply: &mut self.tx,
+            state,
+            pending,
+            version: GiopVersion::V1_2,
+            request_id: at.request_id,
+            response_expected: at.expected,
+            object_id: hit.object_id,
+            orb: self.orb,
+        };
+        let res = match hit.run(|servant| upcall(servant, &mut req)) {
+            Ok(()) => finish_fixed(&mut req),
+            e => e,
+        };
+        drop(req);
+        drop(hit);
+        self.respond(GiopVersion::V1_2, at.request_id, at.expected, res)
+    }
+
+    /// `request` once counted in the connection's busy count.
+    fn counted_request(
+        &mut self,
+        version: GiopVersion,
+        req: Incoming<'_>,
+        contexts: ServiceContexts<'_>,
+    ) -> Next {
         if !contexts.is_empty() {
             if let Some(data) = contexts.get(ids::CODE_SETS) {
                 if let Ok(ctx) = CodeSetContext::decode(data) {
@@ -732,12 +816,26 @@ impl ConnCtx<'_> {
             req.operation,
             req.key,
             args,
+            req.missed,
         );
+        self.respond(version, req.request_id, req.expected, res)
+    }
+
+    /// Sends the reply in `tx` (or `res`'s exception), if one is
+    /// expected, and ends the request's busy count.
+    #[inline(always)]
+    fn respond(
+        &mut self,
+        version: GiopVersion,
+        request_id: u32,
+        expected: bool,
+        res: Result<(), SystemException>,
+    ) -> Next {
         if let Err(e) = res {
             let _ = encode_system_exception_reply(
                 &mut self.tx,
                 version,
-                req.request_id,
+                request_id,
                 ServiceContexts::EMPTY,
                 &e,
             );
@@ -746,7 +844,7 @@ impl ConnCtx<'_> {
         // The reply goes out while the request still counts as busy (so
         // CloseConnection cannot overtake it). A connection thread is the
         // only writer of its replies; pool workers share the socket.
-        let out = if !req.expected {
+        let out = if !expected {
             Next::Continue
         } else if self.pooled {
             let slot = self.slot;
@@ -857,7 +955,8 @@ impl ConnCtx<'_> {
 }
 
 /// Demultiplexes and runs one request, leaving the reply in `tx` (or
-/// returning the system exception to send).
+/// returning the system exception to send). `missed`: the caller already
+/// found the key not in `cache`.
 #[allow(clippy::too_many_arguments)]
 fn dispatch(
     orb: &Orb,
@@ -869,21 +968,24 @@ fn dispatch(
     operation: &str,
     key: &[u8],
     args: peregrine_cdr::Reader<'_>,
+    missed: bool,
 ) -> Result<(), SystemException> {
-    if let Some(hit) = cache.lookup(orb.inner(), key) {
-        // The common case: the thread's last object again. The request is
-        // built once, here, and the hit released when it drops.
-        let mut req = request(
-            orb,
-            tx,
-            version,
-            request_id,
-            response_expected,
-            operation,
-            hit.object_id,
-            args,
-        );
-        return hit.run(|servant| invoke(servant, &mut req));
+    if !missed {
+        if let Some(hit) = cache.lookup(orb.inner(), key) {
+            // The thread's last object again. The request is built once,
+            // here, and the hit released when it drops.
+            let mut req = request(
+                orb,
+                tx,
+                version,
+                request_id,
+                response_expected,
+                operation,
+                hit.object_id,
+                args,
+            );
+            return hit.run(|servant| invoke(servant, &mut req));
+        }
     }
     let mut up = match poa::resolve(orb.inner(), cache, key, operation, HOLD_MAX) {
         Ok(poa::Resolution::Upcall(u)) => u,
@@ -928,6 +1030,17 @@ fn invoke(
     servant: &Arc<dyn crate::runtime::Servant>,
     req: &mut ServerRequest<'_>,
 ) -> Result<(), SystemException> {
+    upcall(servant, req)?;
+    finish(req)
+}
+
+/// Calls `servant` (or answers an operation of CORBA::Object for it),
+/// leaving the reply to be completed by `finish`.
+#[inline(always)]
+fn upcall(
+    servant: &Arc<dyn crate::runtime::Servant>,
+    req: &mut ServerRequest<'_>,
+) -> Result<(), SystemException> {
     let operation = req.operation;
     if operation.starts_with('_') {
         match operation {
@@ -937,16 +1050,16 @@ fn invoke(
                     .map_err(|_| SystemException::from(peregrine_cdr::CdrError::InvalidText))?;
                 let yes = id == "IDL:omg.org/CORBA/Object:1.0" || servant.is_a(id);
                 req.reply().write_bool(yes);
-                return finish(req);
+                return Ok(());
             }
             op if is_non_existent(op) => {
                 req.reply().write_bool(false);
-                return finish(req);
+                return Ok(());
             }
             "_repository_id" => {
                 let id = servant.repository_id();
                 req.reply().write_string(id)?;
-                return finish(req);
+                return Ok(());
             }
             "_interface" | "_get_interface" => {
                 return Err(raise(
@@ -960,7 +1073,7 @@ fn invoke(
         }
     }
     match catch_unwind(AssertUnwindSafe(|| servant.dispatch(req))) {
-        Ok(Ok(())) => finish(req),
+        Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(raise(
             K::Unknown,
@@ -1027,6 +1140,30 @@ fn request<'a>(
         object_id,
         orb,
     }
+}
+
+/// `finish` for a reply begun with `start_reply_1_2` (or a skeleton's
+/// USER_EXCEPTION, the same fixed header): the size patched in place.
+#[inline(always)]
+fn finish_fixed(req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
+    if req.response_expected
+        && req.state != ReplyState::Empty
+        && matches!(req.pending, Some(ReplyStart::Fixed))
+    {
+        let body = req.reply.len().wrapping_sub(peregrine_giop::HEADER_LEN);
+        let little = req.reply.order() == ByteOrder::Little;
+        if let (Ok(size), Some(at)) = (u32::try_from(body), req.reply.as_mut_slice().get_mut(8..12))
+        {
+            at.copy_from_slice(&if little {
+                size.to_le_bytes()
+            } else {
+                size.to_be_bytes()
+            });
+            req.pending = None;
+            return Ok(());
+        }
+    }
+    finish(req)
 }
 
 /// Completes the reply in the request's writer.

@@ -517,7 +517,7 @@ impl ResolveCache {
     /// `Hit` drops) if `key` is the cached object and nothing changed
     /// since it was resolved; `None` leaves nothing counted, and the
     /// caller goes through [`resolve`].
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup<'a>(&'a self, orb: &OrbInner, key: &'a [u8]) -> Option<Hit<'a>> {
         let (Some(c), Some((_, slot))) = (&self.entry, &self.hazard) else {
             return None;
