@@ -618,6 +618,16 @@ fn op_str(op: &[u8]) -> Option<&str> {
 }
 
 impl FastLayout {
+    /// The object key and the operation (`None` if the operation is not
+    /// UTF-8: checked here, once, rather than in `fast_layout`).
+    #[inline]
+    fn key_and_operation<'a>(&self, head: &'a [u8]) -> Option<(&'a [u8], &'a str)> {
+        Some((
+            head.get(28..self.key_end)?,
+            op_str(head.get(self.op.0..self.op.1)?)?,
+        ))
+    }
+
     /// The argument reader over `body` (the message after the header,
     /// lent exclusively so skeletons may decode in place).
     #[inline]
@@ -732,10 +742,7 @@ impl ConnCtx<'_> {
     #[inline]
     fn fast_request(&mut self, at: &FastLayout, head: &mut [u8], body: &mut [u8]) -> Next {
         let head: &[u8] = head;
-        let (Some(operation), Some(key)) = (
-            head.get(at.op.0..at.op.1).and_then(op_str),
-            head.get(28..at.key_end),
-        ) else {
+        let Some((key, operation)) = at.key_and_operation(head) else {
             // What the full decode reports for such an operation.
             return self.undecodable(
                 head,
@@ -1304,7 +1311,16 @@ mod tests {
     fn fast_request(m: &mut [u8]) -> Option<Incoming<'_>> {
         let at = fast_layout(m)?;
         let (head, body) = m.split_at_mut(at.body);
-        at.incoming(head, body)
+        let head: &[u8] = head;
+        let (key, operation) = at.key_and_operation(head)?;
+        Some(Incoming {
+            request_id: at.request_id,
+            expected: at.expected,
+            key,
+            operation,
+            args: at.args(body),
+            missed: false,
+        })
     }
 
     /// The fixed-offset read agrees with the full decode wherever it
