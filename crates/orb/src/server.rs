@@ -537,28 +537,38 @@ struct FastLayout {
 
 #[inline]
 fn fast_layout(m: &[u8]) -> Option<FastLayout> {
+    // The fixed part as an array: one length check for its fields.
+    let h: &[u8; 28] = m.first_chunk()?;
+    let field = |at: usize, little: bool| {
+        let b = [h[at], h[at + 1], h[at + 2], h[at + 3]];
+        if little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
+    };
     // Magic, version 1.2 and type Request in one comparison (the flags
     // byte masked out).
-    let head = u64::from_le_bytes(m.get(..8)?.try_into().ok()?);
+    let head = u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]);
     if head & !(0xff << 48) != u64::from_le_bytes(*b"GIOP\x01\x02\x00\x00") {
         return None;
     }
-    let flags = m[6];
+    let flags = h[6];
     let little = flags & 1 != 0;
-    if flags & 2 != 0 || u32_at(m, 8, little)? as usize != m.len() - HEADER_LEN {
+    if flags & 2 != 0 || field(8, little) as usize != m.len() - HEADER_LEN {
         return None;
     }
-    let request_id = u32_at(m, 12, little)?;
-    let expected = match m.get(16..20)? {
-        [0, ..] => false,
-        [1 | 3, ..] => true,
+    let request_id = field(12, little);
+    let expected = match h[16] {
+        0 => false,
+        1 | 3 => true,
         _ => return None,
     };
     // TargetAddress: KeyAddr (discriminator 0, two bytes of padding).
-    if m.get(20..22)? != [0, 0] {
+    if h[20] != 0 || h[21] != 0 {
         return None;
     }
-    let key_len = u32_at(m, 24, little)? as usize;
+    let key_len = field(24, little) as usize;
     let key_end = 28usize.checked_add(key_len)?;
     m.get(28..key_end)?;
     let at = (key_end + 3) & !3;
@@ -598,12 +608,16 @@ fn op_str(op: &[u8]) -> Option<&str> {
     let n = op.len();
     let word = |at: usize| u64::from_ne_bytes(op[at..at + 8].try_into().expect("8 bytes"));
     let ascii = if n >= 8 {
-        // Whole words, the last one overlapping the one before.
-        let mut acc = word(n - 8);
-        let mut at = 0;
-        while at + 8 < n {
-            acc |= word(at);
-            at += 8;
+        // Whole words, the last one overlapping the one before; names of
+        // up to 24 bytes (most) without a loop.
+        let mut acc = word(0) | word(n - 8);
+        if n > 16 {
+            acc |= word(8);
+            let mut at = 16;
+            while at + 8 < n {
+                acc |= word(at);
+                at += 8;
+            }
         }
         acc & HIGH == 0
     } else {
@@ -1153,10 +1167,11 @@ fn request<'a>(
 /// USER_EXCEPTION, the same fixed header): the size patched in place.
 #[inline(always)]
 fn finish_fixed(req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
-    if req.response_expected
-        && req.state != ReplyState::Empty
-        && matches!(req.pending, Some(ReplyStart::Fixed))
-    {
+    if !req.response_expected {
+        // A oneway's reply is never sent: complete none.
+        return Ok(());
+    }
+    if req.state != ReplyState::Empty && matches!(req.pending, Some(ReplyStart::Fixed)) {
         let body = req.reply.len().wrapping_sub(peregrine_giop::HEADER_LEN);
         let little = req.reply.order() == ByteOrder::Little;
         if let (Ok(size), Some(at)) = (u32::try_from(body), req.reply.as_mut_slice().get_mut(8..12))
