@@ -551,6 +551,23 @@ impl ResolveCache {
     }
 }
 
+impl ResolveCache {
+    /// The cached entry's POA and `key`'s object id, if `key` has the
+    /// entry's POA prefix and no POA was created or removed since the
+    /// entry was made (`epoch`, read before): another object of the same
+    /// POA (round robin over many objects) needs no registry lookup. Key
+    /// prefixes are self-delimiting (`key::parse`), so equal prefix bytes
+    /// name the same POA and split the key at the same place.
+    #[inline]
+    fn same_poa<'k>(&self, key: &'k [u8], epoch: u64) -> Option<(Arc<PoaInner>, &'k [u8])> {
+        let c = self.entry.as_ref()?;
+        if c.epoch != epoch || !same_key(self.key.get(..c.id_at)?, key.get(..c.id_at)?) {
+            return None;
+        }
+        Some((c.poa.clone(), key.get(c.id_at..)?))
+    }
+}
+
 /// A request resolved by this thread's [`ResolveCache`]: counted in its
 /// POA, its servant named in the thread's hazard slot, both lent by the
 /// cache. The common case, so it carries none of [`Upcall`]'s rarer
@@ -644,11 +661,17 @@ fn resolve_slow<'a>(
     // Read before the lookup: an entry made from it is at worst older
     // than the map it came from (and missed next time), never newer.
     let epoch = orb.poas.epoch.load(Ordering::SeqCst);
-    let Some((poa, id)) = orb.poas.find(orb, key) else {
-        return Err(not_exist(format_args!(
-            "no POA for object key {}",
-            peregrine_giop::corbaloc::escape_key(key)
-        )));
+    let (poa, id) = match cache.same_poa(key, epoch) {
+        Some(found) => found,
+        None => {
+            let Some(found) = orb.poas.find(orb, key) else {
+                return Err(not_exist(format_args!(
+                    "no POA for object key {}",
+                    peregrine_giop::corbaloc::escape_key(key)
+                )));
+            };
+            found
+        }
     };
     let inflight = Inflight::new(poa);
     let poa = inflight.poa();
