@@ -768,7 +768,9 @@ impl ConnCtx<'_> {
             return Next::Continue;
         }
         let mut args = at.args(body);
-        let Some(hit) = self.cache.lookup(self.orb.inner(), key) else {
+        // Another object than last time (round robin) takes the fast way
+        // too if its servant is in an active object map.
+        let Some(hit) = self.cache.lookup_or_refill(self.orb.inner(), key) else {
             let req = Incoming {
                 request_id: at.request_id,
                 expected: at.expected,

@@ -519,12 +519,32 @@ impl ResolveCache {
     /// caller goes through [`resolve`].
     #[inline(always)]
     pub(crate) fn lookup<'a>(&'a self, orb: &OrbInner, key: &'a [u8]) -> Option<Hit<'a>> {
-        let (Some(c), Some((_, slot))) = (&self.entry, &self.hazard) else {
-            return None;
-        };
         if !same_key(&self.key, key) {
             return None;
         }
+        self.claim(orb, key)
+    }
+
+    /// [`ResolveCache::lookup`], and on a miss the cache refilled with
+    /// `key` ([`refill`]) and looked up again.
+    #[inline(always)]
+    pub(crate) fn lookup_or_refill<'a>(
+        &'a mut self,
+        orb: &OrbInner,
+        key: &'a [u8],
+    ) -> Option<Hit<'a>> {
+        if !same_key(&self.key, key) && !refill(orb, self, key) {
+            return None;
+        }
+        self.claim(orb, key)
+    }
+
+    /// `lookup` once `key` is known to be the cached one.
+    #[inline(always)]
+    fn claim<'a>(&'a self, orb: &OrbInner, key: &'a [u8]) -> Option<Hit<'a>> {
+        let (Some(c), Some((_, slot))) = (&self.entry, &self.hazard) else {
+            return None;
+        };
         let object_id = key.get(c.id_at..)?;
         // Counted before the epoch is read (both sequentially consistent,
         // as `destroy` bumps the epoch before it waits for the count): a
@@ -646,6 +666,53 @@ pub(crate) fn resolve<'a>(
     hold_max: Duration,
 ) -> Result<Resolution<'a>, SystemException> {
     resolve_slow(orb, cache, key, operation, hold_max)
+}
+
+/// Makes `key` the cache's entry if it names a servant in the active
+/// object map of a POA whose manager is active, running nothing (no
+/// servant manager, no wait); the caller then takes the request through
+/// [`ResolveCache::lookup`] like any hit, without building an [`Upcall`]
+/// (round robin over many objects: every request a miss). False for
+/// anything else, which [`resolve`] then handles (a POA with a servant
+/// manager or default servant pays the registry lookup twice).
+#[inline(never)]
+pub(crate) fn refill(orb: &OrbInner, cache: &mut ResolveCache, key: &[u8]) -> bool {
+    // Read before the lookup, as in `resolve_slow`.
+    let epoch = orb.poas.epoch.load(Ordering::SeqCst);
+    let Some((poa, id)) = cache
+        .same_poa(key, epoch)
+        .or_else(|| orb.poas.find(orb, key))
+    else {
+        return false;
+    };
+    if poa.destroyed.load(Ordering::SeqCst)
+        || poa.manager.state() != PoaManagerState::Active
+        || poa.policies.servant_retention != ServantRetention::Retain
+        || poa.policies.request_processing == RequestProcessing::ServantManager
+    {
+        return false;
+    }
+    let Some(servant) = rlock(&poa.aom).get(id).map(alias) else {
+        return false;
+    };
+    if cache.hazard.is_none() {
+        let h = orb.poas.hazards.clone();
+        let slot = h.register();
+        cache.hazard = Some((h, slot));
+    }
+    // Not counted: `lookup` names it in the hazard slot and finds it
+    // still there by the unchanged epoch before the upcall uses it.
+    let ResolveCache { key: k, entry, .. } = cache;
+    k.clear();
+    k.extend_from_slice(key);
+    *entry = Some(Cached {
+        id_at: key.len() - id.len(),
+        epoch,
+        poa,
+        addr: lend::addr(&servant),
+        servant,
+    });
+    true
 }
 
 /// `resolve` past the cache: the registry, the manager's state, the
