@@ -805,7 +805,8 @@ impl ConnCtx<'_> {
             Ok(()) => finish_fixed(&mut req),
             e => e,
         };
-        drop(req);
+        // The upcall is over: release the servant and the POA count
+        // before the reply goes out (`req`'s borrows end here too).
         drop(hit);
         self.respond(GiopVersion::V1_2, at.request_id, at.expected, res)
     }
@@ -1173,21 +1174,32 @@ fn finish_fixed(req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
         // A oneway's reply is never sent: complete none.
         return Ok(());
     }
-    if req.state != ReplyState::Empty && matches!(req.pending, Some(ReplyStart::Fixed)) {
-        let body = req.reply.len().wrapping_sub(peregrine_giop::HEADER_LEN);
-        let little = req.reply.order() == ByteOrder::Little;
-        if let (Ok(size), Some(at)) = (u32::try_from(body), req.reply.as_mut_slice().get_mut(8..12))
-        {
-            at.copy_from_slice(&if little {
-                size.to_le_bytes()
-            } else {
-                size.to_be_bytes()
-            });
-            req.pending = None;
-            return Ok(());
-        }
+    if req.state != ReplyState::Empty
+        && matches!(req.pending, Some(ReplyStart::Fixed))
+        && patch_size(req.reply)
+    {
+        req.pending = None;
+        return Ok(());
     }
     finish(req)
+}
+
+/// Writes the message size into the GIOP header at the start of `w`
+/// (what `ReplyStart::Fixed.finish` does, inline); false if it does not
+/// fit (left to `finish`, which reports it).
+#[inline(always)]
+fn patch_size(w: &mut Writer) -> bool {
+    let body = w.len().wrapping_sub(HEADER_LEN);
+    let little = w.order() == ByteOrder::Little;
+    let (Ok(size), Some(at)) = (u32::try_from(body), w.as_mut_slice().get_mut(8..12)) else {
+        return false;
+    };
+    at.copy_from_slice(&if little {
+        size.to_le_bytes()
+    } else {
+        size.to_be_bytes()
+    });
+    true
 }
 
 /// Completes the reply in the request's writer.
@@ -1338,6 +1350,34 @@ mod tests {
             args: at.args(body),
             missed: false,
         })
+    }
+
+    /// The reply header written by `start_reply_1_2` and sized by
+    /// `patch_size` is byte for byte what `encode_reply` writes, in both
+    /// byte orders, over a writer holding an earlier message.
+    #[test]
+    fn start_reply_matches_encode_reply() {
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            for body in [&[][..], &[1u8, 2, 3][..], &[7; 9][..]] {
+                let mut a = Writer::new(order);
+                a.write_bytes(b"an earlier, longer message");
+                start_reply_1_2(&mut a, 0x0102_0304);
+                assert_eq!(a.position(), 24);
+                assert_eq!(a.version(), GiopVersion::V1_2);
+                a.write_bytes(body);
+                assert!(patch_size(&mut a));
+                let mut b = Writer::new(order);
+                let h = peregrine_giop::ReplyHeader {
+                    request_id: 0x0102_0304,
+                    status: peregrine_giop::ReplyStatus::NoException,
+                    service_contexts: ServiceContexts::EMPTY,
+                };
+                let p = peregrine_giop::encode_reply(&mut b, GiopVersion::V1_2, &h).unwrap();
+                b.write_bytes(body);
+                p.finish(&mut b).unwrap();
+                assert_eq!(a.as_slice(), b.as_slice());
+            }
+        }
     }
 
     /// The fixed-offset read agrees with the full decode wherever it
