@@ -932,6 +932,7 @@ impl ConnCtx<'_> {
 
     /// Writes the message in `tx`; the caller holds the gate, or is a
     /// connection thread writing a reply (see `request`).
+    #[inline(always)]
     fn write_tx_locked(&mut self) -> Next {
         let r = crate::transport::write_message(
             &*self.slot.t,
