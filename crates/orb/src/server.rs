@@ -441,6 +441,19 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
             }
         };
         let msg = rx.message_mut(len);
+        // The common message first: a whole GIOP 1.2 request handled
+        // inline, read at fixed offsets (`read_message` checked the
+        // header; the reassembler would decode it again only to hand the
+        // message back whole).
+        if let (None, Some(at)) = (pool, fast_layout(msg)) {
+            let next = cx.fast(msg, &at);
+            rx.consume(len);
+            if let Next::Close = next {
+                return;
+            }
+            rx.shrink_if_idle(1 << 20);
+            continue;
+        }
         let mut whole;
         // Requests are handled with the message lent exclusively, so the
         // argument reader may decode in place.
@@ -535,7 +548,7 @@ struct FastLayout {
     body: usize,
 }
 
-#[inline]
+#[inline(always)]
 fn fast_layout(m: &[u8]) -> Option<FastLayout> {
     // The fixed part as an array: one length check for its fields.
     let h: &[u8; 28] = m.first_chunk()?;
@@ -549,7 +562,7 @@ fn fast_layout(m: &[u8]) -> Option<FastLayout> {
     };
     // Magic, version 1.2 and type Request in one comparison (the flags
     // byte masked out).
-    let head = u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]);
+    let head = u64::from_le_bytes(*m.first_chunk()?);
     if head & !(0xff << 48) != u64::from_le_bytes(*b"GIOP\x01\x02\x00\x00") {
         return None;
     }
@@ -693,8 +706,7 @@ fn message_error(slot: &ConnSlot, msg: &[u8]) {
 impl ConnCtx<'_> {
     fn handle(&mut self, m: &mut [u8]) -> Next {
         if let Some(at) = fast_layout(m) {
-            let (head, body) = m.split_at_mut(at.body);
-            return self.fast_request(&at, head, body);
+            return self.fast(m, &at);
         }
         let m: &[u8] = m;
         let limits = self.orb.inner().config.limits;
@@ -732,6 +744,13 @@ impl ConnCtx<'_> {
         }
     }
 
+    /// `handle` for a message `fast_layout` read as `at`.
+    #[inline(always)]
+    fn fast(&mut self, m: &mut [u8], at: &FastLayout) -> Next {
+        let (head, body) = m.split_at_mut(at.body);
+        self.fast_request(at, head, body)
+    }
+
     /// Dispatches one request and sends its reply (if one is expected).
     fn request(
         &mut self,
@@ -753,7 +772,7 @@ impl ConnCtx<'_> {
     /// thread resolved last ([`poa::ResolveCache::lookup`]). The
     /// `ServerRequest` is built once, in place, with the NO_EXCEPTION
     /// reply header already written; anything else goes the general way.
-    #[inline]
+    #[inline(always)]
     fn fast_request(&mut self, at: &FastLayout, head: &mut [u8], body: &mut [u8]) -> Next {
         let head: &[u8] = head;
         let Some((key, operation)) = at.key_and_operation(head) else {
