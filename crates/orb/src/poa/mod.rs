@@ -169,6 +169,7 @@ pub(crate) struct PoaRegistry {
     hazards: Arc<lend::Hazards>,
 }
 
+#[inline]
 fn rlock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(|e| e.into_inner())
 }
@@ -619,6 +620,29 @@ impl Drop for Hit<'_> {
     }
 }
 
+/// `to.copy_from_slice(from)` for slices of the same length, inline for
+/// 4 to 16 bytes (two overlapping words, as `same_key` reads them).
+#[inline(always)]
+fn copy_short(to: &mut [u8], from: &[u8]) {
+    let n = from.len();
+    if n != to.len() {
+        return;
+    }
+    if (8..=16).contains(&n) {
+        let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().expect("8"));
+        let (a, b) = (word(from, 0), word(from, n - 8));
+        to[..8].copy_from_slice(&a.to_ne_bytes());
+        to[n - 8..].copy_from_slice(&b.to_ne_bytes());
+    } else if (4..8).contains(&n) {
+        let half = |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().expect("4"));
+        let (a, b) = (half(from, 0), half(from, n - 4));
+        to[..4].copy_from_slice(&a.to_ne_bytes());
+        to[n - 4..].copy_from_slice(&b.to_ne_bytes());
+    } else {
+        to.copy_from_slice(from);
+    }
+}
+
 /// `a == b` for object keys and user ids, inline: a word at a time, the
 /// last word overlapping (Peregrine's keys are 15-30 bytes, user ids often
 /// 4-8; a `memcmp` call costs more than the comparison).
@@ -679,30 +703,45 @@ pub(crate) fn resolve<'a>(
 pub(crate) fn refill(orb: &OrbInner, cache: &mut ResolveCache, key: &[u8]) -> bool {
     // Read before the lookup, as in `resolve_slow`.
     let epoch = orb.poas.epoch.load(Ordering::SeqCst);
-    let Some((poa, id)) = cache
-        .same_poa(key, epoch)
-        .or_else(|| orb.poas.find(orb, key))
-    else {
-        return false;
-    };
-    if poa.destroyed.load(Ordering::SeqCst)
-        || poa.manager.state() != PoaManagerState::Active
-        || poa.policies.servant_retention != ServantRetention::Retain
-        || poa.policies.request_processing == RequestProcessing::ServantManager
-    {
-        return false;
-    }
-    let Some(servant) = rlock(&poa.aom).get(id).map(alias) else {
-        return false;
-    };
     if cache.hazard.is_none() {
         let h = orb.poas.hazards.clone();
         let slot = h.register();
         cache.hazard = Some((h, slot));
     }
-    // Not counted: `lookup` names it in the hazard slot and finds it
-    // still there by the unchanged epoch before the upcall uses it.
     let ResolveCache { key: k, entry, .. } = cache;
+    // Not counted: `lookup` names the servant in the hazard slot and
+    // finds it still there by the unchanged epoch before the upcall uses
+    // it.
+    if let Some(c) = entry.as_mut() {
+        if c.epoch == epoch && k.len() >= c.id_at && key.len() >= c.id_at {
+            let (prefix, id) = key.split_at(c.id_at);
+            if same_key(&k[..c.id_at], prefix) {
+                // Another object of the entry's POA (`same_poa`): the
+                // entry keeps its POA, epoch and prefix.
+                let Some(servant) = servable(&c.poa, id) else {
+                    return false;
+                };
+                if k.len() == key.len() {
+                    // The same id length (system ids, ttcp's user ids):
+                    // a word at a time where `extend_from_slice` would
+                    // call `memcpy`.
+                    copy_short(&mut k[c.id_at..], id);
+                } else {
+                    k.truncate(c.id_at);
+                    k.extend_from_slice(id);
+                }
+                c.addr = lend::addr(&servant);
+                c.servant = servant;
+                return true;
+            }
+        }
+    }
+    let Some((poa, id)) = orb.poas.find(orb, key) else {
+        return false;
+    };
+    let Some(servant) = servable(&poa, id) else {
+        return false;
+    };
     k.clear();
     k.extend_from_slice(key);
     *entry = Some(Cached {
@@ -713,6 +752,21 @@ pub(crate) fn refill(orb: &OrbInner, cache: &mut ResolveCache, key: &[u8]) -> bo
         servant,
     });
     true
+}
+
+/// The servant of `id` in `poa`'s active object map (uncounted, see
+/// [`alias`]) if `poa` serves requests from it right now: not destroyed,
+/// its manager active, no servant manager in the way.
+#[inline(always)]
+fn servable(poa: &PoaInner, id: &[u8]) -> Option<ManuallyDrop<Arc<dyn Servant>>> {
+    if poa.destroyed.load(Ordering::SeqCst)
+        || poa.manager.state() != PoaManagerState::Active
+        || poa.policies.servant_retention != ServantRetention::Retain
+        || poa.policies.request_processing == RequestProcessing::ServantManager
+    {
+        return None;
+    }
+    rlock(&poa.aom).get(id).map(alias)
 }
 
 /// `resolve` past the cache: the registry, the manager's state, the
