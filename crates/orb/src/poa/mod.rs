@@ -1632,4 +1632,16 @@ mod key_tests {
             }
         }
     }
+
+    /// `copy_short` copies every length up to 40 whole (word paths and
+    /// the fallback).
+    #[test]
+    fn copy_short_copies() {
+        let a: Vec<u8> = (1..=40u8).collect();
+        for n in 0..a.len() {
+            let mut to = vec![0u8; n];
+            super::copy_short(&mut to, &a[..n]);
+            assert_eq!(to, &a[..n], "{n}");
+        }
+    }
 }
