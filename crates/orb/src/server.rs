@@ -820,7 +820,14 @@ impl ConnCtx<'_> {
             object_id: hit.object_id,
             orb: self.orb,
         };
-        let res = match hit.run(|servant| upcall(servant, &mut req)) {
+        // CORBA::Object's operations (rare) apart: the upcall closure
+        // then holds only the servant call.
+        let ran = if operation.starts_with('_') {
+            hit.run(|servant| upcall(servant, &mut req))
+        } else {
+            hit.run(|servant| call_servant(servant, &mut req))
+        };
+        let res = match ran {
             Ok(()) => finish_fixed(&mut req),
             e => e,
         };
@@ -1116,6 +1123,16 @@ fn upcall(
             _ => {}
         }
     }
+    call_servant(servant, req)
+}
+
+/// The servant's `dispatch`, a panic in it answered as UNKNOWN.
+#[inline(always)]
+fn call_servant(
+    servant: &Arc<dyn crate::runtime::Servant>,
+    req: &mut ServerRequest<'_>,
+) -> Result<(), SystemException> {
+    let operation = req.operation;
     match catch_unwind(AssertUnwindSafe(|| servant.dispatch(req))) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(e),
