@@ -451,7 +451,12 @@ fn serve(orb: &Orb, slot_arc: &Arc<ConnSlot>) {
             if let Next::Close = next {
                 return;
             }
-            rx.shrink_if_idle(1 << 20);
+            // The buffer grows past 1 MiB only to hold a message nearly
+            // that large, and reads stop at the end of a large message
+            // (`RxBuf::fill`): right after one is the time to shrink.
+            if len >= 1 << 16 {
+                rx.shrink_if_idle(1 << 20);
+            }
             continue;
         }
         let mut whole;
