@@ -773,8 +773,9 @@ impl ConnCtx<'_> {
     }
 
     /// The common request whole, without intermediate values: a GIOP 1.2
-    /// request read at fixed offsets (`fast_layout`) for the object this
-    /// thread resolved last ([`poa::ResolveCache::lookup`]). The
+    /// request read at fixed offsets (`fast_layout`) for an object of an
+    /// active object map, found in (or refilled into) this thread's
+    /// resolve cache ([`poa::ResolveCache::lookup_or_refill`]). The
     /// `ServerRequest` is built once, in place, with the NO_EXCEPTION
     /// reply header already written; anything else goes the general way.
     #[inline(always)]
