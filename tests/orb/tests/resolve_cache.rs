@@ -276,6 +276,43 @@ fn destroyed_and_recreated_poa() {
     });
 }
 
+/// A miss on another object of the cached object's POA skips the
+/// registry (same key prefix): not once that POA is destroyed and one of
+/// the same name (the same prefix bytes) replaces it.
+#[test]
+fn another_object_of_a_recreated_poa() {
+    bounded(60, || {
+        let server = server_orb(ThreadModel::PerConnection);
+        let client = client();
+        let poa = user_poa(&server, "p");
+        let (a, _) = tagged("a");
+        let (b, _) = tagged("b");
+        poa.activate_object_with_id(b"x", a).unwrap();
+        poa.activate_object_with_id(b"y", b).unwrap();
+        let x = via(&client, &poa.id_to_reference(b"x").unwrap());
+        let y = via(&client, &poa.id_to_reference(b"y").unwrap());
+        // Alternating: every request a miss through the cached POA.
+        for i in 0..5 {
+            assert_eq!(x.echo_string(&i.to_string()).unwrap(), format!("a:{i}"));
+            assert_eq!(y.echo_string(&i.to_string()).unwrap(), format!("b:{i}"));
+        }
+        poa.destroy(false, true).unwrap();
+        assert_eq!(kind(y.echo_string("gone")), K::ObjectNotExist);
+        let poa = user_poa(&server, "p");
+        let (c, _) = tagged("c");
+        poa.activate_object_with_id(b"y", c).unwrap();
+        // x (the cached entry's object is y's POA-mate) now misses in the
+        // new POA; y answers from its new servant.
+        assert_eq!(kind(x.echo_string("1")), K::ObjectNotExist);
+        assert_eq!(y.echo_string("2").unwrap(), "c:2");
+        let (d, _) = tagged("d");
+        poa.activate_object_with_id(b"x", d).unwrap();
+        assert_eq!(x.echo_string("3").unwrap(), "d:3");
+        assert_eq!(y.echo_string("4").unwrap(), "c:4");
+        server.shutdown(true);
+    });
+}
+
 #[test]
 fn manager_states_act_on_a_cached_object() {
     bounded(60, || {

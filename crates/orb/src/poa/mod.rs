@@ -169,6 +169,7 @@ pub(crate) struct PoaRegistry {
     hazards: Arc<lend::Hazards>,
 }
 
+#[inline]
 fn rlock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(|e| e.into_inner())
 }
@@ -512,17 +513,40 @@ fn alias(s: &Arc<dyn Servant>) -> ManuallyDrop<Arc<dyn Servant>> {
 }
 
 impl ResolveCache {
-    /// True (and the request counted in the POA, the servant named in
-    /// this thread's hazard slot) if `key` is the cached object and
-    /// nothing changed since it was resolved.
-    #[inline]
-    fn hit(&self, orb: &OrbInner, key: &[u8]) -> bool {
-        let (Some(c), Some((_, slot))) = (&self.entry, &self.hazard) else {
-            return false;
-        };
+    /// The cached resolution of `key` (the request then counted in the
+    /// POA and the servant named in this thread's hazard slot, until the
+    /// `Hit` drops) if `key` is the cached object and nothing changed
+    /// since it was resolved; `None` leaves nothing counted, and the
+    /// caller goes through [`resolve`].
+    #[inline(always)]
+    pub(crate) fn lookup<'a>(&'a self, orb: &OrbInner, key: &'a [u8]) -> Option<Hit<'a>> {
         if !same_key(&self.key, key) {
-            return false;
+            return None;
         }
+        self.claim(orb, key)
+    }
+
+    /// [`ResolveCache::lookup`], and on a miss the cache refilled with
+    /// `key` ([`refill`]) and looked up again.
+    #[inline(always)]
+    pub(crate) fn lookup_or_refill<'a>(
+        &'a mut self,
+        orb: &OrbInner,
+        key: &'a [u8],
+    ) -> Option<Hit<'a>> {
+        if !same_key(&self.key, key) && !refill(orb, self, key) {
+            return None;
+        }
+        self.claim(orb, key)
+    }
+
+    /// `lookup` once `key` is known to be the cached one.
+    #[inline(always)]
+    fn claim<'a>(&'a self, orb: &OrbInner, key: &'a [u8]) -> Option<Hit<'a>> {
+        let (Some(c), Some((_, slot))) = (&self.entry, &self.hazard) else {
+            return None;
+        };
+        let object_id = key.get(c.id_at..)?;
         // Counted before the epoch is read (both sequentially consistent,
         // as `destroy` bumps the epoch before it waits for the count): a
         // destroy either sees this request or this request sees it. The
@@ -535,11 +559,87 @@ impl ResolveCache {
         {
             // Unchanged epoch: the map still holds the servant (it is
             // only let go of after a deactivation, which bumps it).
-            return true;
+            return Some(Hit {
+                poa: &c.poa,
+                servant: &c.servant,
+                slot,
+                object_id,
+            });
         }
         c.poa.hazards.release(slot);
         c.poa.request_done();
-        false
+        None
+    }
+}
+
+impl ResolveCache {
+    /// The cached entry's POA and `key`'s object id, if `key` has the
+    /// entry's POA prefix and no POA was created or removed since the
+    /// entry was made (`epoch`, read before): another object of the same
+    /// POA (round robin over many objects) needs no registry lookup. Key
+    /// prefixes are self-delimiting (`key::parse`), so equal prefix bytes
+    /// name the same POA and split the key at the same place.
+    #[inline]
+    fn same_poa<'k>(&self, key: &'k [u8], epoch: u64) -> Option<(Arc<PoaInner>, &'k [u8])> {
+        let c = self.entry.as_ref()?;
+        if c.epoch != epoch || !same_key(self.key.get(..c.id_at)?, key.get(..c.id_at)?) {
+            return None;
+        }
+        Some((c.poa.clone(), key.get(c.id_at..)?))
+    }
+}
+
+/// A request resolved by this thread's [`ResolveCache`]: counted in its
+/// POA, its servant named in the thread's hazard slot, both lent by the
+/// cache. The common case, so it carries none of [`Upcall`]'s rarer
+/// parts (locator, activator accounting, an owned servant): building,
+/// running and dropping it is a few loads and the two releases.
+pub(crate) struct Hit<'a> {
+    poa: &'a Arc<PoaInner>,
+    servant: &'a Arc<dyn Servant>,
+    slot: &'a lend::Slot,
+    /// The object id within the request's key.
+    pub(crate) object_id: &'a [u8],
+}
+
+impl Hit<'_> {
+    /// Runs the upcall `f` with this request as the POA Current.
+    #[inline]
+    pub(crate) fn run<R>(&self, f: impl FnOnce(&Arc<dyn Servant>) -> R) -> R {
+        current::enter(self.poa, self.servant, self.object_id, || f(self.servant))
+    }
+}
+
+impl Drop for Hit<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // As a lent `Upcall`: the slot first, then the count (a `destroy`
+        // waiting for the count then finds the servant unnamed).
+        self.poa.hazards.release(self.slot);
+        self.poa.request_done();
+    }
+}
+
+/// `to.copy_from_slice(from)` for slices of the same length, inline for
+/// 4 to 16 bytes (two overlapping words, as `same_key` reads them).
+#[inline(always)]
+fn copy_short(to: &mut [u8], from: &[u8]) {
+    let n = from.len();
+    if n != to.len() {
+        return;
+    }
+    if (8..=16).contains(&n) {
+        let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().expect("8"));
+        let (a, b) = (word(from, 0), word(from, n - 8));
+        to[..8].copy_from_slice(&a.to_ne_bytes());
+        to[n - 8..].copy_from_slice(&b.to_ne_bytes());
+    } else if (4..8).contains(&n) {
+        let half = |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().expect("4"));
+        let (a, b) = (half(from, 0), half(from, n - 4));
+        to[..4].copy_from_slice(&a.to_ne_bytes());
+        to[n - 4..].copy_from_slice(&b.to_ne_bytes());
+    } else {
+        to.copy_from_slice(from);
     }
 }
 
@@ -560,21 +660,27 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
         return half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4);
     }
     let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().expect("8"));
-    let mut at = 0;
+    // Keys of up to 16 bytes without a loop, longer ones from the end
+    // (where keys differ: the object id follows the shared POA prefix).
+    if word(a, n - 8) != word(b, n - 8) || word(a, 0) != word(b, 0) {
+        return false;
+    }
+    let mut at = 8;
     while at + 8 < n {
         if word(a, at) != word(b, at) {
             return false;
         }
         at += 8;
     }
-    word(a, n - 8) == word(b, n - 8)
+    true
 }
 
 /// Finds the servant for `key`, honouring the POA manager's state
 /// (waiting while it holds, up to `hold_max`) and the POA's request
 /// processing policy (active object map, default servant, servant
-/// activator or locator). `cache` is the calling thread's: a hit skips
-/// the lookup, and an active object map hit becomes its entry.
+/// activator or locator). `cache` is the calling thread's: callers try
+/// [`ResolveCache::lookup`] first (the common case, without building an
+/// [`Upcall`]); an active object map hit here becomes its entry.
 #[inline]
 pub(crate) fn resolve<'a>(
     orb: &OrbInner,
@@ -583,28 +689,84 @@ pub(crate) fn resolve<'a>(
     operation: &'a str,
     hold_max: Duration,
 ) -> Result<Resolution<'a>, SystemException> {
-    if cache.hit(orb, key) {
-        // `hit` is true only with both (kept as a check, not a panic:
-        // the borrow checker cannot carry `hit`'s borrows out of it here).
-        let (Some(c), Some((_, slot))) = (&cache.entry, &cache.hazard) else {
-            return Err(raise(
-                K::Internal,
-                0,
-                CompletionStatus::No,
-                format_args!("resolve cache hit without an entry"),
-            ));
-        };
-        return Ok(Resolution::Upcall(Upcall {
-            servant: alias(&c.servant),
-            lent: Some(slot),
-            object_id: &key[c.id_at..],
-            operation,
-            poa: Held::Lent(&c.poa),
-            locator: None,
-            busy: false,
-        }));
-    }
     resolve_slow(orb, cache, key, operation, hold_max)
+}
+
+/// Makes `key` the cache's entry if it names a servant in the active
+/// object map of a POA whose manager is active, running nothing (no
+/// servant manager, no wait); the caller then takes the request through
+/// [`ResolveCache::lookup`] like any hit, without building an [`Upcall`]
+/// (round robin over many objects: every request a miss). False for
+/// anything else, which [`resolve`] then handles (a POA with a servant
+/// manager or default servant pays the registry lookup twice).
+#[inline(never)]
+pub(crate) fn refill(orb: &OrbInner, cache: &mut ResolveCache, key: &[u8]) -> bool {
+    // Read before the lookup, as in `resolve_slow`.
+    let epoch = orb.poas.epoch.load(Ordering::SeqCst);
+    if cache.hazard.is_none() {
+        let h = orb.poas.hazards.clone();
+        let slot = h.register();
+        cache.hazard = Some((h, slot));
+    }
+    let ResolveCache { key: k, entry, .. } = cache;
+    // Not counted: `lookup` names the servant in the hazard slot and
+    // finds it still there by the unchanged epoch before the upcall uses
+    // it.
+    if let Some(c) = entry.as_mut() {
+        if c.epoch == epoch && k.len() >= c.id_at && key.len() >= c.id_at {
+            let (prefix, id) = key.split_at(c.id_at);
+            if same_key(&k[..c.id_at], prefix) {
+                // Another object of the entry's POA (`same_poa`): the
+                // entry keeps its POA, epoch and prefix.
+                let Some(servant) = servable(&c.poa, id) else {
+                    return false;
+                };
+                if k.len() == key.len() {
+                    // The same id length (system ids, ttcp's user ids):
+                    // a word at a time where `extend_from_slice` would
+                    // call `memcpy`.
+                    copy_short(&mut k[c.id_at..], id);
+                } else {
+                    k.truncate(c.id_at);
+                    k.extend_from_slice(id);
+                }
+                c.addr = lend::addr(&servant);
+                c.servant = servant;
+                return true;
+            }
+        }
+    }
+    let Some((poa, id)) = orb.poas.find(orb, key) else {
+        return false;
+    };
+    let Some(servant) = servable(&poa, id) else {
+        return false;
+    };
+    k.clear();
+    k.extend_from_slice(key);
+    *entry = Some(Cached {
+        id_at: key.len() - id.len(),
+        epoch,
+        poa,
+        addr: lend::addr(&servant),
+        servant,
+    });
+    true
+}
+
+/// The servant of `id` in `poa`'s active object map (uncounted, see
+/// [`alias`]) if `poa` serves requests from it right now: not destroyed,
+/// its manager active, no servant manager in the way.
+#[inline(always)]
+fn servable(poa: &PoaInner, id: &[u8]) -> Option<ManuallyDrop<Arc<dyn Servant>>> {
+    if poa.destroyed.load(Ordering::SeqCst)
+        || poa.manager.state() != PoaManagerState::Active
+        || poa.policies.servant_retention != ServantRetention::Retain
+        || poa.policies.request_processing == RequestProcessing::ServantManager
+    {
+        return None;
+    }
+    rlock(&poa.aom).get(id).map(alias)
 }
 
 /// `resolve` past the cache: the registry, the manager's state, the
@@ -620,11 +782,17 @@ fn resolve_slow<'a>(
     // Read before the lookup: an entry made from it is at worst older
     // than the map it came from (and missed next time), never newer.
     let epoch = orb.poas.epoch.load(Ordering::SeqCst);
-    let Some((poa, id)) = orb.poas.find(orb, key) else {
-        return Err(not_exist(format_args!(
-            "no POA for object key {}",
-            peregrine_giop::corbaloc::escape_key(key)
-        )));
+    let (poa, id) = match cache.same_poa(key, epoch) {
+        Some(found) => found,
+        None => {
+            let Some(found) = orb.poas.find(orb, key) else {
+                return Err(not_exist(format_args!(
+                    "no POA for object key {}",
+                    peregrine_giop::corbaloc::escape_key(key)
+                )));
+            };
+            found
+        }
     };
     let inflight = Inflight::new(poa);
     let poa = inflight.poa();
@@ -1462,6 +1630,18 @@ mod key_tests {
                 b[at] ^= 0x80;
                 assert!(!super::same_key(k, &b), "{n} {at}");
             }
+        }
+    }
+
+    /// `copy_short` copies every length up to 40 whole (word paths and
+    /// the fallback).
+    #[test]
+    fn copy_short_copies() {
+        let a: Vec<u8> = (1..=40u8).collect();
+        for n in 0..a.len() {
+            let mut to = vec![0u8; n];
+            super::copy_short(&mut to, &a[..n]);
+            assert_eq!(to, &a[..n], "{n}");
         }
     }
 }
