@@ -503,18 +503,18 @@ enum Closed {
     Broken(String),
 }
 
-/// A received message: `buf.message(len)`.
+/// A received message of `len` bytes.
 ///
-/// When `led`, `buf` is the connection's own receive buffer and the
-/// receiving thread is still the connection's leader: the reply is
-/// decoded in place, and [`ClientConn::release`] (from `ReplyMsg`'s drop)
-/// consumes it and hands leadership back, one lock for both.
+/// Without a buffer of its own (`own` is `None`) it is at the start of
+/// the connection's receive buffer and the receiving thread is still the
+/// connection's leader: the reply is decoded in place, and
+/// [`ClientConn::release`] (from `Held`'s drop) consumes it and hands
+/// leadership back. The receive buffer never moves between threads or
+/// structures (it is 48 bytes; passing it along cost ~100 instructions a
+/// call), only its lock changes hands.
 struct Arrived {
-    buf: RxBuf,
+    own: Option<Box<RxBuf>>,
     len: usize,
-    /// `Some` while led: the leader's clock reading when it started
-    /// reading (for the idle check, which it makes early, never late).
-    led: Option<Instant>,
 }
 
 /// How a leader's own reply came in.
@@ -529,9 +529,8 @@ struct ConnState {
     next_id: u32,
     /// Calls waiting for a reply: `None` until it arrives.
     pending: HashMap<u32, Option<Arrived>, BuildHasherDefault<IdHasher>>,
+    /// A thread reads the connection (and alone locks `ClientConn::rx`).
     leader: bool,
-    /// The receive buffer, taken by the leader while it leads.
-    rx: RxBuf,
     closed: Option<Closed>,
     codesets: Option<CodeSets>,
     codesets_acked: bool,
@@ -554,6 +553,8 @@ pub(crate) struct ClientConn {
     write_lock: Mutex<()>,
     st: Mutex<ConnState>,
     cv: Condvar,
+    /// The receive buffer: only the leader locks it (never contended).
+    rx: Mutex<RxBuf>,
 }
 
 /// What [`ClientConn::begin`] gives a call.
@@ -562,16 +563,17 @@ struct Begun {
     cs: CodeSets,
     /// Send the CodeSets service context.
     ctx: bool,
-    /// The receive buffer if the call leads the connection from the start.
-    rx: Option<RxBuf>,
+    /// The call leads the connection from the start.
+    led: bool,
 }
 
 /// Gives up a call's claim on `conn` after `begin`: its leadership (if it
 /// led) or its pending entry.
-fn give_up(conn: &ClientConn, id: u32, led: Option<RxBuf>, now: Instant) {
-    match led {
-        Some(rx) => drop(conn.unlead(rx, 0, now, false)),
-        None => conn.forget(id),
+fn give_up(conn: &ClientConn, id: u32, led: bool, now: Instant) {
+    if led {
+        drop(conn.unlead(now, false));
+    } else {
+        conn.forget(id);
     }
 }
 
@@ -598,7 +600,6 @@ impl ClientConn {
                 next_id: 1,
                 pending: HashMap::default(),
                 leader: false,
-                rx: RxBuf::default(),
                 closed: None,
                 codesets: None,
                 codesets_acked: false,
@@ -607,6 +608,7 @@ impl ClientConn {
                 waiters: 0,
             }),
             cv: Condvar::new(),
+            rx: Mutex::new(RxBuf::default()),
         }
     }
 
@@ -678,11 +680,11 @@ impl ClientConn {
         }
         let id = st.next_id;
         st.next_id = st.next_id.wrapping_add(1);
-        let mut rx = None;
+        let mut led = false;
         if twoway {
             if lead && !st.leader {
                 st.leader = true;
-                rx = Some(std::mem::take(&mut st.rx));
+                led = true;
             } else {
                 st.pending.insert(id, None);
             }
@@ -692,7 +694,7 @@ impl ClientConn {
             None => *st.codesets.insert(target.codesets_preferring(prefer)),
         };
         let ctx = target.negotiate && !st.codesets_acked;
-        Ok(Begun { id, cs, ctx, rx })
+        Ok(Begun { id, cs, ctx, led })
     }
 
     fn forget(&self, id: u32) {
@@ -756,9 +758,8 @@ impl ClientConn {
                 // (`poll` puts it back if it stops before the reply).
                 st.pending.remove(&id);
                 st.leader = true;
-                let rx = std::mem::take(&mut st.rx);
                 drop(st);
-                match self.lead_with(rx, id, deadline, now, None) {
+                match self.lead_with(id, deadline, now, None) {
                     Ok(a) => return Ok(a),
                     Err((g, WaitError::TimedOut)) => {
                         st = g;
@@ -782,36 +783,31 @@ impl ClientConn {
         }
     }
 
-    /// Reads as the leader (the caller set `leader` and took `rx` from the
-    /// state) until `id`'s reply arrives or `deadline` passes. The reply
-    /// comes back still led (see [`Arrived`]); otherwise leadership is
-    /// handed back (a broken connection marked closed for everyone) and
-    /// the state's guard returned with why.
+    /// Reads as the leader (the caller set `leader`) until `id`'s reply
+    /// arrives or `deadline` passes. The reply comes back still led (see
+    /// [`Arrived`]); otherwise leadership is handed back (a broken
+    /// connection marked closed for everyone) and the state's guard
+    /// returned with why.
     fn lead_with(
         &self,
-        mut rx: RxBuf,
         id: u32,
         deadline: Instant,
         now: Instant,
         left: Option<Duration>,
     ) -> Result<Arrived, (MutexGuard<'_, ConnState>, WaitError)> {
-        match self.lead(&mut rx, id, deadline, now, left) {
-            Lead::Mine(Got::InPlace(len)) => Ok(Arrived {
-                buf: rx,
-                len,
-                led: Some(now),
-            }),
+        let got = self.lead(&mut lock(&self.rx), id, deadline, now, left);
+        match got {
+            Lead::Mine(Got::InPlace(len)) => Ok(Arrived { own: None, len }),
             Lead::Mine(Got::Whole(buf, len)) => {
-                drop(self.unlead(rx, 0, now, is_reply(buf.message(len))));
+                drop(self.unlead(now, is_reply(buf.message(len))));
                 Ok(Arrived {
-                    buf,
+                    own: Some(Box::new(buf)),
                     len,
-                    led: None,
                 })
             }
-            Lead::TimedOut => Err((self.unlead(rx, 0, now, false), WaitError::TimedOut)),
+            Lead::TimedOut => Err((self.unlead(now, false), WaitError::TimedOut)),
             Lead::Closed(c) => {
-                let mut st = self.unlead(rx, 0, now, false);
+                let mut st = self.unlead(now, false);
                 if st.closed.is_none() {
                     st.closed = Some(c.clone());
                 }
@@ -824,23 +820,14 @@ impl ClientConn {
         }
     }
 
-    /// Hands leadership back: drops the first `consumed` bytes of `rx` (a
-    /// reply read in place) and returns the buffer to the connection,
-    /// wakes followers. `now` is the leader's latest clock reading; `acked`
-    /// says a Reply arrived (which answers the CodeSets context; a
-    /// LocateReply does not).
-    fn unlead(
-        &self,
-        mut rx: RxBuf,
-        consumed: usize,
-        now: Instant,
-        acked: bool,
-    ) -> MutexGuard<'_, ConnState> {
-        rx.consume(consumed);
+    /// Hands leadership back (the receive buffer unlocked), wakes
+    /// followers. `now` is the leader's latest clock reading; `acked` says
+    /// a Reply arrived (which answers the CodeSets context; a LocateReply
+    /// does not).
+    fn unlead(&self, now: Instant, acked: bool) -> MutexGuard<'_, ConnState> {
         let mut st = lock(&self.st);
         st.leader = false;
         st.idle_check_at = now + IDLE_CHECK;
-        st.rx = rx;
         if acked {
             st.codesets_acked = true;
         }
@@ -850,12 +837,18 @@ impl ClientConn {
         st
     }
 
-    /// Done with a received message: a led one gives the receive buffer
-    /// and leadership back.
-    fn release(&self, a: &mut Arrived) {
-        if let Some(at) = a.led.take() {
-            let acked = is_reply(a.buf.message(a.len));
-            drop(self.unlead(std::mem::take(&mut a.buf), a.len, at, acked));
+    /// Done with a received message: a led one is consumed from the
+    /// receive buffer and leadership handed back. `at` is the leader's
+    /// latest clock reading.
+    fn release(&self, a: &Arrived, at: Instant) {
+        if a.own.is_none() {
+            let acked = {
+                let mut rx = lock(&self.rx);
+                let acked = is_reply(rx.message(a.len));
+                rx.consume(a.len);
+                acked
+            };
+            drop(self.unlead(at, acked));
         }
     }
 
@@ -883,18 +876,25 @@ impl ClientConn {
         }
         let now = Instant::now();
         st.leader = true;
-        let rx = std::mem::take(&mut st.rx);
         drop(st);
-        match self.lead_with(rx, id, now + POLL_READ, now, Some(POLL_READ)) {
-            Ok(mut a) => {
+        match self.lead_with(id, now + POLL_READ, now, Some(POLL_READ)) {
+            Ok(a) => {
                 // Filed for `get_response`: a copy, so that leadership is
                 // not held until then.
-                let copy = Arrived {
-                    buf: RxBuf::from_message(a.buf.message(a.len)),
-                    len: a.len,
-                    led: None,
+                let copy = match a.own {
+                    Some(_) => Arrived {
+                        own: a.own,
+                        len: a.len,
+                    },
+                    None => {
+                        let copy = Arrived {
+                            own: Some(Box::new(RxBuf::from_message(lock(&self.rx).message(a.len)))),
+                            len: a.len,
+                        };
+                        self.release(&a, now);
+                        copy
+                    }
                 };
-                self.release(&mut a);
                 lock(&self.st).pending.insert(id, Some(copy));
                 true
             }
@@ -1034,9 +1034,8 @@ impl ClientConn {
             if let Some(slot @ None) = st.pending.get_mut(&id) {
                 let copy = RxBuf::from_message(rx.message(len));
                 *slot = Some(Arrived {
-                    buf: copy,
+                    own: Some(Box::new(copy)),
                     len,
-                    led: None,
                 });
                 if is_reply(rx.message(len)) {
                     st.codesets_acked = true;
@@ -1207,17 +1206,56 @@ fn put_writer(w: Writer) {
 struct Held {
     conn: Arc<ClientConn>,
     arrived: Arrived,
+    /// The receiver's latest clock reading (for the idle check).
+    at: Instant,
+    /// Already consumed and released ([`Held::finish`]).
+    released: bool,
 }
 
 impl Held {
-    fn bytes(&self) -> &[u8] {
-        self.arrived.buf.message(self.arrived.len)
+    fn new(conn: Arc<ClientConn>, arrived: Arrived, at: Instant) -> Held {
+        Held {
+            conn,
+            arrived,
+            at,
+            released: false,
+        }
+    }
+
+    /// Runs `f` on the message's bytes.
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        let len = self.arrived.len;
+        match &self.arrived.own {
+            Some(b) => f(b.message(len)),
+            None => f(lock(&self.conn.rx).message(len)),
+        }
+    }
+
+    /// Runs `f` on the message's bytes, then releases it: for a led
+    /// message one lock of the receive buffer for both.
+    fn finish<R>(mut self, f: impl FnOnce(&[u8], &ClientConn) -> R) -> R {
+        let len = self.arrived.len;
+        if let Some(b) = &self.arrived.own {
+            return f(b.message(len), &self.conn);
+        }
+        let (out, acked) = {
+            let mut rx = lock(&self.conn.rx);
+            let out = f(rx.message(len), &self.conn);
+            let acked = is_reply(rx.message(len));
+            rx.consume(len);
+            (out, acked)
+        };
+        self.released = true;
+        drop(self.conn.unlead(self.at, acked));
+        out
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        self.conn.release(&mut self.arrived);
+        if !self.released {
+            self.conn.release(&self.arrived, self.at);
+        }
     }
 }
 
@@ -1239,8 +1277,7 @@ impl ReplyMsg {
     /// GIOP 1.2 reply, else the full decode); `MARSHAL` if it is not a
     /// well-formed Reply.
     fn new(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
-        let parsed = {
-            let bytes = held.bytes();
+        let parsed = held.with_bytes(|bytes| {
             let found = match fast_reply(bytes) {
                 Some(x) => Some(x),
                 None => match decode_message(bytes, &held.conn.limits) {
@@ -1257,7 +1294,7 @@ impl ReplyMsg {
                     b.version,
                 )
             })
-        };
+        });
         let Some((status, body_at, body_offset, order, version)) = parsed else {
             return Err(raise(
                 K::Marshal,
@@ -1277,13 +1314,39 @@ impl ReplyMsg {
         })
     }
 
-    /// A reader over the body, with the call's code sets.
-    fn reader(&self) -> Reader<'_> {
-        let body = &self.held.bytes()[self.body_at..];
+    /// A reader over the body of `bytes` (this reply's message), with
+    /// the call's code sets.
+    fn reader<'b>(&self, bytes: &'b [u8]) -> Reader<'b> {
+        let body = &bytes[self.body_at..];
         let mut r = Reader::with_offset(body, self.order, self.body_offset);
         r.set_version(self.version);
         r.set_codesets(self.codesets);
         r
+    }
+
+    /// Runs `f` on a reader over the body.
+    fn with_reader<R>(&self, f: impl FnOnce(&mut Reader<'_>) -> R) -> R {
+        self.held.with_bytes(|b| f(&mut self.reader(b)))
+    }
+
+    /// Runs `f` on a reader over the body and the connection, then
+    /// releases the reply (see [`Held::finish`]).
+    fn finish<R>(self, f: impl FnOnce(&mut Reader<'_>, &ClientConn) -> R) -> R {
+        let ReplyMsg {
+            held,
+            codesets,
+            status: _,
+            body_at,
+            body_offset,
+            order,
+            version,
+        } = self;
+        held.finish(|b, conn| {
+            let mut r = Reader::with_offset(&b[body_at..], order, body_offset);
+            r.set_version(version);
+            r.set_codesets(codesets);
+            f(&mut r, conn)
+        })
     }
 }
 
@@ -1453,8 +1516,8 @@ struct CallState {
     /// The call's timeout: `deadline - started`.
     timeout: Duration,
     deadline: Instant,
-    /// The connection's receive buffer while this call leads it.
-    led: Option<RxBuf>,
+    /// This call leads the connection (and will read its reply).
+    led: bool,
     conn: Option<Arc<ClientConn>>,
     request_id: u32,
     codesets: CodeSets,
@@ -1473,7 +1536,12 @@ impl CallState {
     /// request will not be waited for on this connection).
     fn abandon(&mut self) {
         if let Some(c) = &self.conn {
-            give_up(c, self.request_id, self.led.take(), self.clock);
+            give_up(
+                c,
+                self.request_id,
+                std::mem::take(&mut self.led),
+                self.clock,
+            );
         }
     }
 }
@@ -1482,7 +1550,7 @@ impl Drop for CallState {
     fn drop(&mut self) {
         // A call unwound while leading (e.g. a panicking argument
         // encoder) must not leave the connection without a reader.
-        if self.led.is_some() {
+        if self.led {
             self.abandon();
         }
     }
@@ -1507,7 +1575,7 @@ impl<'o> Call<'o> {
                 clock: started,
                 timeout,
                 deadline: started + timeout,
-                led: None,
+                led: false,
                 conn: None,
                 request_id: 0,
                 codesets: CodeSets::default(),
@@ -1566,7 +1634,7 @@ impl<'o> Call<'o> {
     fn prepare(&mut self, w: &mut Writer, align: Option<usize>) -> Result<(), SystemException> {
         let inner = &self.obj.inner;
         let mut tries = 0;
-        let (target, conn, Begun { id, cs, ctx, rx }) = loop {
+        let (target, conn, Begun { id, cs, ctx, led }) = loop {
             let target = inner.target()?;
             let conn = match target.conn(&inner.orb, self.st.deadline) {
                 Ok(c) => c,
@@ -1612,7 +1680,7 @@ impl<'o> Call<'o> {
                 let same_cs = self.st.codesets.char == cs.char
                     && (self.st.codesets.wchar.is_none() || self.st.codesets.wchar == cs.wchar);
                 if has_args && (!same_cs || self.st.version != target.version) {
-                    give_up(&conn, id, rx, self.st.clock);
+                    give_up(&conn, id, led, self.st.clock);
                     return Err(raise(
                         K::Transient,
                         0,
@@ -1631,7 +1699,7 @@ impl<'o> Call<'o> {
         let cacheable = !ctx && align.is_none() && target.version == GiopVersion::V1_2;
         if cacheable {
             if let Some(f) = target.write_header(self.op, self.st.twoway, id, w) {
-                self.finish_prepare(w, f, id, cs, target.version, conn, rx);
+                self.finish_prepare(w, f, id, cs, target.version, conn, led);
                 return Ok(());
             }
         }
@@ -1658,7 +1726,7 @@ impl<'o> Call<'o> {
         };
         let pad = [0u8; 8];
         let mut principal: &[u8] = &[];
-        let mut rx = rx;
+        let mut led = led;
         let pending = loop {
             let h = RequestHeader {
                 request_id: id,
@@ -1671,7 +1739,7 @@ impl<'o> Call<'o> {
             let p = encode_request(w, target.version, &h)
                 .and_then(|p| Framing::of(p, w))
                 .map_err(|e| {
-                    give_up(&conn, id, rx.take(), self.st.clock);
+                    give_up(&conn, id, std::mem::take(&mut led), self.st.clock);
                     raise(
                         K::Marshal,
                         0,
@@ -1691,7 +1759,7 @@ impl<'o> Call<'o> {
         if cacheable {
             target.store_header(self.op, self.st.twoway, w, pending);
         }
-        self.finish_prepare(w, pending, id, cs, target.version, conn, rx);
+        self.finish_prepare(w, pending, id, cs, target.version, conn, led);
         Ok(())
     }
 
@@ -1704,7 +1772,7 @@ impl<'o> Call<'o> {
         cs: CodeSets,
         version: GiopVersion,
         conn: Arc<ClientConn>,
-        led: Option<RxBuf>,
+        led: bool,
     ) {
         self.st.led = led;
         self.st.args_start = w.len();
@@ -1809,11 +1877,11 @@ impl<'o> Call<'o> {
         let (id, deadline) = (self.st.request_id, self.st.deadline);
         // Nothing waited since the call started: its whole timeout is left.
         let left = (self.st.clock == self.st.started).then_some(self.st.timeout);
-        let got = match self.st.led.take() {
-            Some(rx) => conn
-                .lead_with(rx, id, deadline, self.st.clock, left)
-                .map_err(|(_, e)| e),
-            None => conn.wait(id, deadline, None),
+        let got = if std::mem::take(&mut self.st.led) {
+            conn.lead_with(id, deadline, self.st.clock, left)
+                .map_err(|(_, e)| e)
+        } else {
+            conn.wait(id, deadline, None)
         };
         let arrived = match got {
             Ok(a) => a,
@@ -1850,14 +1918,14 @@ impl<'o> Call<'o> {
                 ));
             }
         };
-        let reply = ReplyMsg::new(Held { conn, arrived }, self.st.codesets)?;
+        let reply = ReplyMsg::new(Held::new(conn, arrived, self.st.clock), self.st.codesets)?;
         let conn = &reply.held.conn;
-        let mut r = reply.reader();
         match reply.status {
             ReplyStatus::NoException | ReplyStatus::UserException => Ok(Some(reply)),
             ReplyStatus::SystemException => {
-                let e =
-                    <SystemException as peregrine_cdr::Decode>::decode(&mut r).map_err(|e| {
+                let e = reply
+                    .with_reader(|r| <SystemException as peregrine_cdr::Decode>::decode(r))
+                    .map_err(|e| {
                         raise(
                             K::Marshal,
                             0,
@@ -1872,7 +1940,8 @@ impl<'o> Call<'o> {
                 Err(e)
             }
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
-                let ior = <Ior as peregrine_cdr::Decode>::decode(&mut r).map_err(|e| {
+                let ior = reply.with_reader(|r| <Ior as peregrine_cdr::Decode>::decode(r));
+                let ior = ior.map_err(|e| {
                     raise(
                         K::Marshal,
                         0,
@@ -1959,10 +2028,33 @@ fn decode_reply<T, E: From<SystemException>>(
         &mut Reader<'a>,
     ) -> Option<peregrine_cdr::Result<E>>,
 ) -> Result<T, E> {
-    let mut r = reply.reader();
-    let peer = &reply.held.conn.ep;
-    if reply.status == ReplyStatus::NoException {
-        return decode_result(&mut r).map_err(|e| {
+    let no_exception = reply.status == ReplyStatus::NoException;
+    reply.finish(|r, conn| {
+        decode_body(
+            r,
+            &conn.ep,
+            no_exception,
+            op,
+            decode_result,
+            decode_user_exception,
+        )
+    })
+}
+
+/// [`decode_reply`] on the body's reader `r`.
+fn decode_body<T, E: From<SystemException>>(
+    r: &mut Reader<'_>,
+    peer: &Endpoint,
+    no_exception: bool,
+    op: &str,
+    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
+    decode_user_exception: impl for<'a> FnOnce(
+        &str,
+        &mut Reader<'a>,
+    ) -> Option<peregrine_cdr::Result<E>>,
+) -> Result<T, E> {
+    if no_exception {
+        return decode_result(r).map_err(|e| {
             E::from(cdr_to_sys(
                 &e,
                 CompletionStatus::Yes,
@@ -1982,7 +2074,7 @@ fn decode_reply<T, E: From<SystemException>>(
             )))
         }
     };
-    match decode_user_exception(id, &mut r) {
+    match decode_user_exception(id, r) {
         Some(Ok(e)) => Err(e),
         Some(Err(e)) => Err(E::from(cdr_to_sys(
             &e,
@@ -2354,77 +2446,76 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 continue;
             }
         };
-        let held = Held {
-            conn: conn.clone(),
-            arrived,
-        };
-        let (status, body) = match decode_message(held.bytes(), &conn.limits) {
-            Ok((_, Message::LocateReply { header, body })) => (header.status, body),
-            _ => {
-                return Err(raise(
-                    K::Marshal,
+        let held = Held::new(conn.clone(), arrived, Instant::now());
+        let out = held.with_bytes(|bytes| {
+            let (status, body) = match decode_message(bytes, &conn.limits) {
+                Ok((_, Message::LocateReply { header, body })) => (header.status, body),
+                _ => {
+                    return Some(Err(raise(
+                        K::Marshal,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("{} answered a LocateRequest with something else", conn.ep),
+                    )))
+                }
+            };
+            use peregrine_giop::LocateStatus as L;
+            let mut r = body.reader();
+            match status {
+                L::UnknownObject => Some(Ok(false)),
+                L::ObjectHere => Some(Ok(true)),
+                L::ObjectForward | L::ObjectForwardPerm => {
+                    match <Ior as peregrine_cdr::Decode>::decode(&mut r) {
+                        Ok(ior) if forwards < MAX_FORWARDS => {
+                            forwards += 1;
+                            let max = inner.orb.inner().config.max_giop;
+                            match Target::from_ior(&ior, true, max) {
+                                Ok(t) => {
+                                    inner.set_target(Some(Arc::new(t)));
+                                    None
+                                }
+                                Err(e) => Some(Err(e)),
+                            }
+                        }
+                        Ok(_) => Some(Err(raise(
+                            K::Transient,
+                            0,
+                            CompletionStatus::No,
+                            format_args!("locate: more than {MAX_FORWARDS} OBJECT_FORWARDs"),
+                        ))),
+                        Err(e) => Some(Err(raise(
+                            K::Marshal,
+                            0,
+                            CompletionStatus::No,
+                            format_args!("malformed OBJECT_FORWARD from {}: {e}", conn.ep),
+                        ))),
+                    }
+                }
+                L::LocSystemException => Some(Err(
+                    match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
+                        Ok(e) => {
+                            record(
+                                &e,
+                                format_args!("raised by {} for a LocateRequest", conn.ep),
+                            );
+                            e
+                        }
+                        Err(e) => raise(
+                            K::Marshal,
+                            0,
+                            CompletionStatus::No,
+                            format_args!("malformed LOC_SYSTEM_EXCEPTION from {}: {e}", conn.ep),
+                        ),
+                    },
+                )),
+                L::LocNeedsAddressingMode => Some(Err(raise(
+                    K::NoImplement,
                     0,
                     CompletionStatus::No,
-                    format_args!("{} answered a LocateRequest with something else", conn.ep),
-                ))
+                    format_args!("{} needs an addressing mode other than KeyAddr", conn.ep),
+                ))),
             }
-        };
-        use peregrine_giop::LocateStatus as L;
-        let mut r = body.reader();
-        let out = match status {
-            L::UnknownObject => Some(Ok(false)),
-            L::ObjectHere => Some(Ok(true)),
-            L::ObjectForward | L::ObjectForwardPerm => {
-                match <Ior as peregrine_cdr::Decode>::decode(&mut r) {
-                    Ok(ior) if forwards < MAX_FORWARDS => {
-                        forwards += 1;
-                        let max = inner.orb.inner().config.max_giop;
-                        match Target::from_ior(&ior, true, max) {
-                            Ok(t) => {
-                                inner.set_target(Some(Arc::new(t)));
-                                None
-                            }
-                            Err(e) => Some(Err(e)),
-                        }
-                    }
-                    Ok(_) => Some(Err(raise(
-                        K::Transient,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("locate: more than {MAX_FORWARDS} OBJECT_FORWARDs"),
-                    ))),
-                    Err(e) => Some(Err(raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("malformed OBJECT_FORWARD from {}: {e}", conn.ep),
-                    ))),
-                }
-            }
-            L::LocSystemException => Some(Err(
-                match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
-                    Ok(e) => {
-                        record(
-                            &e,
-                            format_args!("raised by {} for a LocateRequest", conn.ep),
-                        );
-                        e
-                    }
-                    Err(e) => raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("malformed LOC_SYSTEM_EXCEPTION from {}: {e}", conn.ep),
-                    ),
-                },
-            )),
-            L::LocNeedsAddressingMode => Some(Err(raise(
-                K::NoImplement,
-                0,
-                CompletionStatus::No,
-                format_args!("{} needs an addressing mode other than KeyAddr", conn.ep),
-            ))),
-        };
+        });
         drop(held);
         if let Some(out) = out {
             return out;
