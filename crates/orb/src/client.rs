@@ -515,12 +515,16 @@ enum Closed {
 struct Arrived {
     own: Option<Box<RxBuf>>,
     len: usize,
+    /// The reply header, when the leader parsed it at fixed offsets as it
+    /// matched the reply to its call (see [`fast_reply`]).
+    head: Option<FastHead>,
 }
 
 /// How a leader's own reply came in.
 enum Got {
-    /// At the start of the leader's receive buffer.
-    InPlace(usize),
+    /// At the start of the leader's receive buffer (with its header when
+    /// it has the common form).
+    InPlace(usize, Option<FastHead>),
     /// Reassembled from fragments into a buffer of its own.
     Whole(RxBuf, usize),
 }
@@ -535,8 +539,10 @@ struct ConnState {
     codesets: Option<CodeSets>,
     codesets_acked: bool,
     reasm: Reassembler,
-    /// When an idle connection is next checked for a server close
-    /// (last read or check + `IDLE_CHECK`).
+    /// When the connection, if idle then, is next checked for a server
+    /// close: the last check + `IDLE_CHECK`. Not moved on each reply (that
+    /// cost a clock addition per call): a connection in steady use is
+    /// probed once per `IDLE_CHECK` instead, three system calls.
     idle_check_at: Instant,
     /// Callers blocked on `cv` (followers): the leader only wakes them
     /// when there are some (a condition variable notify is a syscall even
@@ -569,9 +575,9 @@ struct Begun {
 
 /// Gives up a call's claim on `conn` after `begin`: its leadership (if it
 /// led) or its pending entry.
-fn give_up(conn: &ClientConn, id: u32, led: bool, now: Instant) {
+fn give_up(conn: &ClientConn, id: u32, led: bool) {
     if led {
-        drop(conn.unlead(now, false));
+        drop(conn.unlead(false));
     } else {
         conn.forget(id);
     }
@@ -648,12 +654,13 @@ impl ClientConn {
 
     /// Allocates a request id and returns the code sets, whether to send
     /// the CodeSets context and, when `lead` is asked for and nobody reads
-    /// the connection, its receive buffer: the caller is then the leader
-    /// from the start (it will read its own reply, so the id is not
-    /// registered as pending, and it must give the buffer back with
+    /// the connection, whether the caller is then the leader from the
+    /// start (it will read its own reply, so the id is not registered as
+    /// pending, and it must hand leadership back with
     /// [`ClientConn::unlead`]). Otherwise a twoway's id is registered as
-    /// pending. A connection idle for longer than `IDLE_CHECK` at `now`
-    /// (the call's start) is first checked for a server close.
+    /// pending. A connection without calls in flight whose check is due
+    /// at `now` (the call's start) is first checked for a server close.
+    #[inline(always)]
     fn begin(
         &self,
         target: &Target,
@@ -711,6 +718,7 @@ impl ClientConn {
     /// argument, empty for most calls; see [`Call::tail`]). `Ok(true)`
     /// when the write may have waited (the write lock was contended): the
     /// caller's clock reading is stale.
+    #[inline(always)]
     fn send(&self, bytes: &[u8], tail: &[u8]) -> std::io::Result<bool> {
         let r = {
             let (_w, contended) = match self.write_lock.try_lock() {
@@ -788,6 +796,7 @@ impl ClientConn {
     /// [`Arrived`]); otherwise leadership is handed back (a broken
     /// connection marked closed for everyone) and the state's guard
     /// returned with why.
+    #[inline(always)]
     fn lead_with(
         &self,
         id: u32,
@@ -797,17 +806,22 @@ impl ClientConn {
     ) -> Result<Arrived, (MutexGuard<'_, ConnState>, WaitError)> {
         let got = self.lead(&mut lock(&self.rx), id, deadline, now, left);
         match got {
-            Lead::Mine(Got::InPlace(len)) => Ok(Arrived { own: None, len }),
+            Lead::Mine(Got::InPlace(len, head)) => Ok(Arrived {
+                own: None,
+                len,
+                head,
+            }),
             Lead::Mine(Got::Whole(buf, len)) => {
-                drop(self.unlead(now, is_reply(buf.message(len))));
+                drop(self.unlead(is_reply(buf.message(len))));
                 Ok(Arrived {
                     own: Some(Box::new(buf)),
                     len,
+                    head: None,
                 })
             }
-            Lead::TimedOut => Err((self.unlead(now, false), WaitError::TimedOut)),
+            Lead::TimedOut => Err((self.unlead(false), WaitError::TimedOut)),
             Lead::Closed(c) => {
-                let mut st = self.unlead(now, false);
+                let mut st = self.unlead(false);
                 if st.closed.is_none() {
                     st.closed = Some(c.clone());
                 }
@@ -821,13 +835,11 @@ impl ClientConn {
     }
 
     /// Hands leadership back (the receive buffer unlocked), wakes
-    /// followers. `now` is the leader's latest clock reading; `acked` says
-    /// a Reply arrived (which answers the CodeSets context; a LocateReply
-    /// does not).
-    fn unlead(&self, now: Instant, acked: bool) -> MutexGuard<'_, ConnState> {
+    /// followers. `acked` says a Reply arrived (which answers the CodeSets
+    /// context; a LocateReply does not).
+    fn unlead(&self, acked: bool) -> MutexGuard<'_, ConnState> {
         let mut st = lock(&self.st);
         st.leader = false;
-        st.idle_check_at = now + IDLE_CHECK;
         if acked {
             st.codesets_acked = true;
         }
@@ -838,9 +850,8 @@ impl ClientConn {
     }
 
     /// Done with a received message: a led one is consumed from the
-    /// receive buffer and leadership handed back. `at` is the leader's
-    /// latest clock reading.
-    fn release(&self, a: &Arrived, at: Instant) {
+    /// receive buffer and leadership handed back.
+    fn release(&self, a: &Arrived) {
         if a.own.is_none() {
             let acked = {
                 let mut rx = lock(&self.rx);
@@ -848,7 +859,7 @@ impl ClientConn {
                 rx.consume(a.len);
                 acked
             };
-            drop(self.unlead(at, acked));
+            drop(self.unlead(acked));
         }
     }
 
@@ -882,16 +893,14 @@ impl ClientConn {
                 // Filed for `get_response`: a copy, so that leadership is
                 // not held until then.
                 let copy = match a.own {
-                    Some(_) => Arrived {
-                        own: a.own,
-                        len: a.len,
-                    },
+                    Some(_) => a,
                     None => {
                         let copy = Arrived {
                             own: Some(Box::new(RxBuf::from_message(lock(&self.rx).message(a.len)))),
                             len: a.len,
+                            head: a.head,
                         };
-                        self.release(&a, now);
+                        self.release(&a);
                         copy
                     }
                 };
@@ -911,6 +920,7 @@ impl ClientConn {
     /// `now` is the caller's latest clock reading and `left`, if the
     /// caller knows it, the time from `now` to `deadline` (a call that has
     /// not waited yet knows it is its timeout: no clock arithmetic).
+    #[inline(always)]
     fn lead(
         &self,
         rx: &mut RxBuf,
@@ -976,6 +986,7 @@ impl ClientConn {
     }
 
     /// Handles one framed message at the start of `rx`.
+    #[inline(always)]
     fn incoming(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Got>, Closed> {
         // Fragments (and messages with more to come) go through the
         // reassembler; everything else is decoded in place.
@@ -1014,11 +1025,22 @@ impl ClientConn {
 
     /// Files the reply at the start of `rx` for its caller, or (`mine`'s)
     /// leaves it there for the leader: `Some(InPlace(len))`.
+    #[inline(always)]
     fn dispatch_reply(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Got>, Closed> {
-        // A whole GIOP 1.2 Reply has its request id at a fixed offset: no
-        // need to decode it twice (the caller decodes it in
-        // `ReplyMsg::body`, where a malformed reply is a MARSHAL error).
-        let id = match fast_reply_id(rx.message(len)) {
+        // The common reply is parsed once, here, at fixed offsets.
+        let fast = fast_reply(rx.message(len));
+        if let Some(h) = fast {
+            if h.id == mine {
+                return Ok(Some(Got::InPlace(len, Some(h))));
+            }
+        }
+        // Any other whole GIOP 1.2 Reply has its request id at a fixed
+        // offset: no need to decode it twice (the caller decodes it in
+        // `ReplyMsg::new`, where a malformed reply is a MARSHAL error).
+        let id = match fast
+            .map(|h| h.id)
+            .or_else(|| fast_reply_id(rx.message(len)))
+        {
             Some(id) => Some(id),
             None => self.slow_reply_id(rx, len)?,
         };
@@ -1027,7 +1049,7 @@ impl ClientConn {
             return Ok(None);
         };
         if id == mine {
-            return Ok(Some(Got::InPlace(len)));
+            return Ok(Some(Got::InPlace(len, None)));
         }
         {
             let mut st = lock(&self.st);
@@ -1036,6 +1058,7 @@ impl ClientConn {
                 *slot = Some(Arrived {
                     own: Some(Box::new(copy)),
                     len,
+                    head: None,
                 });
                 if is_reply(rx.message(len)) {
                     st.codesets_acked = true;
@@ -1085,6 +1108,7 @@ impl ClientConn {
 /// The request id of `msg` if it is a complete (unfragmented) GIOP 1.2
 /// Reply: the `u32` right after the 12-byte header, in the message's byte
 /// order.
+#[inline(always)]
 fn fast_reply_id(msg: &[u8]) -> Option<u32> {
     let [b'G', b'I', b'O', b'P', 1, 2, flags, 1, _, _, _, _, a, b, c, d, ..] = *msg else {
         return None;
@@ -1100,11 +1124,22 @@ fn fast_reply_id(msg: &[u8]) -> Option<u32> {
     })
 }
 
-/// The common reply read at fixed offsets: a whole GIOP 1.2 Reply with
-/// no service contexts. Anything else (and anything malformed) is `None`
-/// and takes the full decode.
-#[inline]
-fn fast_reply(m: &[u8]) -> Option<(ReplyStatus, peregrine_giop::Body<'_>)> {
+/// The header of the common reply: a whole GIOP 1.2 Reply with no
+/// service contexts, its body at offset 24 (8-aligned).
+#[derive(Clone, Copy, Debug)]
+struct FastHead {
+    id: u32,
+    status: ReplyStatus,
+    order: ByteOrder,
+}
+
+/// Where the body of a [`FastHead`] reply starts.
+const FAST_BODY_AT: usize = 24;
+
+/// The common reply read at fixed offsets. Anything else (and anything
+/// malformed) is `None` and takes the full decode.
+#[inline(always)]
+fn fast_reply(m: &[u8]) -> Option<FastHead> {
     let [b'G', b'I', b'O', b'P', 1, 2, flags, 1, ..] = *m.get(..8)? else {
         return None;
     };
@@ -1120,24 +1155,23 @@ fn fast_reply(m: &[u8]) -> Option<(ReplyStatus, peregrine_giop::Body<'_>)> {
     if flags & 2 != 0 || u32_at(8)? as usize != m.len() - peregrine_giop::HEADER_LEN {
         return None;
     }
-    let status = ReplyStatus::from_u32(u32_at(16)?, GiopVersion::V1_2).ok()?;
+    let status = match u32_at(16)? {
+        0 => ReplyStatus::NoException,
+        1 => ReplyStatus::UserException,
+        s => ReplyStatus::from_u32(s, GiopVersion::V1_2).ok()?,
+    };
     if u32_at(20)? != 0 {
         return None;
     }
-    // The body starts at 24, already 8-aligned.
-    Some((
+    Some(FastHead {
+        id: u32_at(12)?,
         status,
-        peregrine_giop::Body {
-            bytes: &m[24..],
-            offset: 24,
-            order: if little {
-                ByteOrder::Little
-            } else {
-                ByteOrder::Big
-            },
-            version: GiopVersion::V1_2,
+        order: if little {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
         },
-    ))
+    })
 }
 
 /// A hasher for request ids: they are ours (sequential), not the
@@ -1168,6 +1202,7 @@ impl Hasher for IdHasher {
 const READ_TIMEOUT_GRANULE: Duration = Duration::from_millis(10);
 
 /// The socket read timeout for a leader with `left` until its deadline.
+#[inline(always)]
 fn socket_timeout(left: Duration) -> Duration {
     if left <= READ_TIMEOUT_GRANULE {
         return left;
@@ -1206,18 +1241,16 @@ fn put_writer(w: Writer) {
 struct Held {
     conn: Arc<ClientConn>,
     arrived: Arrived,
-    /// The receiver's latest clock reading (for the idle check).
-    at: Instant,
     /// Already consumed and released ([`Held::finish`]).
     released: bool,
 }
 
 impl Held {
-    fn new(conn: Arc<ClientConn>, arrived: Arrived, at: Instant) -> Held {
+    #[inline(always)]
+    fn new(conn: Arc<ClientConn>, arrived: Arrived) -> Held {
         Held {
             conn,
             arrived,
-            at,
             released: false,
         }
     }
@@ -1246,7 +1279,7 @@ impl Held {
             (out, acked)
         };
         self.released = true;
-        drop(self.conn.unlead(self.at, acked));
+        drop(self.conn.unlead(acked));
         out
     }
 }
@@ -1254,7 +1287,7 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         if !self.released {
-            self.conn.release(&self.arrived, self.at);
+            self.conn.release(&self.arrived);
         }
     }
 }
@@ -1276,14 +1309,30 @@ impl ReplyMsg {
     /// Parses the reply header of `held` (fixed offsets for the common
     /// GIOP 1.2 reply, else the full decode); `MARSHAL` if it is not a
     /// well-formed Reply.
+    #[inline(always)]
     fn new(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
+        if let Some(h) = held.arrived.head {
+            return Ok(ReplyMsg {
+                held,
+                codesets,
+                status: h.status,
+                body_at: FAST_BODY_AT,
+                body_offset: FAST_BODY_AT,
+                order: h.order,
+                version: GiopVersion::V1_2,
+            });
+        }
+        Self::parse(held, codesets)
+    }
+
+    /// `new` for a reply whose header the leader did not parse.
+    #[cold]
+    #[inline(never)]
+    fn parse(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
         let parsed = held.with_bytes(|bytes| {
-            let found = match fast_reply(bytes) {
-                Some(x) => Some(x),
-                None => match decode_message(bytes, &held.conn.limits) {
-                    Ok((_, Message::Reply { header, body })) => Some((header.status, body)),
-                    _ => None,
-                },
+            let found = match decode_message(bytes, &held.conn.limits) {
+                Ok((_, Message::Reply { header, body })) => Some((header.status, body)),
+                _ => None,
             };
             found.map(|(status, b)| {
                 (
@@ -1408,6 +1457,27 @@ struct CachedHeader {
     framing: Framing,
 }
 
+/// `a == b` for short byte strings (operation names) in word compares,
+/// without the `memcmp` call (~30 instructions per call for its setup).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut ca, mut cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        let x = u64::from_ne_bytes(x.try_into().unwrap_or_default());
+        let y = u64::from_ne_bytes(y.try_into().unwrap_or_default());
+        if x != y {
+            return false;
+        }
+    }
+    ca.remainder()
+        .iter()
+        .zip(cb.remainder())
+        .all(|(x, y)| x == y)
+}
+
 /// Where the object key starts in a GIOP 1.2 Request: the 12-byte
 /// header, request id, response flags and 3 reserved bytes, the
 /// TargetAddress discriminant (KeyAddr, a short padded to 4), the key's
@@ -1423,12 +1493,17 @@ type HeaderSlots = [std::sync::OnceLock<CachedHeader>; HEADER_SLOTS];
 impl Target {
     /// Writes the cached header of (`op`, `twoway`) with request id `id`
     /// and this target's key into `w` (cleared first), if there is one.
+    #[inline(always)]
     fn write_header(&self, op: &str, twoway: bool, id: u32, w: &mut Writer) -> Option<Framing> {
         let order = w.order();
         let key_len = self.key.len();
         for slot in &self.route.headers {
             let e = slot.get()?;
-            if e.twoway == twoway && e.order == order && e.key_len == key_len && *e.op == *op {
+            if e.twoway == twoway
+                && e.order == order
+                && e.key_len == key_len
+                && same_bytes(e.op.as_bytes(), op.as_bytes())
+            {
                 w.clear();
                 w.set_version(GiopVersion::V1_2);
                 w.write_bytes(&e.bytes);
@@ -1536,12 +1611,7 @@ impl CallState {
     /// request will not be waited for on this connection).
     fn abandon(&mut self) {
         if let Some(c) = &self.conn {
-            give_up(
-                c,
-                self.request_id,
-                std::mem::take(&mut self.led),
-                self.clock,
-            );
+            give_up(c, self.request_id, std::mem::take(&mut self.led));
         }
     }
 }
@@ -1560,6 +1630,7 @@ impl<'o> Call<'o> {
     /// A call not yet bound to a connection (infallible, so that the
     /// sizeable `Call` is built in place rather than moved out of a
     /// `Result`).
+    #[inline(always)]
     fn new(obj: &'o ObjectRef, op: &'o str, twoway: bool, lead: bool) -> Self {
         let orb = &obj.inner.orb;
         let timeout = obj.inner.timeout.unwrap_or(orb.inner().config.call_timeout);
@@ -1680,7 +1751,7 @@ impl<'o> Call<'o> {
                 let same_cs = self.st.codesets.char == cs.char
                     && (self.st.codesets.wchar.is_none() || self.st.codesets.wchar == cs.wchar);
                 if has_args && (!same_cs || self.st.version != target.version) {
-                    give_up(&conn, id, led, self.st.clock);
+                    give_up(&conn, id, led);
                     return Err(raise(
                         K::Transient,
                         0,
@@ -1739,7 +1810,7 @@ impl<'o> Call<'o> {
             let p = encode_request(w, target.version, &h)
                 .and_then(|p| Framing::of(p, w))
                 .map_err(|e| {
-                    give_up(&conn, id, std::mem::take(&mut led), self.st.clock);
+                    give_up(&conn, id, std::mem::take(&mut led));
                     raise(
                         K::Marshal,
                         0,
@@ -1764,6 +1835,7 @@ impl<'o> Call<'o> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn finish_prepare(
         &mut self,
         w: &Writer,
@@ -1793,6 +1865,7 @@ impl<'o> Call<'o> {
         Ok(())
     }
 
+    #[inline(always)]
     fn finish_message(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         if let Some(p) = self.st.pending.take() {
             p.finish(w, self.tail.len()).map_err(|e| {
@@ -1823,6 +1896,7 @@ impl<'o> Call<'o> {
 
     /// Sends the prepared request (`w` holds it), re-sending on a fresh
     /// connection when the write fails.
+    #[inline(always)]
     fn send(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         loop {
             let pending = self.st.pending;
@@ -1870,6 +1944,7 @@ impl<'o> Call<'o> {
     /// Waits for the reply to the request just sent. `Ok(None)` means the
     /// request was re-targeted (forward, orderly close) and `w` holds it
     /// again, ready for [`Call::send`].
+    #[inline(always)]
     fn await_reply(&mut self, w: &mut Writer) -> Result<Option<ReplyMsg>, SystemException> {
         let pending = self.st.sent_pending;
         // The reply keeps the connection (one count, moved into it).
@@ -1918,7 +1993,7 @@ impl<'o> Call<'o> {
                 ));
             }
         };
-        let reply = ReplyMsg::new(Held::new(conn, arrived, self.st.clock), self.st.codesets)?;
+        let reply = ReplyMsg::new(Held::new(conn, arrived), self.st.codesets)?;
         let conn = &reply.held.conn;
         match reply.status {
             ReplyStatus::NoException | ReplyStatus::UserException => Ok(Some(reply)),
@@ -2446,7 +2521,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 continue;
             }
         };
-        let held = Held::new(conn.clone(), arrived, Instant::now());
+        let held = Held::new(conn.clone(), arrived);
         let out = held.with_bytes(|bytes| {
             let (status, body) = match decode_message(bytes, &conn.limits) {
                 Ok((_, Message::LocateReply { header, body })) => (header.status, body),
@@ -2639,12 +2714,13 @@ mod tests {
                             panic!("full decode");
                         };
                         match fast_reply(&m) {
-                            Some((st, fb)) => {
+                            Some(h) => {
                                 assert!(contexts.is_empty());
-                                assert_eq!(st, header.status);
-                                assert_eq!(fb.bytes, b.bytes);
-                                assert_eq!(fb.offset, b.offset);
-                                assert_eq!(fb.order, b.order);
+                                assert_eq!(h.id, 77);
+                                assert_eq!(h.status, header.status);
+                                assert_eq!(&m[FAST_BODY_AT..], b.bytes);
+                                assert_eq!(FAST_BODY_AT, b.offset);
+                                assert_eq!(h.order, b.order);
                             }
                             None => assert!(!contexts.is_empty()),
                         }
