@@ -831,6 +831,12 @@ impl ClientConn {
         left: Option<Duration>,
     ) -> Result<Arrived, (MutexGuard<'_, ConnState>, WaitError)> {
         let got = self.lead(&mut lock(&self.rx), id, deadline, now, left);
+        self.after_lead(got)
+    }
+
+    /// The end of [`ClientConn::lead_with`], once `lead` returned `got`
+    /// (the receive buffer unlocked).
+    fn after_lead(&self, got: Lead) -> Result<Arrived, (MutexGuard<'_, ConnState>, WaitError)> {
         match got {
             Lead::Mine(Got::InPlace(len, head)) => Ok(Arrived {
                 own: None,
@@ -1166,9 +1172,14 @@ const FAST_BODY_AT: usize = 24;
 /// malformed) is `None` and takes the full decode.
 #[inline(always)]
 fn fast_reply(m: &[u8]) -> Option<FastHead> {
-    let [b'G', b'I', b'O', b'P', 1, 2, flags, 1, ..] = *m.get(..8)? else {
+    // The magic, version and message type in one word compare (the flags
+    // byte masked out).
+    const WANT: u64 = u64::from_le_bytes(*b"GIOP\x01\x02\x00\x01");
+    let head: [u8; 8] = m.get(..8)?.try_into().ok()?;
+    if u64::from_le_bytes(head) & !(0xff << 48) != WANT {
         return None;
-    };
+    }
+    let flags = head[6];
     let little = flags & 1 != 0;
     let u32_at = |at: usize| -> Option<u32> {
         let b: [u8; 4] = m.get(at..at + 4)?.try_into().ok()?;
@@ -1247,16 +1258,21 @@ fn is_reply(msg: &[u8]) -> bool {
 // Invocation
 
 thread_local! {
-    static SEND_BUF: Cell<Option<Writer>> = const { Cell::new(None) };
+    /// The thread's reusable request writer, boxed so that taking it and
+    /// putting it back moves a pointer rather than the writer (~50
+    /// instructions a call less).
+    static SEND_BUF: Cell<Option<Box<Writer>>> = const { Cell::new(None) };
 }
 
-fn take_writer() -> Writer {
+#[inline(always)]
+fn take_writer() -> Box<Writer> {
     SEND_BUF
         .with(|c| c.take())
-        .unwrap_or_else(|| Writer::new(ByteOrder::NATIVE))
+        .unwrap_or_else(|| Box::new(Writer::new(ByteOrder::NATIVE)))
 }
 
-fn put_writer(w: Writer) {
+#[inline(always)]
+fn put_writer(w: Box<Writer>) {
     if w.len() <= (4 << 20) {
         SEND_BUF.with(|c| c.set(Some(w)));
     }
@@ -1338,17 +1354,23 @@ impl ReplyMsg {
     #[inline(always)]
     fn new(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
         if let Some(h) = held.arrived.head {
-            return Ok(ReplyMsg {
-                held,
-                codesets,
-                status: h.status,
-                body_at: FAST_BODY_AT,
-                body_offset: FAST_BODY_AT,
-                order: h.order,
-                version: GiopVersion::V1_2,
-            });
+            return Ok(Self::fast(held, codesets, h));
         }
         Self::parse(held, codesets)
+    }
+
+    /// A reply whose header `h` the leader parsed.
+    #[inline(always)]
+    fn fast(held: Held, codesets: CodeSets, h: FastHead) -> ReplyMsg {
+        ReplyMsg {
+            held,
+            codesets,
+            status: h.status,
+            body_at: FAST_BODY_AT,
+            body_offset: FAST_BODY_AT,
+            order: h.order,
+            version: GiopVersion::V1_2,
+        }
     }
 
     /// `new` for a reply whose header the leader did not parse.
@@ -1903,7 +1925,13 @@ impl<'o> Call<'o> {
     /// Re-binds (after a forward or a CloseConnection) and rewrites the
     /// header in front of the already-encoded arguments.
     fn relocate(&mut self, w: &mut Writer) -> Result<(), SystemException> {
-        let args = w.as_slice()[self.st.args_start..].to_vec();
+        // A request without arguments was truncated to its header fields
+        // (`Framing::finish`): nothing to keep then.
+        let args = w
+            .as_slice()
+            .get(self.st.args_start..)
+            .unwrap_or_default()
+            .to_vec();
         let align = self.st.args_start % 8;
         self.prepare(w, Some(align))?;
         w.write_bytes(&args);
@@ -1967,13 +1995,12 @@ impl<'o> Call<'o> {
                 Ok(_) => {}
                 Err(e) => {
                     let ep = conn.ep.to_string();
-                    self.st.abandon();
                     if self.st.resends < MAX_RESENDS {
-                        self.st.resends += 1;
                         self.restore_pending(pending);
-                        self.relocate(w)?;
+                        self.resend(w)?;
                         continue;
                     }
+                    self.st.abandon();
                     return Err(raise(
                         K::CommFailure,
                         0,
@@ -1986,12 +2013,20 @@ impl<'o> Call<'o> {
         }
     }
 
+    /// After a failed write (the connection marked failed): gives the
+    /// connection up and rewrites the request for another, ready for
+    /// [`Call::send`].
+    fn resend(&mut self, w: &mut Writer) -> Result<(), SystemException> {
+        self.st.abandon();
+        self.st.resends += 1;
+        self.relocate(w)
+    }
+
     /// Waits for the reply to the request just sent. `Ok(None)` means the
     /// request was re-targeted (forward, orderly close) and `w` holds it
     /// again, ready for [`Call::send`].
     #[inline(always)]
     fn await_reply(&mut self, w: &mut Writer) -> Result<Option<ReplyMsg>, SystemException> {
-        let pending = self.st.sent_pending;
         // The reply keeps the connection (one count, moved into it).
         let conn = self.st.conn.clone().expect("sent");
         let (id, deadline) = (self.st.request_id, self.st.deadline());
@@ -2003,6 +2038,19 @@ impl<'o> Call<'o> {
         } else {
             conn.wait(id, deadline.instant(), None)
         };
+        self.on_arrival(w, conn, got)
+    }
+
+    /// What [`Call::await_reply`] makes of what arrived on `conn` (or
+    /// why nothing did).
+    #[inline(always)]
+    fn on_arrival(
+        &mut self,
+        w: &mut Writer,
+        conn: Arc<ClientConn>,
+        got: Result<Arrived, WaitError>,
+    ) -> Result<Option<ReplyMsg>, SystemException> {
+        let pending = self.st.sent_pending;
         let arrived = match got {
             Ok(a) => a,
             Err(WaitError::TimedOut) => {
@@ -2043,6 +2091,9 @@ impl<'o> Call<'o> {
         match reply.status {
             ReplyStatus::NoException | ReplyStatus::UserException => Ok(Some(reply)),
             ReplyStatus::SystemException => {
+                // The closure is not redundant: `decode` alone is not
+                // general over the reader's lifetime.
+                #[allow(clippy::redundant_closure)]
                 let e = reply
                     .with_reader(|r| <SystemException as peregrine_cdr::Decode>::decode(r))
                     .map_err(|e| {
@@ -2060,6 +2111,7 @@ impl<'o> Call<'o> {
                 Err(e)
             }
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
+                #[allow(clippy::redundant_closure)] // As above.
                 let ior = reply.with_reader(|r| <Ior as peregrine_cdr::Decode>::decode(r));
                 let ior = ior.map_err(|e| {
                     raise(
@@ -2213,25 +2265,210 @@ fn decode_body<T, E: From<SystemException>>(
 /// Sends a request (`w` is the thread's writer): the arguments, then
 /// `tail` if any (see [`encode_tail`]); a twoway waits for its reply,
 /// leading its connection (see [`ClientConn::begin`]).
-fn send_request(
-    obj: &ObjectRef,
-    op: &str,
+///
+/// `encode` writes the arguments and returns the tail to send after
+/// them; it is called once. Not generic: one copy serves every stub.
+fn send_request<'a>(
+    obj: &'a ObjectRef,
+    op: &'a str,
     twoway: bool,
     w: &mut Writer,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-    tail: Option<&dyn peregrine_cdr::TailSeq>,
+    encode: &mut dyn FnMut(&mut Writer) -> peregrine_cdr::Result<&'a [u8]>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
+    if let Some(done) = fast_call(obj, op, twoway, w, encode) {
+        return done;
+    }
     let mut call = Call::new(obj, op, twoway, twoway);
     let mut gathered: &[u8] = &[];
     call.start(w, |w| {
-        encode_args(w)?;
-        if let Some(t) = tail {
-            gathered = encode_tail(w, t)?;
-        }
+        gathered = encode(w)?;
         Ok(())
     })?;
     call.tail = gathered;
     call.run(w)
+}
+
+/// The encoder [`send_request`] takes, from a stub's arguments closure
+/// (taken from `args`, so it runs once) and last argument.
+#[inline(always)]
+fn encode_once<'t>(
+    args: &mut Option<impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>>,
+    tail: Option<&'t dyn peregrine_cdr::TailSeq>,
+    w: &mut Writer,
+) -> peregrine_cdr::Result<&'t [u8]> {
+    if let Some(f) = args.take() {
+        f(w)?;
+    }
+    match tail {
+        Some(t) => encode_tail(w, t),
+        None => Ok(&[]),
+    }
+}
+
+/// Hands a fast-path call's claim on its connection back if the call
+/// ends (an error, a panicking encoder) before it is done with it.
+struct GiveUp<'c> {
+    conn: &'c ClientConn,
+    id: u32,
+    led: bool,
+    /// A twoway (a oneway holds no claim).
+    twoway: bool,
+    armed: bool,
+}
+
+impl Drop for GiveUp<'_> {
+    fn drop(&mut self) {
+        if self.armed && self.twoway {
+            give_up(self.conn, self.id, self.led);
+        }
+    }
+}
+
+/// The common call, lean (principle: optimize for the common case): a
+/// reference bound to a GIOP 1.2 route with a connection up, a request
+/// header cached for the operation and no CodeSets context to send.
+/// `None` (the encoder not called) when that is not the case: the
+/// general path (`Call`) then binds, connects and encodes headers.
+///
+/// A synchronous twoway that finds nobody reading the connection reads
+/// its own reply and returns it still leading (decoded in place, as on
+/// the general path). Anything unusual after the encoder ran (a failed
+/// write, a reply other than NO_EXCEPTION/USER_EXCEPTION with the fixed
+/// header, a timeout, a closed connection, a follower's wait) continues
+/// on the general path from where this one stands, so forwards,
+/// re-sends and errors behave the same.
+fn fast_call<'a>(
+    obj: &'a ObjectRef,
+    op: &'a str,
+    twoway: bool,
+    w: &mut Writer,
+    encode: &mut dyn FnMut(&mut Writer) -> peregrine_cdr::Result<&'a [u8]>,
+) -> Option<Result<Option<ReplyMsg>, SystemException>> {
+    let inner = &obj.inner;
+    if inner.orb.is_shut_down() {
+        return None;
+    }
+    let target = inner.target().ok()?;
+    if target.version != GiopVersion::V1_2 {
+        return None;
+    }
+    let conn = lock(&target.route.conn).clone()?;
+    let started = Instant::now();
+    let Ok(Begun { id, cs, ctx, led }) = conn.begin(&target, None, twoway, twoway, started) else {
+        // The general path drops the closed connection and binds anew.
+        return None;
+    };
+    let mut guard = GiveUp {
+        conn: &conn,
+        id,
+        led,
+        twoway,
+        armed: true,
+    };
+    if ctx {
+        return None;
+    }
+    w.set_codesets(cs);
+    let framing = target.write_header(op, twoway, id, w)?;
+    let mut tail = match encode(w) {
+        Ok(t) => t,
+        Err(e) => {
+            return Some(Err(cdr_to_sys(
+                &e,
+                CompletionStatus::No,
+                format_args!("encoding the arguments of {op:?} for {}", conn.ep),
+            )))
+        }
+    };
+    if !tail.is_empty() && w.len() + tail.len() > conn.fragment_limit() {
+        // Fragmenting needs the message in one piece (as `Call::send`).
+        w.write_bytes(tail);
+        tail = &[];
+    }
+    if let Err(e) = framing.finish(w, tail.len()) {
+        return Some(Err(raise(
+            K::Marshal,
+            0,
+            CompletionStatus::No,
+            format_args!("finishing the request {op:?}: {e}"),
+        )));
+    }
+    let timeout = inner
+        .timeout
+        .unwrap_or(inner.orb.inner().config.call_timeout);
+    let mut clock = started;
+    let sent = conn.send(w.as_slice(), tail);
+    guard.armed = false;
+    drop(guard);
+    let general = |led, clock| Call {
+        obj,
+        op,
+        tail,
+        st: CallState {
+            twoway,
+            lead: twoway,
+            started,
+            clock,
+            timeout,
+            led,
+            conn: Some(conn.clone()),
+            request_id: id,
+            codesets: cs,
+            version: GiopVersion::V1_2,
+            args_start: framing.body_start,
+            pending: Some(framing),
+            sent_pending: Some(framing),
+            forwards: 0,
+            resends: 0,
+        },
+    };
+    match sent {
+        Ok(waited) if waited || w.len() + tail.len() > LONG_WRITE => clock = Instant::now(),
+        Ok(_) => {}
+        Err(_) => {
+            // The connection is marked failed: re-send on another.
+            let mut call = general(led, clock);
+            return Some(call.resend(w).and_then(|()| call.run(w)));
+        }
+    }
+    if !twoway {
+        return Some(Ok(None));
+    }
+    let deadline = Deadline {
+        from: started,
+        after: timeout,
+    };
+    let left = (clock == started).then_some(timeout);
+    let got = if led {
+        let mut rx = lock(&conn.rx);
+        let got = conn.lead(&mut rx, id, deadline, clock, left);
+        drop(rx);
+        if let Lead::Mine(Got::InPlace(len, Some(head))) = got {
+            if matches!(
+                head.status,
+                ReplyStatus::NoException | ReplyStatus::UserException
+            ) {
+                let held = Held::new(
+                    conn,
+                    Arrived {
+                        own: None,
+                        len,
+                        head: Some(head),
+                    },
+                );
+                return Some(Ok(Some(ReplyMsg::fast(held, cs, head))));
+            }
+        }
+        conn.after_lead(got).map_err(|(_, e)| e)
+    } else {
+        conn.wait(id, deadline.instant(), None)
+    };
+    let mut call = general(false, clock);
+    let arrival = call.on_arrival(w, conn.clone(), got);
+    Some(match arrival {
+        Ok(None) => call.run(w),
+        done => done,
+    })
 }
 
 /// Tails shorter than this are copied into the writer: a gathered write
@@ -2267,8 +2504,10 @@ pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
         &mut Reader<'a>,
     ) -> Option<peregrine_cdr::Result<E>>,
 ) -> Result<T, E> {
+    let mut args = Some(encode_args);
+    let mut encode = |w: &mut Writer| encode_once(&mut args, tail, w);
     let mut w = take_writer();
-    let res = send_request(obj, op, true, &mut w, encode_args, tail);
+    let res = send_request(obj, op, true, &mut w, &mut encode);
     put_writer(w);
     let reply = res?.expect("twoway calls return a reply");
     decode_reply(reply, op, decode_result, decode_user_exception)
@@ -2285,7 +2524,11 @@ pub(crate) fn invoke_oneway_with_tail(
 ) -> Result<(), SystemException> {
     let mut w = take_writer();
     let res = match obj.inner.sync {
-        SyncScope::Transport => send_request(obj, op, false, &mut w, encode_args, tail).map(|_| ()),
+        SyncScope::Transport => {
+            let mut args = Some(encode_args);
+            let mut encode = |w: &mut Writer| encode_once(&mut args, tail, w);
+            send_request(obj, op, false, &mut w, &mut encode).map(|_| ())
+        }
         SyncScope::None => queue_oneway(obj, op, &mut w, |w| {
             encode_args(w)?;
             tail.map_or(Ok(()), |t| t.encode_all(w))
