@@ -766,6 +766,7 @@ impl ClientConn {
     }
 
     /// The largest message written unfragmented.
+    #[inline(always)]
     fn fragment_limit(&self) -> usize {
         self.fragment_size
             .max(peregrine_giop::fragment::MIN_FRAGMENT_LEN)
@@ -782,8 +783,14 @@ impl ClientConn {
                 Ok(g) => (g, false),
                 Err(_) => (lock(&self.write_lock), true),
             };
-            crate::transport::write_message_gather(&*self.t, bytes, tail, self.fragment_size)
-                .map(|()| contended)
+            if tail.is_empty() && bytes.len() <= self.fragment_limit() {
+                // What `write_message_gather` does for a message that needs
+                // no fragments, without the call (~15 instructions).
+                self.t.write_all_vectored(&[bytes])
+            } else {
+                crate::transport::write_message_gather(&*self.t, bytes, tail, self.fragment_size)
+            }
+            .map(|()| contended)
         };
         if let Err(e) = &r {
             self.fail(Closed::Broken(format!("write failed: {e}")));
