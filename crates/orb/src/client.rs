@@ -2319,43 +2319,55 @@ fn decode_body<T, E: From<SystemException>>(
 /// `tail` if any (see [`encode_tail`]); a twoway waits for its reply,
 /// leading its connection (see [`ClientConn::begin`]).
 ///
-/// `encode` writes the arguments and returns the tail to send after
-/// them; it is called once. Not generic: one copy serves every stub.
+/// The common case takes the lean path ([`fast_begin`], the arguments,
+/// [`fast_finish`]); the generic part of it is only the encoder's call,
+/// so stubs with the same argument code stay identical (and are folded
+/// into one by the compiler).
+#[inline(always)]
 fn send_request<'a>(
     obj: &'a ObjectRef,
     op: &'a str,
     twoway: bool,
     w: &mut Writer,
-    encode: &mut dyn FnMut(&mut Writer) -> peregrine_cdr::Result<&'a [u8]>,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: Option<&'a dyn peregrine_cdr::TailSeq>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
-    if let Some(done) = fast_call(obj, op, twoway, w, encode) {
-        return done;
+    if let Some(fast) = fast_begin(obj, op, twoway, w) {
+        // A panicking encoder must not leave the connection's claim.
+        let mut guard = fast.guard();
+        let encoded = encode_args(w).and_then(|()| match tail {
+            Some(t) => encode_tail(w, t),
+            None => Ok(&[][..]),
+        });
+        guard.armed = false;
+        drop(guard);
+        return fast_finish(fast, obj, op, w, encoded);
     }
+    general_request(obj, op, twoway, w, encode_args, tail)
+}
+
+/// [`send_request`] through `Call`: binds and connects as needed, encodes
+/// headers that are not cached.
+#[inline(never)]
+fn general_request<'a>(
+    obj: &'a ObjectRef,
+    op: &'a str,
+    twoway: bool,
+    w: &mut Writer,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: Option<&'a dyn peregrine_cdr::TailSeq>,
+) -> Result<Option<ReplyMsg>, SystemException> {
     let mut call = Call::new(obj, op, twoway, twoway);
     let mut gathered: &[u8] = &[];
     call.start(w, |w| {
-        gathered = encode(w)?;
+        encode_args(w)?;
+        if let Some(t) = tail {
+            gathered = encode_tail(w, t)?;
+        }
         Ok(())
     })?;
     call.tail = gathered;
     call.run(w)
-}
-
-/// The encoder [`send_request`] takes, from a stub's arguments closure
-/// (taken from `args`, so it runs once) and last argument.
-#[inline(always)]
-fn encode_once<'t>(
-    args: &mut Option<impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>>,
-    tail: Option<&'t dyn peregrine_cdr::TailSeq>,
-    w: &mut Writer,
-) -> peregrine_cdr::Result<&'t [u8]> {
-    if let Some(f) = args.take() {
-        f(w)?;
-    }
-    match tail {
-        Some(t) => encode_tail(w, t),
-        None => Ok(&[]),
-    }
 }
 
 /// Hands a fast-path call's claim on its connection back if the call
@@ -2377,26 +2389,41 @@ impl Drop for GiveUp<'_> {
     }
 }
 
-/// The common call, lean (principle: optimize for the common case): a
-/// reference bound to a GIOP 1.2 route with a connection up, a request
-/// header cached for the operation and no CodeSets context to send.
-/// `None` (the encoder not called) when that is not the case: the
-/// general path (`Call`) then binds, connects and encodes headers.
-///
-/// A synchronous twoway that finds nobody reading the connection reads
-/// its own reply and returns it still leading (decoded in place, as on
-/// the general path). Anything unusual after the encoder ran (a failed
-/// write, a reply other than NO_EXCEPTION/USER_EXCEPTION with the fixed
-/// header, a timeout, a closed connection, a follower's wait) continues
-/// on the general path from where this one stands, so forwards,
-/// re-sends and errors behave the same.
-fn fast_call<'a>(
-    obj: &'a ObjectRef,
-    op: &'a str,
+/// A call on the lean path (see [`fast_begin`]) between its header and
+/// its arguments.
+struct Fast {
+    conn: Arc<ClientConn>,
+    id: u32,
+    /// The call leads the connection.
+    led: bool,
     twoway: bool,
-    w: &mut Writer,
-    encode: &mut dyn FnMut(&mut Writer) -> peregrine_cdr::Result<&'a [u8]>,
-) -> Option<Result<Option<ReplyMsg>, SystemException>> {
+    cs: CodeSets,
+    framing: Framing,
+    started: Instant,
+}
+
+impl Fast {
+    /// A guard that gives the call's claim on its connection up unless
+    /// disarmed.
+    fn guard(&self) -> GiveUp<'_> {
+        GiveUp {
+            conn: &self.conn,
+            id: self.id,
+            led: self.led,
+            twoway: self.twoway,
+            armed: true,
+        }
+    }
+}
+
+/// The start of the common call, lean (principle: optimize for the
+/// common case): a reference bound to a GIOP 1.2 route with a connection
+/// up, a request header cached for the operation and no CodeSets context
+/// to send. Writes the header into `w` (arguments go after it); `None`
+/// when that is not the case: the general path (`Call`) then binds,
+/// connects and encodes headers.
+#[inline(never)]
+fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option<Fast> {
     let inner = &obj.inner;
     if inner.orb.is_shut_down() {
         return None;
@@ -2411,6 +2438,62 @@ fn fast_call<'a>(
         // The general path drops the closed connection and binds anew.
         return None;
     };
+    let framing = (!ctx)
+        .then(|| {
+            w.set_codesets(cs);
+            target.write_header(op, twoway, id, w)
+        })
+        .flatten();
+    let Some(framing) = framing else {
+        give_up_if(twoway, &conn, id, led);
+        return None;
+    };
+    Some(Fast {
+        conn,
+        id,
+        led,
+        twoway,
+        cs,
+        framing,
+        started,
+    })
+}
+
+/// `give_up` for a twoway (a oneway holds no claim).
+fn give_up_if(twoway: bool, conn: &ClientConn, id: u32, led: bool) {
+    if twoway {
+        give_up(conn, id, led);
+    }
+}
+
+/// The rest of the lean call once the arguments are `encoded` (with the
+/// tail to send after them): sends and, for a twoway, reads the reply.
+///
+/// A synchronous twoway that finds nobody reading the connection reads
+/// its own reply and returns it still leading (decoded in place, as on
+/// the general path). Anything unusual (a failed write, a reply other
+/// than NO_EXCEPTION/USER_EXCEPTION with the fixed header, a timeout, a
+/// closed connection, a follower's wait) continues on the general path
+/// from where this one stands, so forwards, re-sends and errors behave
+/// the same.
+#[inline(never)]
+fn fast_finish<'a>(
+    fast: Fast,
+    obj: &'a ObjectRef,
+    op: &'a str,
+    w: &mut Writer,
+    encoded: peregrine_cdr::Result<&'a [u8]>,
+) -> Result<Option<ReplyMsg>, SystemException> {
+    let Fast {
+        conn,
+        id,
+        led,
+        twoway,
+        cs,
+        framing,
+        started,
+    } = fast;
+    let inner = &obj.inner;
     let mut guard = GiveUp {
         conn: &conn,
         id,
@@ -2418,19 +2501,14 @@ fn fast_call<'a>(
         twoway,
         armed: true,
     };
-    if ctx {
-        return None;
-    }
-    w.set_codesets(cs);
-    let framing = target.write_header(op, twoway, id, w)?;
-    let mut tail = match encode(w) {
+    let mut tail = match encoded {
         Ok(t) => t,
         Err(e) => {
-            return Some(Err(cdr_to_sys(
+            return Err(cdr_to_sys(
                 &e,
                 CompletionStatus::No,
                 format_args!("encoding the arguments of {op:?} for {}", conn.ep),
-            )))
+            ))
         }
     };
     if !tail.is_empty() && w.len() + tail.len() > conn.fragment_limit() {
@@ -2439,12 +2517,12 @@ fn fast_call<'a>(
         tail = &[];
     }
     if let Err(e) = framing.finish(w, tail.len()) {
-        return Some(Err(raise(
+        return Err(raise(
             K::Marshal,
             0,
             CompletionStatus::No,
             format_args!("finishing the request {op:?}: {e}"),
-        )));
+        ));
     }
     let timeout = inner
         .timeout
@@ -2481,11 +2559,11 @@ fn fast_call<'a>(
         Err(_) => {
             // The connection is marked failed: re-send on another.
             let mut call = general(led, clock);
-            return Some(call.resend(w).and_then(|()| call.run(w)));
+            return call.resend(w).and_then(|()| call.run(w));
         }
     }
     if !twoway {
-        return Some(Ok(None));
+        return Ok(None);
     }
     let deadline = Deadline {
         from: started,
@@ -2510,7 +2588,7 @@ fn fast_call<'a>(
                         head: Some(head),
                     },
                 );
-                return Some(Ok(Some(ReplyMsg::fast(held, cs, head))));
+                return Ok(Some(ReplyMsg::fast(held, cs, head)));
             }
         }
         conn.after_lead(got).map_err(|(_, e)| e)
@@ -2519,10 +2597,10 @@ fn fast_call<'a>(
     };
     let mut call = general(false, clock);
     let arrival = call.on_arrival(w, conn.clone(), got);
-    Some(match arrival {
+    match arrival {
         Ok(None) => call.run(w),
         done => done,
-    })
+    }
 }
 
 /// Tails shorter than this are copied into the writer: a gathered write
@@ -2558,10 +2636,8 @@ pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
         &mut Reader<'a>,
     ) -> Option<peregrine_cdr::Result<E>>,
 ) -> Result<T, E> {
-    let mut args = Some(encode_args);
-    let mut encode = |w: &mut Writer| encode_once(&mut args, tail, w);
     let mut w = take_writer();
-    let res = send_request(obj, op, true, &mut w, &mut encode);
+    let res = send_request(obj, op, true, &mut w, encode_args, tail);
     put_writer(w);
     let reply = res?.expect("twoway calls return a reply");
     decode_reply(reply, op, decode_result, decode_user_exception)
@@ -2578,11 +2654,7 @@ pub(crate) fn invoke_oneway_with_tail(
 ) -> Result<(), SystemException> {
     let mut w = take_writer();
     let res = match obj.inner.sync {
-        SyncScope::Transport => {
-            let mut args = Some(encode_args);
-            let mut encode = |w: &mut Writer| encode_once(&mut args, tail, w);
-            send_request(obj, op, false, &mut w, &mut encode).map(|_| ())
-        }
+        SyncScope::Transport => send_request(obj, op, false, &mut w, encode_args, tail).map(|_| ()),
         SyncScope::None => queue_oneway(obj, op, &mut w, |w| {
             encode_args(w)?;
             tail.map_or(Ok(()), |t| t.encode_all(w))
