@@ -2335,13 +2335,14 @@ fn send_request<'a>(
 ) -> Result<Option<ReplyMsg>, SystemException> {
     if let Some(fast) = fast_begin(obj, op, twoway, w) {
         // A panicking encoder must not leave the connection's claim.
-        let mut guard = fast.guard();
+        let guard = EncodeGuard(&fast);
         let encoded = encode_args(w).and_then(|()| match tail {
             Some(t) => encode_tail(w, t),
             None => Ok(&[][..]),
         });
-        guard.armed = false;
-        drop(guard);
+        // It did not panic (the guard owns nothing: forgetting it leaks
+        // nothing).
+        std::mem::forget(guard);
         return fast_finish(fast, obj, op, w, encoded);
     }
     general_request(obj, op, twoway, w, encode_args, tail)
@@ -2403,17 +2404,15 @@ struct Fast {
     started: Instant,
 }
 
-impl Fast {
-    /// A guard that gives the call's claim on its connection up unless
-    /// disarmed.
-    fn guard(&self) -> GiveUp<'_> {
-        GiveUp {
-            conn: &self.conn,
-            id: self.id,
-            led: self.led,
-            twoway: self.twoway,
-            armed: true,
-        }
+/// Gives a lean call's claim on its connection up if the stub's encoder
+/// panics (forgotten when it returns): one pointer to set up, where a
+/// `GiveUp` copied five fields (~30 instructions a call).
+struct EncodeGuard<'f>(&'f Fast);
+
+impl Drop for EncodeGuard<'_> {
+    fn drop(&mut self) {
+        let f = self.0;
+        give_up_if(f.twoway, &f.conn, f.id, f.led);
     }
 }
 
