@@ -1323,8 +1323,22 @@ fn take_writer() -> Box<Writer> {
 #[inline(always)]
 fn put_writer(w: Box<Writer>) {
     if w.len() <= (4 << 20) {
-        SEND_BUF.with(|c| c.set(Some(w)));
+        SEND_BUF.with(|c| {
+            // Empty unless a call made while this one held the writer
+            // (from an argument encoder) put its own back.
+            if let Some(other) = c.replace(Some(w)) {
+                drop_writer(other);
+            }
+        });
     }
+}
+
+/// Drops a writer out of line, so that `put_writer` stays small enough
+/// to inline (with the drop in it, its thread-local access was a call).
+#[cold]
+#[inline(never)]
+fn drop_writer(w: Box<Writer>) {
+    drop(w);
 }
 
 /// A received message held until its receiver is done with it (then
