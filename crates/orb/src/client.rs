@@ -619,6 +619,11 @@ pub(crate) struct ClientConn {
     cv: Condvar,
     /// The receive buffer, the leader's alone.
     rx: LeaderBuf,
+    /// The socket read timeout last set by a leader, in nanoseconds
+    /// (`u64::MAX`: none yet): consecutive calls ask for the same one,
+    /// and comparing here costs less than the transport's dynamic call
+    /// that finds it unchanged. Only leaders set it.
+    read_timeout: std::sync::atomic::AtomicU64,
 }
 
 /// What [`ClientConn::begin`] gives a call.
@@ -673,6 +678,7 @@ impl ClientConn {
             }),
             cv: Condvar::new(),
             rx: LeaderBuf::default(),
+            read_timeout: std::sync::atomic::AtomicU64::new(u64::MAX),
         }
     }
 
@@ -764,6 +770,24 @@ impl ClientConn {
 
     fn forget(&self, id: u32) {
         lock(&self.st).pending.remove(&id);
+    }
+
+    /// Sets the socket read timeout to `t` unless the last leader did.
+    #[inline(always)]
+    fn read_timeout_at_most(&self, t: Duration) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
+        // Whole granules below ~584 years: distinct durations, distinct
+        // keys (a larger one saturates and is set every time).
+        let key = t
+            .as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(t.subsec_nanos()));
+        if key != u64::MAX && self.read_timeout.load(Relaxed) == key {
+            return Ok(());
+        }
+        self.t.set_read_timeout(Some(t))?;
+        self.read_timeout.store(key, Relaxed);
+        Ok(())
     }
 
     /// The largest message written unfragmented.
@@ -1018,7 +1042,7 @@ impl ClientConn {
             if left.is_zero() {
                 return Lead::TimedOut;
             }
-            if self.t.set_read_timeout(Some(socket_timeout(left))).is_err() {
+            if self.read_timeout_at_most(socket_timeout(left)).is_err() {
                 return Lead::Closed(Closed::Broken("cannot set read timeout".into()));
             }
             let len = match rx.read_message(&*self.t, &self.limits) {
