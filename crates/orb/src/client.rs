@@ -240,11 +240,11 @@ impl Route {
     /// and the caller then `drop_conn`s it), else a connection from the
     /// ORB's cache.
     #[inline]
-    fn conn(&self, orb: &Orb, deadline: Instant) -> Result<Arc<ClientConn>, SystemException> {
+    fn conn(&self, orb: &Orb, deadline: Deadline) -> Result<Arc<ClientConn>, SystemException> {
         if let Some(c) = &*lock(&self.conn) {
             return Ok(c.clone());
         }
-        self.connect(orb, deadline)
+        self.connect(orb, deadline.instant())
     }
 
     /// `conn` when the route has no connection yet.
@@ -313,6 +313,32 @@ pub(crate) fn choose_codesets(info: Option<&CodeSetComponentInfo>) -> CodeSets {
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A call's deadline kept as its start and timeout, added up only when
+/// needed: a reply that arrives in time never needs the sum (a checked
+/// `Instant` addition, ~12 instructions).
+#[derive(Clone, Copy, Debug)]
+struct Deadline {
+    from: Instant,
+    after: Duration,
+}
+
+impl Deadline {
+    /// The deadline `at`.
+    fn at(at: Instant) -> Deadline {
+        Deadline {
+            from: at,
+            after: Duration::ZERO,
+        }
+    }
+
+    /// The instant; a timeout too large to represent is a century.
+    fn instant(self) -> Instant {
+        self.from
+            .checked_add(self.after)
+            .unwrap_or_else(|| self.from + Duration::from_secs(100 * 365 * 86_400))
+    }
 }
 
 // ---------------------------------------------------------------------
@@ -503,24 +529,28 @@ enum Closed {
     Broken(String),
 }
 
-/// A received message: `buf.message(len)`.
+/// A received message of `len` bytes.
 ///
-/// When `led`, `buf` is the connection's own receive buffer and the
-/// receiving thread is still the connection's leader: the reply is
-/// decoded in place, and [`ClientConn::release`] (from `ReplyMsg`'s drop)
-/// consumes it and hands leadership back, one lock for both.
+/// Without a buffer of its own (`own` is `None`) it is at the start of
+/// the connection's receive buffer and the receiving thread is still the
+/// connection's leader: the reply is decoded in place, and
+/// [`Held::finish`] (or [`ClientConn::release`], from `Held`'s drop)
+/// consumes it and hands leadership back. The receive buffer never moves
+/// between threads or structures (it is 48 bytes; passing it along cost
+/// ~40 instructions a call): only leadership changes hands.
 struct Arrived {
-    buf: RxBuf,
+    own: Option<Box<RxBuf>>,
     len: usize,
-    /// `Some` while led: the leader's clock reading when it started
-    /// reading (for the idle check, which it makes early, never late).
-    led: Option<Instant>,
+    /// The reply header, when the leader parsed it at fixed offsets as it
+    /// matched the reply to its call (see [`fast_reply`]).
+    head: Option<FastHead>,
 }
 
 /// How a leader's own reply came in.
 enum Got {
-    /// At the start of the leader's receive buffer.
-    InPlace(usize),
+    /// At the start of the leader's receive buffer (with its header when
+    /// it has the common form).
+    InPlace(usize, Option<FastHead>),
     /// Reassembled from fragments into a buffer of its own.
     Whole(RxBuf, usize),
 }
@@ -529,20 +559,53 @@ struct ConnState {
     next_id: u32,
     /// Calls waiting for a reply: `None` until it arrives.
     pending: HashMap<u32, Option<Arrived>, BuildHasherDefault<IdHasher>>,
+    /// A thread reads the connection (and alone locks `ClientConn::rx`).
     leader: bool,
-    /// The receive buffer, taken by the leader while it leads.
-    rx: RxBuf,
     closed: Option<Closed>,
     codesets: Option<CodeSets>,
     codesets_acked: bool,
     reasm: Reassembler,
-    /// When an idle connection is next checked for a server close
-    /// (last read or check + `IDLE_CHECK`).
+    /// When the connection, if idle then, is next checked for a server
+    /// close: the last check + `IDLE_CHECK`. Not moved on each reply (that
+    /// cost a clock addition per call): a connection in steady use is
+    /// probed once per `IDLE_CHECK` instead, three system calls.
     idle_check_at: Instant,
     /// Callers blocked on `cv` (followers): the leader only wakes them
     /// when there are some (a condition variable notify is a syscall even
     /// with nobody waiting).
     waiters: u32,
+}
+
+/// A connection's receive buffer, used only by the connection's leader.
+///
+/// The thread that sets `ConnState::leader` (under the state lock) has
+/// the buffer to itself until it clears the flag (under the lock again),
+/// so the lock orders one leader's accesses before the next one's. A
+/// `Mutex` here cost two uncontended lock/unlock pairs per call (~100
+/// instructions, the locks not inlined) for an exclusion the leader flag
+/// already provides.
+#[derive(Default)]
+struct LeaderBuf(std::cell::UnsafeCell<RxBuf>);
+
+// SAFETY: the `RxBuf` is only reached through `LeaderBuf::get`, whose
+// callers must lead the connection: one thread at a time, each hand-over
+// ordered by the state mutex. `RxBuf` itself is `Send`.
+unsafe impl Sync for LeaderBuf {}
+
+impl LeaderBuf {
+    /// The buffer.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread leads the connection (it set
+    /// `ConnState::leader` under the state lock and has not cleared it),
+    /// and no other reference obtained from `get` is alive.
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    unsafe fn get(&self) -> &mut RxBuf {
+        // SAFETY: exclusive by the caller's contract.
+        unsafe { &mut *self.0.get() }
+    }
 }
 
 /// One client connection, shared by every reference to its endpoint.
@@ -554,6 +617,13 @@ pub(crate) struct ClientConn {
     write_lock: Mutex<()>,
     st: Mutex<ConnState>,
     cv: Condvar,
+    /// The receive buffer, the leader's alone.
+    rx: LeaderBuf,
+    /// The socket read timeout last set by a leader, in nanoseconds
+    /// (`u64::MAX`: none yet): consecutive calls ask for the same one,
+    /// and comparing here costs less than the transport's dynamic call
+    /// that finds it unchanged. Only leaders set it.
+    read_timeout: std::sync::atomic::AtomicU64,
 }
 
 /// What [`ClientConn::begin`] gives a call.
@@ -562,16 +632,17 @@ struct Begun {
     cs: CodeSets,
     /// Send the CodeSets service context.
     ctx: bool,
-    /// The receive buffer if the call leads the connection from the start.
-    rx: Option<RxBuf>,
+    /// The call leads the connection from the start.
+    led: bool,
 }
 
 /// Gives up a call's claim on `conn` after `begin`: its leadership (if it
 /// led) or its pending entry.
-fn give_up(conn: &ClientConn, id: u32, led: Option<RxBuf>, now: Instant) {
-    match led {
-        Some(rx) => drop(conn.unlead(rx, 0, now, false)),
-        None => conn.forget(id),
+fn give_up(conn: &ClientConn, id: u32, led: bool) {
+    if led {
+        drop(conn.unlead(false));
+    } else {
+        conn.forget(id);
     }
 }
 
@@ -598,7 +669,6 @@ impl ClientConn {
                 next_id: 1,
                 pending: HashMap::default(),
                 leader: false,
-                rx: RxBuf::default(),
                 closed: None,
                 codesets: None,
                 codesets_acked: false,
@@ -607,6 +677,8 @@ impl ClientConn {
                 waiters: 0,
             }),
             cv: Condvar::new(),
+            rx: LeaderBuf::default(),
+            read_timeout: std::sync::atomic::AtomicU64::new(u64::MAX),
         }
     }
 
@@ -646,12 +718,13 @@ impl ClientConn {
 
     /// Allocates a request id and returns the code sets, whether to send
     /// the CodeSets context and, when `lead` is asked for and nobody reads
-    /// the connection, its receive buffer: the caller is then the leader
-    /// from the start (it will read its own reply, so the id is not
-    /// registered as pending, and it must give the buffer back with
+    /// the connection, whether the caller is then the leader from the
+    /// start (it will read its own reply, so the id is not registered as
+    /// pending, and it must hand leadership back with
     /// [`ClientConn::unlead`]). Otherwise a twoway's id is registered as
-    /// pending. A connection idle for longer than `IDLE_CHECK` at `now`
-    /// (the call's start) is first checked for a server close.
+    /// pending. A connection without calls in flight whose check is due
+    /// at `now` (the call's start) is first checked for a server close.
+    #[inline(always)]
     fn begin(
         &self,
         target: &Target,
@@ -678,11 +751,11 @@ impl ClientConn {
         }
         let id = st.next_id;
         st.next_id = st.next_id.wrapping_add(1);
-        let mut rx = None;
+        let mut led = false;
         if twoway {
             if lead && !st.leader {
                 st.leader = true;
-                rx = Some(std::mem::take(&mut st.rx));
+                led = true;
             } else {
                 st.pending.insert(id, None);
             }
@@ -692,14 +765,33 @@ impl ClientConn {
             None => *st.codesets.insert(target.codesets_preferring(prefer)),
         };
         let ctx = target.negotiate && !st.codesets_acked;
-        Ok(Begun { id, cs, ctx, rx })
+        Ok(Begun { id, cs, ctx, led })
     }
 
     fn forget(&self, id: u32) {
         lock(&self.st).pending.remove(&id);
     }
 
+    /// Sets the socket read timeout to `t` unless the last leader did.
+    #[inline(always)]
+    fn read_timeout_at_most(&self, t: Duration) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
+        // Whole granules below ~584 years: distinct durations, distinct
+        // keys (a larger one saturates and is set every time).
+        let key = t
+            .as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(t.subsec_nanos()));
+        if key != u64::MAX && self.read_timeout.load(Relaxed) == key {
+            return Ok(());
+        }
+        self.t.set_read_timeout(Some(t))?;
+        self.read_timeout.store(key, Relaxed);
+        Ok(())
+    }
+
     /// The largest message written unfragmented.
+    #[inline(always)]
     fn fragment_limit(&self) -> usize {
         self.fragment_size
             .max(peregrine_giop::fragment::MIN_FRAGMENT_LEN)
@@ -709,14 +801,21 @@ impl ClientConn {
     /// argument, empty for most calls; see [`Call::tail`]). `Ok(true)`
     /// when the write may have waited (the write lock was contended): the
     /// caller's clock reading is stale.
+    #[inline(always)]
     fn send(&self, bytes: &[u8], tail: &[u8]) -> std::io::Result<bool> {
         let r = {
             let (_w, contended) = match self.write_lock.try_lock() {
                 Ok(g) => (g, false),
                 Err(_) => (lock(&self.write_lock), true),
             };
-            crate::transport::write_message_gather(&*self.t, bytes, tail, self.fragment_size)
-                .map(|()| contended)
+            if tail.is_empty() && bytes.len() <= self.fragment_limit() {
+                // What `write_message_gather` does for a message that needs
+                // no fragments, without the call (~15 instructions).
+                self.t.write_all_vectored(&[bytes])
+            } else {
+                crate::transport::write_message_gather(&*self.t, bytes, tail, self.fragment_size)
+            }
+            .map(|()| contended)
         };
         if let Err(e) = &r {
             self.fail(Closed::Broken(format!("write failed: {e}")));
@@ -756,9 +855,8 @@ impl ClientConn {
                 // (`poll` puts it back if it stops before the reply).
                 st.pending.remove(&id);
                 st.leader = true;
-                let rx = std::mem::take(&mut st.rx);
                 drop(st);
-                match self.lead_with(rx, id, deadline, now, None) {
+                match self.lead_with(id, Deadline::at(deadline), now, None) {
                     Ok(a) => return Ok(a),
                     Err((g, WaitError::TimedOut)) => {
                         st = g;
@@ -782,36 +880,46 @@ impl ClientConn {
         }
     }
 
-    /// Reads as the leader (the caller set `leader` and took `rx` from the
-    /// state) until `id`'s reply arrives or `deadline` passes. The reply
-    /// comes back still led (see [`Arrived`]); otherwise leadership is
-    /// handed back (a broken connection marked closed for everyone) and
-    /// the state's guard returned with why.
+    /// Reads as the leader (the caller set `leader`) until `id`'s reply
+    /// arrives or `deadline` passes. The reply comes back still led (see
+    /// [`Arrived`]); otherwise leadership is handed back (a broken
+    /// connection marked closed for everyone) and the state's guard
+    /// returned with why.
+    #[inline(always)]
     fn lead_with(
         &self,
-        mut rx: RxBuf,
         id: u32,
-        deadline: Instant,
+        deadline: Deadline,
         now: Instant,
         left: Option<Duration>,
     ) -> Result<Arrived, (MutexGuard<'_, ConnState>, WaitError)> {
-        match self.lead(&mut rx, id, deadline, now, left) {
-            Lead::Mine(Got::InPlace(len)) => Ok(Arrived {
-                buf: rx,
+        // SAFETY: the caller leads the connection (see `lead_with`'s
+        // callers: `wait` and `poll` set `leader` just before, a call
+        // led from `begin` holds it); the borrow ends with `lead`.
+        let got = self.lead(unsafe { self.rx.get() }, id, deadline, now, left);
+        self.after_lead(got)
+    }
+
+    /// The end of [`ClientConn::lead_with`], once `lead` returned `got`
+    /// (the receive buffer unlocked).
+    fn after_lead(&self, got: Lead) -> Result<Arrived, (MutexGuard<'_, ConnState>, WaitError)> {
+        match got {
+            Lead::Mine(Got::InPlace(len, head)) => Ok(Arrived {
+                own: None,
                 len,
-                led: Some(now),
+                head,
             }),
             Lead::Mine(Got::Whole(buf, len)) => {
-                drop(self.unlead(rx, 0, now, is_reply(buf.message(len))));
+                drop(self.unlead(is_reply(buf.message(len))));
                 Ok(Arrived {
-                    buf,
+                    own: Some(Box::new(buf)),
                     len,
-                    led: None,
+                    head: None,
                 })
             }
-            Lead::TimedOut => Err((self.unlead(rx, 0, now, false), WaitError::TimedOut)),
+            Lead::TimedOut => Err((self.unlead(false), WaitError::TimedOut)),
             Lead::Closed(c) => {
-                let mut st = self.unlead(rx, 0, now, false);
+                let mut st = self.unlead(false);
                 if st.closed.is_none() {
                     st.closed = Some(c.clone());
                 }
@@ -824,23 +932,12 @@ impl ClientConn {
         }
     }
 
-    /// Hands leadership back: drops the first `consumed` bytes of `rx` (a
-    /// reply read in place) and returns the buffer to the connection,
-    /// wakes followers. `now` is the leader's latest clock reading; `acked`
-    /// says a Reply arrived (which answers the CodeSets context; a
-    /// LocateReply does not).
-    fn unlead(
-        &self,
-        mut rx: RxBuf,
-        consumed: usize,
-        now: Instant,
-        acked: bool,
-    ) -> MutexGuard<'_, ConnState> {
-        rx.consume(consumed);
+    /// Hands leadership back (the receive buffer unlocked), wakes
+    /// followers. `acked` says a Reply arrived (which answers the CodeSets
+    /// context; a LocateReply does not).
+    fn unlead(&self, acked: bool) -> MutexGuard<'_, ConnState> {
         let mut st = lock(&self.st);
         st.leader = false;
-        st.idle_check_at = now + IDLE_CHECK;
-        st.rx = rx;
         if acked {
             st.codesets_acked = true;
         }
@@ -850,12 +947,20 @@ impl ClientConn {
         st
     }
 
-    /// Done with a received message: a led one gives the receive buffer
-    /// and leadership back.
-    fn release(&self, a: &mut Arrived) {
-        if let Some(at) = a.led.take() {
-            let acked = is_reply(a.buf.message(a.len));
-            drop(self.unlead(std::mem::take(&mut a.buf), a.len, at, acked));
+    /// Done with a received message: a led one is consumed from the
+    /// receive buffer and leadership handed back.
+    fn release(&self, a: &Arrived) {
+        if a.own.is_none() {
+            let acked = {
+                // SAFETY: a message without its own buffer is the
+                // leader's, and this thread leads until `unlead` below;
+                // the borrow ends in this block.
+                let rx = unsafe { self.rx.get() };
+                let acked = is_reply(rx.message(a.len));
+                rx.consume(a.len);
+                acked
+            };
+            drop(self.unlead(acked));
         }
     }
 
@@ -883,18 +988,27 @@ impl ClientConn {
         }
         let now = Instant::now();
         st.leader = true;
-        let rx = std::mem::take(&mut st.rx);
         drop(st);
-        match self.lead_with(rx, id, now + POLL_READ, now, Some(POLL_READ)) {
-            Ok(mut a) => {
+        match self.lead_with(id, Deadline::at(now + POLL_READ), now, Some(POLL_READ)) {
+            Ok(a) => {
                 // Filed for `get_response`: a copy, so that leadership is
                 // not held until then.
-                let copy = Arrived {
-                    buf: RxBuf::from_message(a.buf.message(a.len)),
-                    len: a.len,
-                    led: None,
+                let copy = match a.own {
+                    Some(_) => a,
+                    None => {
+                        let copy = Arrived {
+                            // SAFETY: `a` came back led: this thread leads
+                            // until `release` below.
+                            own: Some(Box::new(RxBuf::from_message(
+                                unsafe { self.rx.get() }.message(a.len),
+                            ))),
+                            len: a.len,
+                            head: a.head,
+                        };
+                        self.release(&a);
+                        copy
+                    }
                 };
-                self.release(&mut a);
                 lock(&self.st).pending.insert(id, Some(copy));
                 true
             }
@@ -911,23 +1025,24 @@ impl ClientConn {
     /// `now` is the caller's latest clock reading and `left`, if the
     /// caller knows it, the time from `now` to `deadline` (a call that has
     /// not waited yet knows it is its timeout: no clock arithmetic).
+    #[inline(always)]
     fn lead(
         &self,
         rx: &mut RxBuf,
         mine: u32,
-        deadline: Instant,
+        deadline: Deadline,
         mut now: Instant,
         mut left: Option<Duration>,
     ) -> Lead {
         loop {
             let left = match left.take() {
                 Some(l) => l,
-                None => deadline.saturating_duration_since(now),
+                None => deadline.instant().saturating_duration_since(now),
             };
             if left.is_zero() {
                 return Lead::TimedOut;
             }
-            if self.t.set_read_timeout(Some(socket_timeout(left))).is_err() {
+            if self.read_timeout_at_most(socket_timeout(left)).is_err() {
                 return Lead::Closed(Closed::Broken("cannot set read timeout".into()));
             }
             let len = match rx.read_message(&*self.t, &self.limits) {
@@ -976,6 +1091,7 @@ impl ClientConn {
     }
 
     /// Handles one framed message at the start of `rx`.
+    #[inline(always)]
     fn incoming(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Got>, Closed> {
         // Fragments (and messages with more to come) go through the
         // reassembler; everything else is decoded in place.
@@ -1014,11 +1130,22 @@ impl ClientConn {
 
     /// Files the reply at the start of `rx` for its caller, or (`mine`'s)
     /// leaves it there for the leader: `Some(InPlace(len))`.
+    #[inline(always)]
     fn dispatch_reply(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Got>, Closed> {
-        // A whole GIOP 1.2 Reply has its request id at a fixed offset: no
-        // need to decode it twice (the caller decodes it in
-        // `ReplyMsg::body`, where a malformed reply is a MARSHAL error).
-        let id = match fast_reply_id(rx.message(len)) {
+        // The common reply is parsed once, here, at fixed offsets.
+        let fast = fast_reply(rx.message(len));
+        if let Some(h) = fast {
+            if h.id == mine {
+                return Ok(Some(Got::InPlace(len, Some(h))));
+            }
+        }
+        // Any other whole GIOP 1.2 Reply has its request id at a fixed
+        // offset: no need to decode it twice (the caller decodes it in
+        // `ReplyMsg::new`, where a malformed reply is a MARSHAL error).
+        let id = match fast
+            .map(|h| h.id)
+            .or_else(|| fast_reply_id(rx.message(len)))
+        {
             Some(id) => Some(id),
             None => self.slow_reply_id(rx, len)?,
         };
@@ -1027,16 +1154,16 @@ impl ClientConn {
             return Ok(None);
         };
         if id == mine {
-            return Ok(Some(Got::InPlace(len)));
+            return Ok(Some(Got::InPlace(len, None)));
         }
         {
             let mut st = lock(&self.st);
             if let Some(slot @ None) = st.pending.get_mut(&id) {
                 let copy = RxBuf::from_message(rx.message(len));
                 *slot = Some(Arrived {
-                    buf: copy,
+                    own: Some(Box::new(copy)),
                     len,
-                    led: None,
+                    head: None,
                 });
                 if is_reply(rx.message(len)) {
                     st.codesets_acked = true;
@@ -1086,6 +1213,7 @@ impl ClientConn {
 /// The request id of `msg` if it is a complete (unfragmented) GIOP 1.2
 /// Reply: the `u32` right after the 12-byte header, in the message's byte
 /// order.
+#[inline(always)]
 fn fast_reply_id(msg: &[u8]) -> Option<u32> {
     let [b'G', b'I', b'O', b'P', 1, 2, flags, 1, _, _, _, _, a, b, c, d, ..] = *msg else {
         return None;
@@ -1101,14 +1229,30 @@ fn fast_reply_id(msg: &[u8]) -> Option<u32> {
     })
 }
 
-/// The common reply read at fixed offsets: a whole GIOP 1.2 Reply with
-/// no service contexts. Anything else (and anything malformed) is `None`
-/// and takes the full decode.
-#[inline]
-fn fast_reply(m: &[u8]) -> Option<(ReplyStatus, peregrine_giop::Body<'_>)> {
-    let [b'G', b'I', b'O', b'P', 1, 2, flags, 1, ..] = *m.get(..8)? else {
+/// The header of the common reply: a whole GIOP 1.2 Reply with no
+/// service contexts, its body at offset 24 (8-aligned).
+#[derive(Clone, Copy, Debug)]
+struct FastHead {
+    id: u32,
+    status: ReplyStatus,
+    order: ByteOrder,
+}
+
+/// Where the body of a [`FastHead`] reply starts.
+const FAST_BODY_AT: usize = 24;
+
+/// The common reply read at fixed offsets. Anything else (and anything
+/// malformed) is `None` and takes the full decode.
+#[inline(always)]
+fn fast_reply(m: &[u8]) -> Option<FastHead> {
+    // The magic, version and message type in one word compare (the flags
+    // byte masked out).
+    const WANT: u64 = u64::from_le_bytes(*b"GIOP\x01\x02\x00\x01");
+    let head: [u8; 8] = m.get(..8)?.try_into().ok()?;
+    if u64::from_le_bytes(head) & !(0xff << 48) != WANT {
         return None;
-    };
+    }
+    let flags = head[6];
     let little = flags & 1 != 0;
     let u32_at = |at: usize| -> Option<u32> {
         let b: [u8; 4] = m.get(at..at + 4)?.try_into().ok()?;
@@ -1121,24 +1265,23 @@ fn fast_reply(m: &[u8]) -> Option<(ReplyStatus, peregrine_giop::Body<'_>)> {
     if flags & 2 != 0 || u32_at(8)? as usize != m.len() - peregrine_giop::HEADER_LEN {
         return None;
     }
-    let status = ReplyStatus::from_u32(u32_at(16)?, GiopVersion::V1_2).ok()?;
+    let status = match u32_at(16)? {
+        0 => ReplyStatus::NoException,
+        1 => ReplyStatus::UserException,
+        s => ReplyStatus::from_u32(s, GiopVersion::V1_2).ok()?,
+    };
     if u32_at(20)? != 0 {
         return None;
     }
-    // The body starts at 24, already 8-aligned.
-    Some((
+    Some(FastHead {
+        id: u32_at(12)?,
         status,
-        peregrine_giop::Body {
-            bytes: &m[24..],
-            offset: 24,
-            order: if little {
-                ByteOrder::Little
-            } else {
-                ByteOrder::Big
-            },
-            version: GiopVersion::V1_2,
+        order: if little {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
         },
-    ))
+    })
 }
 
 /// A hasher for request ids: they are ours (sequential), not the
@@ -1169,6 +1312,7 @@ impl Hasher for IdHasher {
 const READ_TIMEOUT_GRANULE: Duration = Duration::from_millis(10);
 
 /// The socket read timeout for a leader with `left` until its deadline.
+#[inline(always)]
 fn socket_timeout(left: Duration) -> Duration {
     if left <= READ_TIMEOUT_GRANULE {
         return left;
@@ -1187,19 +1331,38 @@ fn is_reply(msg: &[u8]) -> bool {
 // Invocation
 
 thread_local! {
-    static SEND_BUF: Cell<Option<Writer>> = const { Cell::new(None) };
+    /// The thread's reusable request writer, boxed so that taking it and
+    /// putting it back moves a pointer rather than the writer (~50
+    /// instructions a call less).
+    static SEND_BUF: Cell<Option<Box<Writer>>> = const { Cell::new(None) };
 }
 
-fn take_writer() -> Writer {
+#[inline(always)]
+fn take_writer() -> Box<Writer> {
     SEND_BUF
         .with(|c| c.take())
-        .unwrap_or_else(|| Writer::new(ByteOrder::NATIVE))
+        .unwrap_or_else(|| Box::new(Writer::new(ByteOrder::NATIVE)))
 }
 
-fn put_writer(w: Writer) {
+#[inline(always)]
+fn put_writer(w: Box<Writer>) {
     if w.len() <= (4 << 20) {
-        SEND_BUF.with(|c| c.set(Some(w)));
+        SEND_BUF.with(|c| {
+            // Empty unless a call made while this one held the writer
+            // (from an argument encoder) put its own back.
+            if let Some(other) = c.replace(Some(w)) {
+                drop_writer(other);
+            }
+        });
     }
+}
+
+/// Drops a writer out of line, so that `put_writer` stays small enough
+/// to inline (with the drop in it, its thread-local access was a call).
+#[cold]
+#[inline(never)]
+fn drop_writer(w: Box<Writer>) {
+    drop(w);
 }
 
 /// A received message held until its receiver is done with it (then
@@ -1207,17 +1370,59 @@ fn put_writer(w: Writer) {
 struct Held {
     conn: Arc<ClientConn>,
     arrived: Arrived,
+    /// Already consumed and released ([`Held::finish`]).
+    released: bool,
 }
 
 impl Held {
-    fn bytes(&self) -> &[u8] {
-        self.arrived.buf.message(self.arrived.len)
+    #[inline(always)]
+    fn new(conn: Arc<ClientConn>, arrived: Arrived) -> Held {
+        Held {
+            conn,
+            arrived,
+            released: false,
+        }
+    }
+
+    /// Runs `f` on the message's bytes.
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        let len = self.arrived.len;
+        match &self.arrived.own {
+            Some(b) => f(b.message(len)),
+            // SAFETY: a held message without its own buffer keeps its
+            // receiver the leader until it is released (`finish` or drop,
+            // which need `&mut self`, so this borrow has ended by then).
+            None => f(unsafe { self.conn.rx.get() }.message(len)),
+        }
+    }
+
+    /// Runs `f` on the message's bytes, then releases it: for a led
+    /// message one lock of the receive buffer for both.
+    fn finish<R>(mut self, f: impl FnOnce(&[u8], &ClientConn) -> R) -> R {
+        let len = self.arrived.len;
+        if let Some(b) = &self.arrived.own {
+            return f(b.message(len), &self.conn);
+        }
+        let (out, acked) = {
+            // SAFETY: as in `with_bytes`; leadership is handed back only
+            // after this block.
+            let rx = unsafe { self.conn.rx.get() };
+            let out = f(rx.message(len), &self.conn);
+            let acked = is_reply(rx.message(len));
+            rx.consume(len);
+            (out, acked)
+        };
+        self.released = true;
+        drop(self.conn.unlead(acked));
+        out
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        self.conn.release(&mut self.arrived);
+        if !self.released {
+            self.conn.release(&self.arrived);
+        }
     }
 }
 
@@ -1238,15 +1443,36 @@ impl ReplyMsg {
     /// Parses the reply header of `held` (fixed offsets for the common
     /// GIOP 1.2 reply, else the full decode); `MARSHAL` if it is not a
     /// well-formed Reply.
+    #[inline(always)]
     fn new(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
-        let parsed = {
-            let bytes = held.bytes();
-            let found = match fast_reply(bytes) {
-                Some(x) => Some(x),
-                None => match decode_message(bytes, &held.conn.limits) {
-                    Ok((_, Message::Reply { header, body })) => Some((header.status, body)),
-                    _ => None,
-                },
+        if let Some(h) = held.arrived.head {
+            return Ok(Self::fast(held, codesets, h));
+        }
+        Self::parse(held, codesets)
+    }
+
+    /// A reply whose header `h` the leader parsed.
+    #[inline(always)]
+    fn fast(held: Held, codesets: CodeSets, h: FastHead) -> ReplyMsg {
+        ReplyMsg {
+            held,
+            codesets,
+            status: h.status,
+            body_at: FAST_BODY_AT,
+            body_offset: FAST_BODY_AT,
+            order: h.order,
+            version: GiopVersion::V1_2,
+        }
+    }
+
+    /// `new` for a reply whose header the leader did not parse.
+    #[cold]
+    #[inline(never)]
+    fn parse(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
+        let parsed = held.with_bytes(|bytes| {
+            let found = match decode_message(bytes, &held.conn.limits) {
+                Ok((_, Message::Reply { header, body })) => Some((header.status, body)),
+                _ => None,
             };
             found.map(|(status, b)| {
                 (
@@ -1257,7 +1483,7 @@ impl ReplyMsg {
                     b.version,
                 )
             })
-        };
+        });
         let Some((status, body_at, body_offset, order, version)) = parsed else {
             return Err(raise(
                 K::Marshal,
@@ -1277,13 +1503,39 @@ impl ReplyMsg {
         })
     }
 
-    /// A reader over the body, with the call's code sets.
-    fn reader(&self) -> Reader<'_> {
-        let body = &self.held.bytes()[self.body_at..];
+    /// A reader over the body of `bytes` (this reply's message), with
+    /// the call's code sets.
+    fn reader<'b>(&self, bytes: &'b [u8]) -> Reader<'b> {
+        let body = &bytes[self.body_at..];
         let mut r = Reader::with_offset(body, self.order, self.body_offset);
         r.set_version(self.version);
         r.set_codesets(self.codesets);
         r
+    }
+
+    /// Runs `f` on a reader over the body.
+    fn with_reader<R>(&self, f: impl FnOnce(&mut Reader<'_>) -> R) -> R {
+        self.held.with_bytes(|b| f(&mut self.reader(b)))
+    }
+
+    /// Runs `f` on a reader over the body and the connection, then
+    /// releases the reply (see [`Held::finish`]).
+    fn finish<R>(self, f: impl FnOnce(&mut Reader<'_>, &ClientConn) -> R) -> R {
+        let ReplyMsg {
+            held,
+            codesets,
+            status: _,
+            body_at,
+            body_offset,
+            order,
+            version,
+        } = self;
+        held.finish(|b, conn| {
+            let mut r = Reader::with_offset(&b[body_at..], order, body_offset);
+            r.set_version(version);
+            r.set_codesets(codesets);
+            f(&mut r, conn)
+        })
     }
 }
 
@@ -1294,6 +1546,19 @@ impl ReplyMsg {
 struct Framing {
     header_end: usize,
     body_start: usize,
+}
+
+/// `Writer::patch_u32`, inlined (the call cost as much as the store);
+/// a position outside the writer is left alone.
+#[inline(always)]
+fn patch_u32(w: &mut Writer, at: usize, v: u32) {
+    let bytes = match w.order() {
+        ByteOrder::Big => v.to_be_bytes(),
+        ByteOrder::Little => v.to_le_bytes(),
+    };
+    if let Some(d) = w.as_mut_slice().get_mut(at..at + 4) {
+        d.copy_from_slice(&bytes);
+    }
 }
 
 /// Index of the message size in the GIOP header.
@@ -1327,7 +1592,7 @@ impl Framing {
         }
         let body = (w.len() + tail).saturating_sub(peregrine_giop::HEADER_LEN);
         let size = u32::try_from(body).map_err(|_| peregrine_cdr::CdrError::TooLong(body))?;
-        w.patch_u32(SIZE_AT, size);
+        patch_u32(w, SIZE_AT, size);
         Ok(())
     }
 }
@@ -1345,6 +1610,27 @@ struct CachedHeader {
     framing: Framing,
 }
 
+/// `a == b` for short byte strings (operation names) in word compares,
+/// without the `memcmp` call (~30 instructions per call for its setup).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut ca, mut cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        let x = u64::from_ne_bytes(x.try_into().unwrap_or_default());
+        let y = u64::from_ne_bytes(y.try_into().unwrap_or_default());
+        if x != y {
+            return false;
+        }
+    }
+    ca.remainder()
+        .iter()
+        .zip(cb.remainder())
+        .all(|(x, y)| x == y)
+}
+
 /// Where the object key starts in a GIOP 1.2 Request: the 12-byte
 /// header, request id, response flags and 3 reserved bytes, the
 /// TargetAddress discriminant (KeyAddr, a short padded to 4), the key's
@@ -1360,16 +1646,21 @@ type HeaderSlots = [std::sync::OnceLock<CachedHeader>; HEADER_SLOTS];
 impl Target {
     /// Writes the cached header of (`op`, `twoway`) with request id `id`
     /// and this target's key into `w` (cleared first), if there is one.
+    #[inline(always)]
     fn write_header(&self, op: &str, twoway: bool, id: u32, w: &mut Writer) -> Option<Framing> {
         let order = w.order();
         let key_len = self.key.len();
         for slot in &self.route.headers {
             let e = slot.get()?;
-            if e.twoway == twoway && e.order == order && e.key_len == key_len && *e.op == *op {
+            if e.twoway == twoway
+                && e.order == order
+                && e.key_len == key_len
+                && same_bytes(e.op.as_bytes(), op.as_bytes())
+            {
                 w.clear();
                 w.set_version(GiopVersion::V1_2);
                 w.write_bytes(&e.bytes);
-                w.patch_u32(REQUEST_ID_AT, id);
+                patch_u32(w, REQUEST_ID_AT, id);
                 w.as_mut_slice()[KEY_AT..KEY_AT + key_len].copy_from_slice(&self.key);
                 return Some(e.framing);
             }
@@ -1450,11 +1741,10 @@ struct CallState {
     /// The latest clock reading (`started`, or after a send that may have
     /// waited): where the leader's read timeout is counted from.
     clock: Instant,
-    /// The call's timeout: `deadline - started`.
+    /// The call's timeout, counted from `started`.
     timeout: Duration,
-    deadline: Instant,
-    /// The connection's receive buffer while this call leads it.
-    led: Option<RxBuf>,
+    /// This call leads the connection (and will read its reply).
+    led: bool,
     conn: Option<Arc<ClientConn>>,
     request_id: u32,
     codesets: CodeSets,
@@ -1469,11 +1759,19 @@ struct CallState {
 }
 
 impl CallState {
+    /// When the call times out.
+    fn deadline(&self) -> Deadline {
+        Deadline {
+            from: self.started,
+            after: self.timeout,
+        }
+    }
+
     /// Gives up the connection's leadership or the pending entry (the
     /// request will not be waited for on this connection).
     fn abandon(&mut self) {
         if let Some(c) = &self.conn {
-            give_up(c, self.request_id, self.led.take(), self.clock);
+            give_up(c, self.request_id, std::mem::take(&mut self.led));
         }
     }
 }
@@ -1482,7 +1780,7 @@ impl Drop for CallState {
     fn drop(&mut self) {
         // A call unwound while leading (e.g. a panicking argument
         // encoder) must not leave the connection without a reader.
-        if self.led.is_some() {
+        if self.led {
             self.abandon();
         }
     }
@@ -1492,6 +1790,7 @@ impl<'o> Call<'o> {
     /// A call not yet bound to a connection (infallible, so that the
     /// sizeable `Call` is built in place rather than moved out of a
     /// `Result`).
+    #[inline(always)]
     fn new(obj: &'o ObjectRef, op: &'o str, twoway: bool, lead: bool) -> Self {
         let orb = &obj.inner.orb;
         let timeout = obj.inner.timeout.unwrap_or(orb.inner().config.call_timeout);
@@ -1506,8 +1805,7 @@ impl<'o> Call<'o> {
                 started,
                 clock: started,
                 timeout,
-                deadline: started + timeout,
-                led: None,
+                led: false,
                 conn: None,
                 request_id: 0,
                 codesets: CodeSets::default(),
@@ -1566,9 +1864,9 @@ impl<'o> Call<'o> {
     fn prepare(&mut self, w: &mut Writer, align: Option<usize>) -> Result<(), SystemException> {
         let inner = &self.obj.inner;
         let mut tries = 0;
-        let (target, conn, Begun { id, cs, ctx, rx }) = loop {
+        let (target, conn, Begun { id, cs, ctx, led }) = loop {
             let target = inner.target()?;
-            let conn = match target.conn(&inner.orb, self.st.deadline) {
+            let conn = match target.conn(&inner.orb, self.st.deadline()) {
                 Ok(c) => c,
                 Err(e) if target.forwarded => {
                     // A forwarded target that fails: back to the original.
@@ -1612,7 +1910,7 @@ impl<'o> Call<'o> {
                 let same_cs = self.st.codesets.char == cs.char
                     && (self.st.codesets.wchar.is_none() || self.st.codesets.wchar == cs.wchar);
                 if has_args && (!same_cs || self.st.version != target.version) {
-                    give_up(&conn, id, rx, self.st.clock);
+                    give_up(&conn, id, led);
                     return Err(raise(
                         K::Transient,
                         0,
@@ -1631,7 +1929,7 @@ impl<'o> Call<'o> {
         let cacheable = !ctx && align.is_none() && target.version == GiopVersion::V1_2;
         if cacheable {
             if let Some(f) = target.write_header(self.op, self.st.twoway, id, w) {
-                self.finish_prepare(w, f, id, cs, target.version, conn, rx);
+                self.finish_prepare(w, f, id, cs, target.version, conn, led);
                 return Ok(());
             }
         }
@@ -1658,7 +1956,7 @@ impl<'o> Call<'o> {
         };
         let pad = [0u8; 8];
         let mut principal: &[u8] = &[];
-        let mut rx = rx;
+        let mut led = led;
         let pending = loop {
             let h = RequestHeader {
                 request_id: id,
@@ -1671,7 +1969,7 @@ impl<'o> Call<'o> {
             let p = encode_request(w, target.version, &h)
                 .and_then(|p| Framing::of(p, w))
                 .map_err(|e| {
-                    give_up(&conn, id, rx.take(), self.st.clock);
+                    give_up(&conn, id, std::mem::take(&mut led));
                     raise(
                         K::Marshal,
                         0,
@@ -1691,11 +1989,12 @@ impl<'o> Call<'o> {
         if cacheable {
             target.store_header(self.op, self.st.twoway, w, pending);
         }
-        self.finish_prepare(w, pending, id, cs, target.version, conn, rx);
+        self.finish_prepare(w, pending, id, cs, target.version, conn, led);
         Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn finish_prepare(
         &mut self,
         w: &Writer,
@@ -1704,7 +2003,7 @@ impl<'o> Call<'o> {
         cs: CodeSets,
         version: GiopVersion,
         conn: Arc<ClientConn>,
-        led: Option<RxBuf>,
+        led: bool,
     ) {
         self.st.led = led;
         self.st.args_start = w.len();
@@ -1718,13 +2017,20 @@ impl<'o> Call<'o> {
     /// Re-binds (after a forward or a CloseConnection) and rewrites the
     /// header in front of the already-encoded arguments.
     fn relocate(&mut self, w: &mut Writer) -> Result<(), SystemException> {
-        let args = w.as_slice()[self.st.args_start..].to_vec();
+        // A request without arguments was truncated to its header fields
+        // (`Framing::finish`): nothing to keep then.
+        let args = w
+            .as_slice()
+            .get(self.st.args_start..)
+            .unwrap_or_default()
+            .to_vec();
         let align = self.st.args_start % 8;
         self.prepare(w, Some(align))?;
         w.write_bytes(&args);
         Ok(())
     }
 
+    #[inline(always)]
     fn finish_message(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         if let Some(p) = self.st.pending.take() {
             p.finish(w, self.tail.len()).map_err(|e| {
@@ -1755,6 +2061,7 @@ impl<'o> Call<'o> {
 
     /// Sends the prepared request (`w` holds it), re-sending on a fresh
     /// connection when the write fails.
+    #[inline(always)]
     fn send(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         loop {
             let pending = self.st.pending;
@@ -1780,13 +2087,12 @@ impl<'o> Call<'o> {
                 Ok(_) => {}
                 Err(e) => {
                     let ep = conn.ep.to_string();
-                    self.st.abandon();
                     if self.st.resends < MAX_RESENDS {
-                        self.st.resends += 1;
                         self.restore_pending(pending);
-                        self.relocate(w)?;
+                        self.resend(w)?;
                         continue;
                     }
+                    self.st.abandon();
                     return Err(raise(
                         K::CommFailure,
                         0,
@@ -1799,22 +2105,44 @@ impl<'o> Call<'o> {
         }
     }
 
+    /// After a failed write (the connection marked failed): gives the
+    /// connection up and rewrites the request for another, ready for
+    /// [`Call::send`].
+    fn resend(&mut self, w: &mut Writer) -> Result<(), SystemException> {
+        self.st.abandon();
+        self.st.resends += 1;
+        self.relocate(w)
+    }
+
     /// Waits for the reply to the request just sent. `Ok(None)` means the
     /// request was re-targeted (forward, orderly close) and `w` holds it
     /// again, ready for [`Call::send`].
+    #[inline(always)]
     fn await_reply(&mut self, w: &mut Writer) -> Result<Option<ReplyMsg>, SystemException> {
-        let pending = self.st.sent_pending;
         // The reply keeps the connection (one count, moved into it).
         let conn = self.st.conn.clone().expect("sent");
-        let (id, deadline) = (self.st.request_id, self.st.deadline);
+        let (id, deadline) = (self.st.request_id, self.st.deadline());
         // Nothing waited since the call started: its whole timeout is left.
         let left = (self.st.clock == self.st.started).then_some(self.st.timeout);
-        let got = match self.st.led.take() {
-            Some(rx) => conn
-                .lead_with(rx, id, deadline, self.st.clock, left)
-                .map_err(|(_, e)| e),
-            None => conn.wait(id, deadline, None),
+        let got = if std::mem::take(&mut self.st.led) {
+            conn.lead_with(id, deadline, self.st.clock, left)
+                .map_err(|(_, e)| e)
+        } else {
+            conn.wait(id, deadline.instant(), None)
         };
+        self.on_arrival(w, conn, got)
+    }
+
+    /// What [`Call::await_reply`] makes of what arrived on `conn` (or
+    /// why nothing did).
+    #[inline(always)]
+    fn on_arrival(
+        &mut self,
+        w: &mut Writer,
+        conn: Arc<ClientConn>,
+        got: Result<Arrived, WaitError>,
+    ) -> Result<Option<ReplyMsg>, SystemException> {
+        let pending = self.st.sent_pending;
         let arrived = match got {
             Ok(a) => a,
             Err(WaitError::TimedOut) => {
@@ -1850,14 +2178,17 @@ impl<'o> Call<'o> {
                 ));
             }
         };
-        let reply = ReplyMsg::new(Held { conn, arrived }, self.st.codesets)?;
+        let reply = ReplyMsg::new(Held::new(conn, arrived), self.st.codesets)?;
         let conn = &reply.held.conn;
-        let mut r = reply.reader();
         match reply.status {
             ReplyStatus::NoException | ReplyStatus::UserException => Ok(Some(reply)),
             ReplyStatus::SystemException => {
-                let e =
-                    <SystemException as peregrine_cdr::Decode>::decode(&mut r).map_err(|e| {
+                // The closure is not redundant: `decode` alone is not
+                // general over the reader's lifetime.
+                #[allow(clippy::redundant_closure)]
+                let e = reply
+                    .with_reader(|r| <SystemException as peregrine_cdr::Decode>::decode(r))
+                    .map_err(|e| {
                         raise(
                             K::Marshal,
                             0,
@@ -1872,7 +2203,9 @@ impl<'o> Call<'o> {
                 Err(e)
             }
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
-                let ior = <Ior as peregrine_cdr::Decode>::decode(&mut r).map_err(|e| {
+                #[allow(clippy::redundant_closure)] // As above.
+                let ior = reply.with_reader(|r| <Ior as peregrine_cdr::Decode>::decode(r));
+                let ior = ior.map_err(|e| {
                     raise(
                         K::Marshal,
                         0,
@@ -1959,10 +2292,33 @@ fn decode_reply<T, E: From<SystemException>>(
         &mut Reader<'a>,
     ) -> Option<peregrine_cdr::Result<E>>,
 ) -> Result<T, E> {
-    let mut r = reply.reader();
-    let peer = &reply.held.conn.ep;
-    if reply.status == ReplyStatus::NoException {
-        return decode_result(&mut r).map_err(|e| {
+    let no_exception = reply.status == ReplyStatus::NoException;
+    reply.finish(|r, conn| {
+        decode_body(
+            r,
+            &conn.ep,
+            no_exception,
+            op,
+            decode_result,
+            decode_user_exception,
+        )
+    })
+}
+
+/// [`decode_reply`] on the body's reader `r`.
+fn decode_body<T, E: From<SystemException>>(
+    r: &mut Reader<'_>,
+    peer: &Endpoint,
+    no_exception: bool,
+    op: &str,
+    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
+    decode_user_exception: impl for<'a> FnOnce(
+        &str,
+        &mut Reader<'a>,
+    ) -> Option<peregrine_cdr::Result<E>>,
+) -> Result<T, E> {
+    if no_exception {
+        return decode_result(r).map_err(|e| {
             E::from(cdr_to_sys(
                 &e,
                 CompletionStatus::Yes,
@@ -1982,7 +2338,7 @@ fn decode_reply<T, E: From<SystemException>>(
             )))
         }
     };
-    match decode_user_exception(id, &mut r) {
+    match decode_user_exception(id, r) {
         Some(Ok(e)) => Err(e),
         Some(Err(e)) => Err(E::from(cdr_to_sys(
             &e,
@@ -2001,13 +2357,45 @@ fn decode_reply<T, E: From<SystemException>>(
 /// Sends a request (`w` is the thread's writer): the arguments, then
 /// `tail` if any (see [`encode_tail`]); a twoway waits for its reply,
 /// leading its connection (see [`ClientConn::begin`]).
-fn send_request(
-    obj: &ObjectRef,
-    op: &str,
+///
+/// The common case takes the lean path ([`fast_begin`], the arguments,
+/// [`fast_finish`]); the generic part of it is only the encoder's call,
+/// so stubs with the same argument code stay identical (and are folded
+/// into one by the compiler).
+#[inline(always)]
+fn send_request<'a>(
+    obj: &'a ObjectRef,
+    op: &'a str,
     twoway: bool,
     w: &mut Writer,
     encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-    tail: Option<&dyn peregrine_cdr::TailSeq>,
+    tail: Option<&'a dyn peregrine_cdr::TailSeq>,
+) -> Result<Option<ReplyMsg>, SystemException> {
+    if let Some(fast) = fast_begin(obj, op, twoway, w) {
+        // A panicking encoder must not leave the connection's claim.
+        let guard = EncodeGuard(&fast);
+        let encoded = encode_args(w).and_then(|()| match tail {
+            Some(t) => encode_tail(w, t),
+            None => Ok(&[][..]),
+        });
+        // It did not panic (the guard owns nothing: forgetting it leaks
+        // nothing).
+        std::mem::forget(guard);
+        return fast_finish(fast, obj, op, w, encoded);
+    }
+    general_request(obj, op, twoway, w, encode_args, tail)
+}
+
+/// [`send_request`] through `Call`: binds and connects as needed, encodes
+/// headers that are not cached.
+#[inline(never)]
+fn general_request<'a>(
+    obj: &'a ObjectRef,
+    op: &'a str,
+    twoway: bool,
+    w: &mut Writer,
+    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    tail: Option<&'a dyn peregrine_cdr::TailSeq>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
     let mut call = Call::new(obj, op, twoway, twoway);
     let mut gathered: &[u8] = &[];
@@ -2020,6 +2408,237 @@ fn send_request(
     })?;
     call.tail = gathered;
     call.run(w)
+}
+
+/// Hands a fast-path call's claim on its connection back if the call
+/// ends (an error, a panicking encoder) before it is done with it.
+struct GiveUp<'c> {
+    conn: &'c ClientConn,
+    id: u32,
+    led: bool,
+    /// A twoway (a oneway holds no claim).
+    twoway: bool,
+    armed: bool,
+}
+
+impl Drop for GiveUp<'_> {
+    fn drop(&mut self) {
+        if self.armed && self.twoway {
+            give_up(self.conn, self.id, self.led);
+        }
+    }
+}
+
+/// A call on the lean path (see [`fast_begin`]) between its header and
+/// its arguments.
+struct Fast {
+    conn: Arc<ClientConn>,
+    id: u32,
+    /// The call leads the connection.
+    led: bool,
+    twoway: bool,
+    cs: CodeSets,
+    framing: Framing,
+    started: Instant,
+}
+
+/// Gives a lean call's claim on its connection up if the stub's encoder
+/// panics (forgotten when it returns): one pointer to set up, where a
+/// `GiveUp` copied five fields (~30 instructions a call).
+struct EncodeGuard<'f>(&'f Fast);
+
+impl Drop for EncodeGuard<'_> {
+    fn drop(&mut self) {
+        let f = self.0;
+        give_up_if(f.twoway, &f.conn, f.id, f.led);
+    }
+}
+
+/// The start of the common call, lean (principle: optimize for the
+/// common case): a reference bound to a GIOP 1.2 route with a connection
+/// up, a request header cached for the operation and no CodeSets context
+/// to send. Writes the header into `w` (arguments go after it); `None`
+/// when that is not the case: the general path (`Call`) then binds,
+/// connects and encodes headers.
+#[inline(never)]
+fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option<Fast> {
+    let inner = &obj.inner;
+    if inner.orb.is_shut_down() {
+        return None;
+    }
+    let target = inner.target().ok()?;
+    if target.version != GiopVersion::V1_2 {
+        return None;
+    }
+    let conn = lock(&target.route.conn).clone()?;
+    let started = Instant::now();
+    let Ok(Begun { id, cs, ctx, led }) = conn.begin(&target, None, twoway, twoway, started) else {
+        // The general path drops the closed connection and binds anew.
+        return None;
+    };
+    let framing = (!ctx)
+        .then(|| {
+            w.set_codesets(cs);
+            target.write_header(op, twoway, id, w)
+        })
+        .flatten();
+    let Some(framing) = framing else {
+        give_up_if(twoway, &conn, id, led);
+        return None;
+    };
+    Some(Fast {
+        conn,
+        id,
+        led,
+        twoway,
+        cs,
+        framing,
+        started,
+    })
+}
+
+/// `give_up` for a twoway (a oneway holds no claim).
+fn give_up_if(twoway: bool, conn: &ClientConn, id: u32, led: bool) {
+    if twoway {
+        give_up(conn, id, led);
+    }
+}
+
+/// The rest of the lean call once the arguments are `encoded` (with the
+/// tail to send after them): sends and, for a twoway, reads the reply.
+///
+/// A synchronous twoway that finds nobody reading the connection reads
+/// its own reply and returns it still leading (decoded in place, as on
+/// the general path). Anything unusual (a failed write, a reply other
+/// than NO_EXCEPTION/USER_EXCEPTION with the fixed header, a timeout, a
+/// closed connection, a follower's wait) continues on the general path
+/// from where this one stands, so forwards, re-sends and errors behave
+/// the same.
+#[inline(never)]
+fn fast_finish<'a>(
+    fast: Fast,
+    obj: &'a ObjectRef,
+    op: &'a str,
+    w: &mut Writer,
+    encoded: peregrine_cdr::Result<&'a [u8]>,
+) -> Result<Option<ReplyMsg>, SystemException> {
+    let Fast {
+        conn,
+        id,
+        led,
+        twoway,
+        cs,
+        framing,
+        started,
+    } = fast;
+    let inner = &obj.inner;
+    let mut guard = GiveUp {
+        conn: &conn,
+        id,
+        led,
+        twoway,
+        armed: true,
+    };
+    let mut tail = match encoded {
+        Ok(t) => t,
+        Err(e) => {
+            return Err(cdr_to_sys(
+                &e,
+                CompletionStatus::No,
+                format_args!("encoding the arguments of {op:?} for {}", conn.ep),
+            ))
+        }
+    };
+    if !tail.is_empty() && w.len() + tail.len() > conn.fragment_limit() {
+        // Fragmenting needs the message in one piece (as `Call::send`).
+        w.write_bytes(tail);
+        tail = &[];
+    }
+    if let Err(e) = framing.finish(w, tail.len()) {
+        return Err(raise(
+            K::Marshal,
+            0,
+            CompletionStatus::No,
+            format_args!("finishing the request {op:?}: {e}"),
+        ));
+    }
+    let timeout = inner
+        .timeout
+        .unwrap_or(inner.orb.inner().config.call_timeout);
+    let mut clock = started;
+    let sent = conn.send(w.as_slice(), tail);
+    guard.armed = false;
+    drop(guard);
+    let general = |led, clock| Call {
+        obj,
+        op,
+        tail,
+        st: CallState {
+            twoway,
+            lead: twoway,
+            started,
+            clock,
+            timeout,
+            led,
+            conn: Some(conn.clone()),
+            request_id: id,
+            codesets: cs,
+            version: GiopVersion::V1_2,
+            args_start: framing.body_start,
+            pending: Some(framing),
+            sent_pending: Some(framing),
+            forwards: 0,
+            resends: 0,
+        },
+    };
+    match sent {
+        Ok(waited) if waited || w.len() + tail.len() > LONG_WRITE => clock = Instant::now(),
+        Ok(_) => {}
+        Err(_) => {
+            // The connection is marked failed: re-send on another.
+            let mut call = general(led, clock);
+            return call.resend(w).and_then(|()| call.run(w));
+        }
+    }
+    if !twoway {
+        return Ok(None);
+    }
+    let deadline = Deadline {
+        from: started,
+        after: timeout,
+    };
+    let left = (clock == started).then_some(timeout);
+    let got = if led {
+        // SAFETY: `begin` made this call the leader (`led`); leadership
+        // is handed back by `after_lead`, the reply's release or, if this
+        // thread unwinds, the reply's drop; the borrow ends with `lead`.
+        let got = conn.lead(unsafe { conn.rx.get() }, id, deadline, clock, left);
+        if let Lead::Mine(Got::InPlace(len, Some(head))) = got {
+            if matches!(
+                head.status,
+                ReplyStatus::NoException | ReplyStatus::UserException
+            ) {
+                let held = Held::new(
+                    conn,
+                    Arrived {
+                        own: None,
+                        len,
+                        head: Some(head),
+                    },
+                );
+                return Ok(Some(ReplyMsg::fast(held, cs, head)));
+            }
+        }
+        conn.after_lead(got).map_err(|(_, e)| e)
+    } else {
+        conn.wait(id, deadline.instant(), None)
+    };
+    let mut call = general(false, clock);
+    let arrival = call.on_arrival(w, conn.clone(), got);
+    match arrival {
+        Ok(None) => call.run(w),
+        done => done,
+    }
 }
 
 /// Tails shorter than this are copied into the writer: a gathered write
@@ -2190,7 +2809,7 @@ impl DeferredCall {
     /// passed).
     pub fn poll_response(&self) -> bool {
         let Some(st) = &self.st else { return true };
-        if Instant::now() >= st.deadline {
+        if Instant::now() >= st.deadline().instant() {
             return true;
         }
         st.conn.as_ref().map_or(true, |c| c.poll(st.request_id))
@@ -2276,12 +2895,16 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
     let timeout = inner
         .timeout
         .unwrap_or(inner.orb.inner().config.call_timeout);
-    let deadline = Instant::now() + timeout;
+    let deadline = Deadline {
+        from: Instant::now(),
+        after: timeout,
+    }
+    .instant();
     let mut forwards = 0;
     let mut resends = 0;
     loop {
         let target = inner.target()?;
-        let conn = match target.conn(&inner.orb, deadline) {
+        let conn = match target.conn(&inner.orb, Deadline::at(deadline)) {
             Ok(c) => c,
             Err(_) if target.forwarded && forwards <= MAX_FORWARDS => {
                 inner.set_target(None);
@@ -2354,77 +2977,76 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 continue;
             }
         };
-        let held = Held {
-            conn: conn.clone(),
-            arrived,
-        };
-        let (status, body) = match decode_message(held.bytes(), &conn.limits) {
-            Ok((_, Message::LocateReply { header, body })) => (header.status, body),
-            _ => {
-                return Err(raise(
-                    K::Marshal,
+        let held = Held::new(conn.clone(), arrived);
+        let out = held.with_bytes(|bytes| {
+            let (status, body) = match decode_message(bytes, &conn.limits) {
+                Ok((_, Message::LocateReply { header, body })) => (header.status, body),
+                _ => {
+                    return Some(Err(raise(
+                        K::Marshal,
+                        0,
+                        CompletionStatus::No,
+                        format_args!("{} answered a LocateRequest with something else", conn.ep),
+                    )))
+                }
+            };
+            use peregrine_giop::LocateStatus as L;
+            let mut r = body.reader();
+            match status {
+                L::UnknownObject => Some(Ok(false)),
+                L::ObjectHere => Some(Ok(true)),
+                L::ObjectForward | L::ObjectForwardPerm => {
+                    match <Ior as peregrine_cdr::Decode>::decode(&mut r) {
+                        Ok(ior) if forwards < MAX_FORWARDS => {
+                            forwards += 1;
+                            let max = inner.orb.inner().config.max_giop;
+                            match Target::from_ior(&ior, true, max) {
+                                Ok(t) => {
+                                    inner.set_target(Some(Arc::new(t)));
+                                    None
+                                }
+                                Err(e) => Some(Err(e)),
+                            }
+                        }
+                        Ok(_) => Some(Err(raise(
+                            K::Transient,
+                            0,
+                            CompletionStatus::No,
+                            format_args!("locate: more than {MAX_FORWARDS} OBJECT_FORWARDs"),
+                        ))),
+                        Err(e) => Some(Err(raise(
+                            K::Marshal,
+                            0,
+                            CompletionStatus::No,
+                            format_args!("malformed OBJECT_FORWARD from {}: {e}", conn.ep),
+                        ))),
+                    }
+                }
+                L::LocSystemException => Some(Err(
+                    match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
+                        Ok(e) => {
+                            record(
+                                &e,
+                                format_args!("raised by {} for a LocateRequest", conn.ep),
+                            );
+                            e
+                        }
+                        Err(e) => raise(
+                            K::Marshal,
+                            0,
+                            CompletionStatus::No,
+                            format_args!("malformed LOC_SYSTEM_EXCEPTION from {}: {e}", conn.ep),
+                        ),
+                    },
+                )),
+                L::LocNeedsAddressingMode => Some(Err(raise(
+                    K::NoImplement,
                     0,
                     CompletionStatus::No,
-                    format_args!("{} answered a LocateRequest with something else", conn.ep),
-                ))
+                    format_args!("{} needs an addressing mode other than KeyAddr", conn.ep),
+                ))),
             }
-        };
-        use peregrine_giop::LocateStatus as L;
-        let mut r = body.reader();
-        let out = match status {
-            L::UnknownObject => Some(Ok(false)),
-            L::ObjectHere => Some(Ok(true)),
-            L::ObjectForward | L::ObjectForwardPerm => {
-                match <Ior as peregrine_cdr::Decode>::decode(&mut r) {
-                    Ok(ior) if forwards < MAX_FORWARDS => {
-                        forwards += 1;
-                        let max = inner.orb.inner().config.max_giop;
-                        match Target::from_ior(&ior, true, max) {
-                            Ok(t) => {
-                                inner.set_target(Some(Arc::new(t)));
-                                None
-                            }
-                            Err(e) => Some(Err(e)),
-                        }
-                    }
-                    Ok(_) => Some(Err(raise(
-                        K::Transient,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("locate: more than {MAX_FORWARDS} OBJECT_FORWARDs"),
-                    ))),
-                    Err(e) => Some(Err(raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("malformed OBJECT_FORWARD from {}: {e}", conn.ep),
-                    ))),
-                }
-            }
-            L::LocSystemException => Some(Err(
-                match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
-                    Ok(e) => {
-                        record(
-                            &e,
-                            format_args!("raised by {} for a LocateRequest", conn.ep),
-                        );
-                        e
-                    }
-                    Err(e) => raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("malformed LOC_SYSTEM_EXCEPTION from {}: {e}", conn.ep),
-                    ),
-                },
-            )),
-            L::LocNeedsAddressingMode => Some(Err(raise(
-                K::NoImplement,
-                0,
-                CompletionStatus::No,
-                format_args!("{} needs an addressing mode other than KeyAddr", conn.ep),
-            ))),
-        };
+        });
         drop(held);
         if let Some(out) = out {
             return out;
@@ -2435,6 +3057,49 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `LeaderBuf` under the leader protocol: threads take turns leading
+    /// through a flag under a mutex (as `begin` and `unlead` do) and use
+    /// the buffer only while they lead. Under Miri (`cargo +nightly miri
+    /// test -p peregrine-orb --lib leader_buf`) this checks that the
+    /// accesses are ordered by the hand-over.
+    #[test]
+    fn leader_buf_is_handed_between_leaders() {
+        let shared = Arc::new((Mutex::new(false), LeaderBuf::default()));
+        let threads: Vec<_> = (0..3u8)
+            .map(|i| {
+                let shared = shared.clone();
+                std::thread::spawn(move || {
+                    let mut turns = 0;
+                    while turns < 10 {
+                        {
+                            let mut leader = lock(&shared.0);
+                            if *leader {
+                                drop(leader);
+                                std::thread::yield_now();
+                                continue;
+                            }
+                            *leader = true;
+                        }
+                        // SAFETY: this thread set the flag and clears it
+                        // only after its last use of `rx`.
+                        let rx = unsafe { shared.1.get() };
+                        assert!(rx.unread().is_empty());
+                        *rx = RxBuf::from_message(&[i; 16]);
+                        assert_eq!(rx.message(16), &[i; 16]);
+                        rx.consume(16);
+                        *lock(&shared.0) = false;
+                        turns += 1;
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // SAFETY: every leader is gone.
+        assert!(unsafe { shared.1.get() }.unread().is_empty());
+    }
 
     /// A request header encoded from scratch, as `Call::prepare` does
     /// when nothing is cached.
@@ -2548,12 +3213,13 @@ mod tests {
                             panic!("full decode");
                         };
                         match fast_reply(&m) {
-                            Some((st, fb)) => {
+                            Some(h) => {
                                 assert!(contexts.is_empty());
-                                assert_eq!(st, header.status);
-                                assert_eq!(fb.bytes, b.bytes);
-                                assert_eq!(fb.offset, b.offset);
-                                assert_eq!(fb.order, b.order);
+                                assert_eq!(h.id, 77);
+                                assert_eq!(h.status, header.status);
+                                assert_eq!(&m[FAST_BODY_AT..], b.bytes);
+                                assert_eq!(FAST_BODY_AT, b.offset);
+                                assert_eq!(h.order, b.order);
                             }
                             None => assert!(!contexts.is_empty()),
                         }
