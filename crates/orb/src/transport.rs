@@ -353,11 +353,15 @@ const BATCH: usize = 8;
 /// gets a buffer of its own size).
 const BATCH_MAX: usize = 256 * 1024;
 
-/// Messages from this size on whose length is not a multiple of 8 are
+/// Messages from this size on whose length is not a multiple of 4 are
 /// read one per `read` (step 26 of docs/PERFORMANCE.md): a second one in
-/// the same read would start unaligned, and its sequences would be
-/// copied by the skeleton, which for a large message costs more than the
-/// `read` saved. Below it the copy is cheaper than the `read`.
+/// the same read would start off even 4-byte alignment, so the skeleton
+/// would copy its sequences of shorts, longs and floats, which for a
+/// large message costs more than the `read` saved. Below it the copy is
+/// cheaper than the `read`. A length that is 4 mod 8 (a `long` or
+/// `short` sequence alone: 4 length bytes + a multiple of 8) is batched
+/// (step 30b): its later messages start 4-aligned, so only their
+/// 8-byte-aligned data (doubles, long longs, plain structs) is copied.
 const LARGE_MESSAGE: usize = READ_CHUNK;
 
 impl RxBuf {
@@ -445,13 +449,13 @@ impl RxBuf {
     /// guess holds no read stops inside a message (which would be moved
     /// before the read that completes it: with 8 KiB messages and reads
     /// of whatever fits, most of every message was moved). Large messages
-    /// of a length that is not a multiple of 8 come one per read, so each
+    /// of a length that is not a multiple of 4 come one per read, so each
     /// starts at the front, aligned.
     fn fill(&mut self, t: &dyn Transport, need: usize, first: usize) -> Result<(), FrameError> {
         if self.start % 8 != 0 || self.start + need > self.buf.len() {
             self.compact();
         }
-        let per_read = if self.expect % 8 != 0 && self.expect >= LARGE_MESSAGE {
+        let per_read = if self.expect % 4 != 0 && self.expect >= LARGE_MESSAGE {
             1
         } else {
             BATCH
@@ -764,12 +768,13 @@ mod tests {
     /// message has been framed every read asks for whole messages (the
     /// first read, blind, may cut one), so none is cut and moved after
     /// that, and there is one read per buffer of `BATCH` messages (or of
-    /// `READ_CHUNK` for small ones). Messages whose length is a multiple of 8 are
-    /// all 8-aligned; others (below `LARGE_MESSAGE`) keep their offsets.
+    /// `READ_CHUNK` for small ones). Messages whose length is a multiple
+    /// of 8 are all 8-aligned, of a multiple of 4 all 4-aligned; others
+    /// (below `LARGE_MESSAGE`) keep their offsets.
     #[test]
     fn same_size_messages_are_read_in_batches() {
         let base = request(peregrine_cdr::GiopVersion::V1_2, 0).len();
-        for len in [1000, 1004, 8200, 8196, 16392, 32776] {
+        for len in [1000, 1004, 1003, 8200, 8196, 16392, 16396, 32776, 32772] {
             let m = request(peregrine_cdr::GiopVersion::V1_2, len - base);
             assert_eq!(m.len(), len);
             let count = 40;
@@ -783,8 +788,10 @@ mod tests {
                 let n = rx.read_message(&t, &Limits::default()).unwrap();
                 assert_eq!(rx.message(n), &m[..], "len {len}, message {i}");
                 cut += usize::from(rx.unread().len() % len != 0);
-                if len % 8 == 0 {
-                    assert_eq!(rx.message(n).as_ptr() as usize % 8, 0, "len {len}");
+                let align = if len % 8 == 0 { 8 } else { 4 };
+                if len % 4 == 0 {
+                    let at = rx.message(n).as_ptr() as usize;
+                    assert_eq!(at % align, 0, "len {len}");
                 }
                 rx.consume(n);
             }
