@@ -465,13 +465,13 @@ impl RxBuf {
         // received) is approached geometrically.
         let want = need
             .max(READ_CHUNK)
-            .max((self.expect * per_read).min(BATCH_MAX));
+            .max(self.expect.saturating_mul(per_read).min(BATCH_MAX));
         if self.buf.len() < want {
             let target = want.min((self.buf.len() * 2).max(READ_CHUNK));
             self.buf.resize(target);
         }
         let mut want_end = self.buf.len();
-        let first_end = self.start + first.max(need);
+        let first_end = self.start.saturating_add(first.max(need));
         if self.expect > 0 && first_end <= want_end {
             // Never below `start + need` (> `filled`), so the read asks
             // for at least one byte.
