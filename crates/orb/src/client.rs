@@ -48,73 +48,31 @@ const MAX_RESENDS: usize = 3;
 const POLL_READ: Duration = Duration::from_millis(5);
 
 /// The state behind an [`ObjectRef`].
-///
-/// The fields every call reads come first and fit one cache line, which
-/// `align(64)` makes a line of its own (the `Arc`'s counts, not read by a
-/// call, sit in the line before it): a call spread over many objects
-/// (ttcp's round robin over a million) then misses one line of the
-/// reference instead of two or three (docs/PERFORMANCE.md, step 31).
-#[repr(C, align(64))]
 pub(crate) struct RefInner {
+    pub(crate) orb: Orb,
+    pub(crate) ior: Ior,
+    pub(crate) timeout: Option<Duration>,
+    /// How far a oneway goes before `invoke_oneway` returns.
+    pub(crate) sync: SyncScope,
     /// The target bound from the IOR's profile (on first use; read
     /// without a lock, kept inline so a call touches one allocation less).
     bound: std::sync::OnceLock<Target>,
-    pub(crate) orb: Orb,
-    /// The per-reference call deadline in nanoseconds, [`NO_TIMEOUT`] for
-    /// the ORB's (8 bytes where an `Option<Duration>` takes 16, so the
-    /// hot fields stay in one line).
-    timeout_ns: u64,
-    /// How far a oneway goes before `invoke_oneway` returns.
-    pub(crate) sync: SyncScope,
-    forwarded: std::sync::atomic::AtomicBool,
-    // Not read by a call that goes where the reference was bound.
-    pub(crate) ior: Ior,
     /// A LOCATION_FORWARD's target, used instead while `forwarded`.
     forward: Mutex<Option<Arc<Target>>>,
+    forwarded: std::sync::atomic::AtomicBool,
 }
-
-/// `RefInner::timeout_ns` when the reference has no timeout of its own.
-const NO_TIMEOUT: u64 = u64::MAX;
-
-// The fields a call reads share the first cache line of `RefInner`.
-const _: () = {
-    use std::mem::{align_of, offset_of, size_of};
-    assert!(align_of::<RefInner>() == 64);
-    assert!(offset_of!(RefInner, forwarded) < 64);
-    assert!(offset_of!(RefInner, sync) < 64);
-    assert!(offset_of!(RefInner, timeout_ns) + size_of::<u64>() <= 64);
-    assert!(offset_of!(RefInner, orb) + size_of::<Orb>() <= 64);
-};
 
 impl RefInner {
     pub(crate) fn new(orb: Orb, ior: Ior, timeout: Option<Duration>) -> Self {
-        // A deadline beyond u64 nanoseconds (584 years) is no deadline.
-        let timeout_ns = timeout.map_or(NO_TIMEOUT, |t| {
-            u64::try_from(t.as_nanos()).map_or(NO_TIMEOUT - 1, |n| n.min(NO_TIMEOUT - 1))
-        });
         Self {
-            bound: std::sync::OnceLock::new(),
             orb,
-            timeout_ns,
-            sync: SyncScope::Transport,
-            forwarded: std::sync::atomic::AtomicBool::new(false),
             ior,
+            timeout,
+            sync: SyncScope::Transport,
+            bound: std::sync::OnceLock::new(),
             forward: Mutex::new(None),
+            forwarded: std::sync::atomic::AtomicBool::new(false),
         }
-    }
-
-    /// The reference's own call deadline, if it has one.
-    #[inline]
-    pub(crate) fn timeout(&self) -> Option<Duration> {
-        (self.timeout_ns != NO_TIMEOUT).then(|| Duration::from_nanos(self.timeout_ns))
-    }
-
-    /// The deadline of a call through this reference: its own, else the
-    /// ORB's.
-    #[inline]
-    fn call_timeout(&self) -> Duration {
-        self.timeout()
-            .unwrap_or(self.orb.inner().config.call_timeout)
     }
 
     /// Where calls go now: the forwarded target, else the IOR's (bound
@@ -140,7 +98,7 @@ impl RefInner {
         if let Some(t) = self.bound.get() {
             return Ok(TargetRef::Bound(t));
         }
-        let mut new = Target::from_ior(&self.ior, self.orb.inner().config.max_giop)?;
+        let mut new = Target::from_ior(&self.ior, false, self.orb.inner().config.max_giop)?;
         // References to an endpoint already known share its route.
         new.route = self.orb.inner().cache.intern(new.route);
         Ok(TargetRef::Bound(self.bound.get_or_init(|| new)))
@@ -160,19 +118,13 @@ impl RefInner {
 pub(crate) struct Target {
     route: Arc<Route>,
     key: ShortBytes,
+    forwarded: bool,
 }
 
 /// A reference's current target: its own, borrowed, or a forward's.
 enum TargetRef<'a> {
     Bound(&'a Target),
     Forwarded(Arc<Target>),
-}
-
-impl TargetRef<'_> {
-    /// A LOCATION_FORWARD's target (not the IOR's own).
-    fn is_forward(&self) -> bool {
-        matches!(self, TargetRef::Forwarded(_))
-    }
 }
 
 impl std::ops::Deref for TargetRef<'_> {
@@ -213,7 +165,7 @@ pub(crate) struct Route {
 }
 
 impl Target {
-    fn from_ior(ior: &Ior, max: GiopVersion) -> Result<Target, SystemException> {
+    fn from_ior(ior: &Ior, forwarded: bool, max: GiopVersion) -> Result<Target, SystemException> {
         let profiles = ior.iiop_profiles().map_err(|e| {
             raise(
                 K::InvObjref,
@@ -257,6 +209,7 @@ impl Target {
                 headers: Default::default(),
             }),
             key: ShortBytes::from(first.object_key.as_slice()),
+            forwarded,
         })
     }
 }
@@ -1839,7 +1792,8 @@ impl<'o> Call<'o> {
     /// `Result`).
     #[inline(always)]
     fn new(obj: &'o ObjectRef, op: &'o str, twoway: bool, lead: bool) -> Self {
-        let timeout = obj.inner.call_timeout();
+        let orb = &obj.inner.orb;
+        let timeout = obj.inner.timeout.unwrap_or(orb.inner().config.call_timeout);
         let started = Instant::now();
         Call {
             obj,
@@ -1914,7 +1868,7 @@ impl<'o> Call<'o> {
             let target = inner.target()?;
             let conn = match target.conn(&inner.orb, self.st.deadline()) {
                 Ok(c) => c,
-                Err(e) if target.is_forward() => {
+                Err(e) if target.forwarded => {
                     // A forwarded target that fails: back to the original.
                     inner.set_target(None);
                     tries += 1;
@@ -2273,7 +2227,7 @@ impl<'o> Call<'o> {
                         ),
                     ));
                 }
-                let t = Target::from_ior(&ior, self.obj.inner.orb.inner().config.max_giop)?;
+                let t = Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
                 self.obj.inner.set_target(Some(Arc::new(t)));
                 self.restore_pending(pending);
                 self.relocate(w)?;
@@ -2608,7 +2562,9 @@ fn fast_finish<'a>(
             format_args!("finishing the request {op:?}: {e}"),
         ));
     }
-    let timeout = inner.call_timeout();
+    let timeout = inner
+        .timeout
+        .unwrap_or(inner.orb.inner().config.call_timeout);
     let mut clock = started;
     let sent = conn.send(w.as_slice(), tail);
     guard.armed = false;
@@ -2936,7 +2892,9 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             format_args!("locate: the ORB has shut down"),
         ));
     }
-    let timeout = inner.call_timeout();
+    let timeout = inner
+        .timeout
+        .unwrap_or(inner.orb.inner().config.call_timeout);
     let deadline = Deadline {
         from: Instant::now(),
         after: timeout,
@@ -2948,7 +2906,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
         let target = inner.target()?;
         let conn = match target.conn(&inner.orb, Deadline::at(deadline)) {
             Ok(c) => c,
-            Err(_) if target.is_forward() && forwards <= MAX_FORWARDS => {
+            Err(_) if target.forwarded && forwards <= MAX_FORWARDS => {
                 inner.set_target(None);
                 forwards += 1;
                 continue;
@@ -3042,7 +3000,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                         Ok(ior) if forwards < MAX_FORWARDS => {
                             forwards += 1;
                             let max = inner.orb.inner().config.max_giop;
-                            match Target::from_ior(&ior, max) {
+                            match Target::from_ior(&ior, true, max) {
                                 Ok(t) => {
                                     inner.set_target(Some(Arc::new(t)));
                                     None
@@ -3099,27 +3057,6 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_reference_keeps_its_timeout_in_nanoseconds() {
-        let orb = Orb::builder().build().unwrap();
-        let ior = Ior {
-            type_id: String::new(),
-            profiles: Vec::new(),
-        };
-        let cap = Duration::from_nanos(NO_TIMEOUT - 1);
-        for (given, kept) in [
-            (None, None),
-            (Some(Duration::ZERO), Some(Duration::ZERO)),
-            (Some(Duration::new(1, 5)), Some(Duration::new(1, 5))),
-            (Some(Duration::MAX), Some(cap)),
-        ] {
-            let r = RefInner::new(orb.clone(), ior.clone(), given);
-            assert_eq!(r.timeout(), kept, "{given:?}");
-            let want = kept.unwrap_or(orb.inner().config.call_timeout);
-            assert_eq!(r.call_timeout(), want, "{given:?}");
-        }
-    }
 
     /// `LeaderBuf` under the leader protocol: threads take turns leading
     /// through a flag under a mutex (as `begin` and `unlead` do) and use
@@ -3209,6 +3146,7 @@ mod tests {
         let target = |key: &[u8]| Target {
             route: route.clone(),
             key: key.into(),
+            forwarded: false,
         };
         let a = target(b"PGR1\x01\x04ttcp\0\0\0\0\x07");
         let b = target(b"PGR1\x01\x04ttcp\0\0\x12\x34\x56");

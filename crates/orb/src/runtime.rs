@@ -237,7 +237,7 @@ impl ObjectRef {
         let mut inner = RefInner::new(
             self.inner.orb.clone(),
             self.inner.ior.clone(),
-            self.inner.timeout(),
+            self.inner.timeout,
         );
         inner.sync = sync;
         ObjectRef {
