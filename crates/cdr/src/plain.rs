@@ -538,6 +538,45 @@ pub(crate) fn plain_from_bytes<T: PlainData>(out: &mut Vec<T>, bytes: &[u8], ord
 mod tests {
     use super::*;
 
+    /// Whatever the caller's memory holds in a struct's padding, the
+    /// encoding carries zeros there, in both byte orders.
+    #[test]
+    fn encoded_padding_is_zero_whatever_memory_holds() {
+        use crate::test_types::Padded;
+        let n = 5;
+        // Two `u64` words per element: aligned for `Padded`, every byte
+        // initialized (0xAA), so the padding of the slice below is too.
+        let mut words = vec![0xAAAA_AAAA_AAAA_AAAAu64; 2 * n];
+        let base = words.as_mut_ptr().cast::<Padded>();
+        for i in 0..n {
+            // SAFETY: element `i` lies inside `words` (16 bytes each);
+            // the member writes leave the padding bytes as they are.
+            unsafe {
+                let e = base.add(i);
+                core::ptr::addr_of_mut!((*e).a).write(i as u16 + 1);
+                core::ptr::addr_of_mut!((*e).b).write(0x0102_0304_0506_0708 * (i as u64 + 1));
+            }
+        }
+        // SAFETY: `n` initialized, aligned `Padded`s (any bits are valid).
+        let items = unsafe { core::slice::from_raw_parts(base.cast_const(), n) };
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let mut out = vec![7u8];
+            extend_plain(&mut out, items, order);
+            assert_eq!(out.len(), 1 + 16 * n);
+            for (i, e) in out[1..].chunks(16).enumerate() {
+                assert_eq!(&e[2..8], &[0; 6], "element {i} padding, {order:?}");
+                let a = u16::from_ne_bytes([e[0], e[1]]);
+                let b = u64::from_ne_bytes(e[8..16].try_into().unwrap());
+                let (a, b) = if order.is_native() {
+                    (a, b)
+                } else {
+                    (a.swap_bytes(), b.swap_bytes())
+                };
+                assert_eq!((a, b), (items[i].a, items[i].b), "{order:?}");
+            }
+        }
+    }
+
     #[test]
     fn swap_round_trip() {
         let v: Vec<u32> = vec![1, 0x0102_0304, u32::MAX];
