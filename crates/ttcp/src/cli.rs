@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::pin::PinMode;
 use crate::transport::OrbKind;
+use crate::types::DataType;
 
 /// The port `ttcp serve` and `--host` use for the raw server by default
 /// (Peregrine listens on the next one).
@@ -107,6 +108,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "N,...", value_delimiter = ',',
           value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub objects: Option<Vec<u32>>,
+    /// Types for the throughput suite, comma-separated (short, long,
+    /// double, char, octet, struct) [default: all six].
+    #[arg(long, value_name = "TYPE,...", value_delimiter = ',', value_parser = parse_type)]
+    pub types: Option<Vec<DataType>>,
+    /// Buffer sizes for the throughput suite, comma-separated (suffix K:
+    /// KiB; 32 bytes to 16M) [default: 1K,2K,...,128K].
+    #[arg(long, value_name = "BYTES,...", value_delimiter = ',', value_parser = parse_buffer)]
+    pub buffers: Option<Vec<usize>>,
 }
 
 /// Options of `ttcp serve`.
@@ -139,6 +148,19 @@ pub struct ServerArgs {
 
 fn parse_orb(s: &str) -> Result<OrbKind, String> {
     OrbKind::from_name(s).ok_or_else(|| format!("unknown orb {s:?}"))
+}
+
+fn parse_type(s: &str) -> Result<DataType, String> {
+    DataType::from_name(s.trim()).ok_or_else(|| format!("unknown type {s:?}"))
+}
+
+/// A throughput buffer size: at least one BinStruct, at most 16 MiB (the
+/// messages stay well under the ORBs' default size limits).
+fn parse_buffer(s: &str) -> Result<usize, String> {
+    match parse_bytes(s)? {
+        n @ 32..=0x100_0000 => Ok(n as usize),
+        _ => Err(format!("buffer size out of range (32 to 16M): {s:?}")),
+    }
 }
 
 /// Parses a byte count: digits with an optional K, M or G (powers of 1024).

@@ -55,6 +55,8 @@ fn settings(a: &RunArgs) -> Settings {
         pin: a.pin,
         total: a.total,
         objects: a.objects.clone(),
+        types: a.types.clone(),
+        buffers: a.buffers.clone(),
         orbs: a.orb.kinds(),
         remote: a.host.clone().map(|h| (h, a.port)),
         cpus: pin::allowed_cpus(),

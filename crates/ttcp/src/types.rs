@@ -80,6 +80,11 @@ impl DataType {
         }
     }
 
+    /// The type called `name` (as [`DataType::name`] spells it).
+    pub fn from_name(name: &str) -> Option<DataType> {
+        DataType::ALL.into_iter().find(|t| t.name() == name)
+    }
+
     /// The element type a throughput operation name carries, if any.
     pub fn from_op(op: &[u8]) -> Option<DataType> {
         DataType::ALL.into_iter().find(|t| {

@@ -270,6 +270,48 @@ fn table_and_json_file() {
 }
 
 #[test]
+fn throughput_points_can_be_chosen() {
+    let out = ttcp(&[
+        "throughput",
+        "--orb",
+        "raw",
+        "--total",
+        "16K",
+        "--types",
+        "struct,short",
+        "--buffers",
+        "1K,4K",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let points: Vec<(String, u64)> = json_lines(&out)
+        .iter()
+        .map(|l| {
+            assert_eq!(l["total"], 16384);
+            (
+                l["type"].as_str().unwrap().to_string(),
+                l["buffer"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("struct", 1024),
+        ("struct", 4096),
+        ("short", 1024),
+        ("short", 4096),
+    ];
+    assert_eq!(points.len(), want.len(), "{points:?}");
+    for ((t, b), (wt, wb)) in points.iter().zip(want) {
+        assert_eq!((t.as_str(), *b), (wt, wb));
+    }
+}
+
+#[test]
 fn serve_and_remote_client() {
     let mut server = Command::new(env!("CARGO_BIN_EXE_ttcp"))
         .args([
@@ -338,6 +380,9 @@ fn usage_errors_exit_2() {
         &["latency", "--port", "9"],
         &["latency", "--objects", "0"],
         &["latency", "--objects", "1,many"],
+        &["throughput", "--types", "float"],
+        &["throughput", "--buffers", "8"],
+        &["throughput", "--buffers", "1G"],
         &["all", "--orb", "corba"],
         &["demux", "--repeat", "0"],
         &["nonsense"],

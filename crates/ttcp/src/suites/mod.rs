@@ -30,6 +30,10 @@ pub struct Settings {
     pub total: Option<u64>,
     /// `--objects`, if given (the latency suite's numbers of objects).
     pub objects: Option<Vec<u32>>,
+    /// `--types`, if given (the throughput suite's element types).
+    pub types: Option<Vec<crate::types::DataType>>,
+    /// `--buffers`, if given (the throughput suite's buffer sizes).
+    pub buffers: Option<Vec<usize>>,
     /// ORBs to measure, in order.
     pub orbs: Vec<OrbKind>,
     /// `--host`/`--port` of a remote `ttcp serve`.

@@ -60,10 +60,12 @@ pub fn run_throughput(settings: &Settings, out: &mut Output) -> io::Result<()> {
     let total = settings
         .total
         .unwrap_or(if settings.quick { QUICK_TOTAL } else { TOTAL });
-    out.add_points((DataType::ALL.len() * BUFFERS.len()) as u64);
+    let types: &[DataType] = settings.types.as_deref().unwrap_or(&DataType::ALL);
+    let buffers: &[usize] = settings.buffers.as_deref().unwrap_or(&BUFFERS);
+    out.add_points((types.len() * buffers.len()) as u64);
     run_suite("throughput", settings, pin, out, |s: &mut Session, out| {
-        for ty in DataType::ALL {
-            for buffer in BUFFERS {
+        for &ty in types {
+            for &buffer in buffers {
                 let data = SeqData::with_bytes(ty, buffer);
                 let count = total.div_ceil(buffer as u64).max(1);
                 let sent = count * data.payload_bytes();
