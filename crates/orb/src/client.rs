@@ -26,7 +26,8 @@ use peregrine_giop::{
 use crate::error::{raise, record};
 use crate::orb::Orb;
 use crate::runtime::{
-    CompletionStatus, ObjectRef, SyncScope, SystemException, SystemExceptionKind as K,
+    CompletionStatus, DecodeResult, DecodeUserException, EncodeArgs, ObjectRef, SyncScope,
+    SystemException, SystemExceptionKind as K,
 };
 use crate::short_bytes::ShortBytes;
 use crate::transport::{FrameError, RxBuf, Transport};
@@ -1824,7 +1825,7 @@ impl<'o> Call<'o> {
     fn start(
         &mut self,
         w: &mut Writer,
-        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+        encode_args: impl EncodeArgs,
     ) -> Result<(), SystemException> {
         if self.obj.inner.orb.is_shut_down() {
             return Err(raise(
@@ -2265,12 +2266,9 @@ fn cdr_to_sys(
 pub(crate) fn invoke<T, E: From<SystemException>>(
     obj: &ObjectRef,
     op: &str,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
-    decode_user_exception: impl for<'a> FnOnce(
-        &str,
-        &mut Reader<'a>,
-    ) -> Option<peregrine_cdr::Result<E>>,
+    encode_args: impl EncodeArgs,
+    decode_result: impl DecodeResult<T>,
+    decode_user_exception: impl DecodeUserException<E>,
 ) -> Result<T, E> {
     invoke_with_tail(
         obj,
@@ -2286,11 +2284,8 @@ pub(crate) fn invoke<T, E: From<SystemException>>(
 fn decode_reply<T, E: From<SystemException>>(
     reply: ReplyMsg,
     op: &str,
-    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
-    decode_user_exception: impl for<'a> FnOnce(
-        &str,
-        &mut Reader<'a>,
-    ) -> Option<peregrine_cdr::Result<E>>,
+    decode_result: impl DecodeResult<T>,
+    decode_user_exception: impl DecodeUserException<E>,
 ) -> Result<T, E> {
     let no_exception = reply.status == ReplyStatus::NoException;
     reply.finish(|r, conn| {
@@ -2311,11 +2306,8 @@ fn decode_body<T, E: From<SystemException>>(
     peer: &Endpoint,
     no_exception: bool,
     op: &str,
-    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
-    decode_user_exception: impl for<'a> FnOnce(
-        &str,
-        &mut Reader<'a>,
-    ) -> Option<peregrine_cdr::Result<E>>,
+    decode_result: impl DecodeResult<T>,
+    decode_user_exception: impl DecodeUserException<E>,
 ) -> Result<T, E> {
     if no_exception {
         return decode_result(r).map_err(|e| {
@@ -2368,7 +2360,7 @@ fn send_request<'a>(
     op: &'a str,
     twoway: bool,
     w: &mut Writer,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    encode_args: impl EncodeArgs,
     tail: Option<&'a dyn peregrine_cdr::TailSeq>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
     if let Some(fast) = fast_begin(obj, op, twoway, w) {
@@ -2394,7 +2386,7 @@ fn general_request<'a>(
     op: &'a str,
     twoway: bool,
     w: &mut Writer,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    encode_args: impl EncodeArgs,
     tail: Option<&'a dyn peregrine_cdr::TailSeq>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
     let mut call = Call::new(obj, op, twoway, twoway);
@@ -2666,13 +2658,10 @@ fn encode_tail<'t>(
 pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
     obj: &ObjectRef,
     op: &str,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    encode_args: impl EncodeArgs,
     tail: Option<&dyn peregrine_cdr::TailSeq>,
-    decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
-    decode_user_exception: impl for<'a> FnOnce(
-        &str,
-        &mut Reader<'a>,
-    ) -> Option<peregrine_cdr::Result<E>>,
+    decode_result: impl DecodeResult<T>,
+    decode_user_exception: impl DecodeUserException<E>,
 ) -> Result<T, E> {
     let mut w = take_writer();
     let res = send_request(obj, op, true, &mut w, encode_args, tail);
@@ -2687,7 +2676,7 @@ pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
 pub(crate) fn invoke_oneway_with_tail(
     obj: &ObjectRef,
     op: &str,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    encode_args: impl EncodeArgs,
     tail: Option<&dyn peregrine_cdr::TailSeq>,
 ) -> Result<(), SystemException> {
     let mut w = take_writer();
@@ -2705,7 +2694,7 @@ pub(crate) fn invoke_oneway_with_tail(
 pub(crate) fn invoke_oneway(
     obj: &ObjectRef,
     op: &str,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    encode_args: impl EncodeArgs,
 ) -> Result<(), SystemException> {
     invoke_oneway_with_tail(obj, op, encode_args, None)
 }
@@ -2721,7 +2710,7 @@ fn queue_oneway(
     obj: &ObjectRef,
     op: &str,
     w: &mut Writer,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    encode_args: impl EncodeArgs,
 ) -> Result<(), SystemException> {
     let mut call = Call::new(obj, op, false, false);
     call.start(w, encode_args)?;
@@ -2820,11 +2809,8 @@ impl DeferredCall {
     /// the request as for a synchronous call.
     pub fn get_response<T, E: From<SystemException>>(
         mut self,
-        decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
-        decode_user_exception: impl for<'a> FnOnce(
-            &str,
-            &mut Reader<'a>,
-        ) -> Option<peregrine_cdr::Result<E>>,
+        decode_result: impl DecodeResult<T>,
+        decode_user_exception: impl DecodeUserException<E>,
     ) -> Result<T, E> {
         let st = self.st.take().expect("a DeferredCall is consumed once");
         let mut w = std::mem::take(&mut self.w);
@@ -2857,7 +2843,7 @@ impl Drop for DeferredCall {
 pub(crate) fn send_deferred(
     obj: &ObjectRef,
     op: &str,
-    encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+    encode_args: impl EncodeArgs,
 ) -> Result<DeferredCall, SystemException> {
     // The writer travels with the call (a re-send needs the arguments), so
     // it is not the thread's reusable one.

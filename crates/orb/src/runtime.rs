@@ -58,6 +58,28 @@ pub use peregrine_giop::{CompletionStatus, SystemException, SystemExceptionKind}
 use crate::client::{self, RefInner};
 use crate::orb::Orb;
 
+/// A stub's argument encoder: writes a request's `in` and `inout`
+/// arguments (the closure given to [`ObjectRef::invoke`] and its kin).
+pub trait EncodeArgs: FnOnce(&mut Writer) -> peregrine_cdr::Result<()> {}
+impl<F: FnOnce(&mut Writer) -> peregrine_cdr::Result<()>> EncodeArgs for F {}
+
+/// A stub's result decoder: reads a reply's return value, then its
+/// `inout` and `out` arguments.
+pub trait DecodeResult<T>: for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T> {}
+impl<T, F: for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>> DecodeResult<T> for F {}
+
+/// A stub's user exception decoder: given the repository id (already
+/// read), decodes the members of an exception the operation raises, or
+/// returns `None` for an id it does not know.
+pub trait DecodeUserException<E>:
+    for<'a> FnOnce(&str, &mut Reader<'a>) -> Option<peregrine_cdr::Result<E>>
+{
+}
+impl<E, F> DecodeUserException<E> for F where
+    F: for<'a> FnOnce(&str, &mut Reader<'a>) -> Option<peregrine_cdr::Result<E>>
+{
+}
+
 /// Client side: an object reference (cheap to clone: `Arc` inside).
 /// Shares the ORB's connection cache: every reference to one endpoint uses
 /// the same connection(s).
@@ -88,12 +110,9 @@ impl ObjectRef {
     pub fn invoke<T, E: From<SystemException>>(
         &self,
         op: &str,
-        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
-        decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
-        decode_user_exception: impl for<'a> FnOnce(
-            &str,
-            &mut Reader<'a>,
-        ) -> Option<peregrine_cdr::Result<E>>,
+        encode_args: impl EncodeArgs,
+        decode_result: impl DecodeResult<T>,
+        decode_user_exception: impl DecodeUserException<E>,
     ) -> Result<T, E> {
         client::invoke(self, op, encode_args, decode_result, decode_user_exception)
     }
@@ -110,13 +129,10 @@ impl ObjectRef {
     pub fn invoke_with_tail<T, E: From<SystemException>>(
         &self,
         op: &str,
-        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+        encode_args: impl EncodeArgs,
         tail: &dyn peregrine_cdr::TailSeq,
-        decode_result: impl for<'a> FnOnce(&mut Reader<'a>) -> peregrine_cdr::Result<T>,
-        decode_user_exception: impl for<'a> FnOnce(
-            &str,
-            &mut Reader<'a>,
-        ) -> Option<peregrine_cdr::Result<E>>,
+        decode_result: impl DecodeResult<T>,
+        decode_user_exception: impl DecodeUserException<E>,
     ) -> Result<T, E> {
         client::invoke_with_tail(
             self,
@@ -133,7 +149,7 @@ impl ObjectRef {
     pub fn invoke_oneway_with_tail(
         &self,
         op: &str,
-        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+        encode_args: impl EncodeArgs,
         tail: &dyn peregrine_cdr::TailSeq,
     ) -> Result<(), SystemException> {
         client::invoke_oneway_with_tail(self, op, encode_args, Some(tail))
@@ -146,7 +162,7 @@ impl ObjectRef {
     pub fn invoke_oneway(
         &self,
         op: &str,
-        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+        encode_args: impl EncodeArgs,
     ) -> Result<(), SystemException> {
         client::invoke_oneway(self, op, encode_args)
     }
@@ -159,7 +175,7 @@ impl ObjectRef {
     pub fn send_deferred(
         &self,
         op: &str,
-        encode_args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+        encode_args: impl EncodeArgs,
     ) -> Result<DeferredCall, SystemException> {
         client::send_deferred(self, op, encode_args)
     }
