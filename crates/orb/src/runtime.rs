@@ -10,8 +10,11 @@
 //! [`ObjectRef::invoke_with_tail`], [`ObjectRef::invoke_oneway_with_tail`],
 //! [`ObjectRef::decode`], [`ObjectRef::encode_opt`],
 //! [`ObjectRef::with_timeout`], [`ObjectRef::is_equivalent`],
-//! [`ObjectRef::hash`], [`ObjectRef::from_ior`], [`ObjectRef::locate`] and
-//! `impl Encode for ObjectRef`.
+//! [`ObjectRef::hash`], [`ObjectRef::from_ior`], [`ObjectRef::locate`],
+//! `impl Encode for ObjectRef`, and the traits [`EncodeArgs`],
+//! [`DecodeResult`] and [`DecodeUserException`], names for the closure
+//! types the invoke signatures always took (any such closure implements
+//! them).
 //!
 //! # How generated code marshals object references
 //!
