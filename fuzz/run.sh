@@ -7,10 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
-targets=${*:-"cdr_reader giop_message giop_fragments ior corbaloc idl_frontend typecode_any"}
+targets=${*:-"cdr_reader giop_message giop_fragments ior corbaloc idl_frontend typecode_any rx_frames"}
 seeds_for() {
   case $1 in
-    giop_message|giop_fragments) echo fixtures/omniorb/giop ;;
+    giop_message|giop_fragments|rx_frames) echo fixtures/omniorb/giop ;;
     cdr_reader) echo fixtures/omniorb/cdr ;;
     idl_frontend) echo crates/idl/tests/bad crates/idl/tests/good ;;
     *) ;;

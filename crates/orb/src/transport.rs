@@ -522,6 +522,85 @@ impl RxBuf {
     }
 }
 
+/// Entry points for the fuzz targets in `fuzz/` (built only under
+/// `cargo fuzz`, which sets `cfg(fuzzing)`).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// How a framed stream ended.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum End {
+        /// End of stream between messages.
+        Clean,
+        /// End of stream inside a message.
+        Cut,
+        /// A header that is not GIOP or breaks a limit.
+        Garbage,
+    }
+
+    /// A transport handing out `stream` in reads of at most
+    /// `sizes[i % sizes.len()]` bytes (and never more than asked for).
+    struct Pieces {
+        state: Mutex<(Vec<u8>, usize, usize)>,
+        sizes: Vec<usize>,
+    }
+
+    impl Transport for Pieces {
+        fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let (ref data, ref mut at, ref mut i) = *st;
+            let most = self.sizes.get(*i % self.sizes.len().max(1)).copied();
+            *i += 1;
+            let n = (data.len() - *at)
+                .min(buf.len())
+                .min(most.unwrap_or(usize::MAX).max(1));
+            buf[..n].copy_from_slice(&data[*at..*at + n]);
+            *at += n;
+            Ok(n)
+        }
+        fn write_all_vectored(&self, _: &[&[u8]]) -> io::Result<()> {
+            Ok(())
+        }
+        fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+            Ok(())
+        }
+        fn peer_closed_or_readable(&self) -> bool {
+            false
+        }
+        fn shutdown_write(&self) {}
+        fn shutdown(&self) {}
+        fn peer(&self) -> &str {
+            "fuzz"
+        }
+    }
+
+    /// Frames `stream` with a connection's receive buffer, reads cut to
+    /// `sizes`: the messages in order, and how the stream ended.
+    pub fn frame(stream: &[u8], sizes: &[usize], limits: &Limits) -> (Vec<Vec<u8>>, End) {
+        let t = Pieces {
+            state: Mutex::new((stream.to_vec(), 0, 0)),
+            sizes: sizes.to_vec(),
+        };
+        let mut rx = RxBuf::default();
+        let mut out = Vec::new();
+        loop {
+            match rx.read_message(&t, limits) {
+                Ok(n) => {
+                    out.push(rx.message(n).to_vec());
+                    rx.consume(n);
+                }
+                Err(FrameError::Eof { clean: true }) => return (out, End::Clean),
+                Err(FrameError::Eof { clean: false }) => return (out, End::Cut),
+                Err(FrameError::Garbage(_)) => return (out, End::Garbage),
+                Err(e) => panic!("an in-memory stream failed to read: {e:?}"),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
