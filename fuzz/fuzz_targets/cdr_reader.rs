@@ -77,12 +77,18 @@ fn step(r: &mut Reader<'_>, op: u8) -> Option<u64> {
             n
         }),
         14 => Vec::<Vec<u16>>::decode(r).ok().map(|v| v.len() as u64),
-        15 => <[f32; 3]>::decode(r).ok().map(|v| u64::from(v[0].to_bits())),
-        16 => r.read_plain_slice::<P>(decode_p).ok().map(|v: Cow<'_, [P]>| {
-            assert!(v.len() * 12 <= before);
-            v.iter()
-                .fold(v.len() as u64, |a, p| a.rotate_left(7) ^ u64::from(p.a) ^ p.b)
-        }),
+        15 => <[f32; 3]>::decode(r)
+            .ok()
+            .map(|v| u64::from(v[0].to_bits())),
+        16 => r
+            .read_plain_slice::<P>(decode_p)
+            .ok()
+            .map(|v: Cow<'_, [P]>| {
+                assert!(v.len() * 12 <= before);
+                v.iter().fold(v.len() as u64, |a, p| {
+                    a.rotate_left(7) ^ u64::from(p.a) ^ p.b
+                })
+            }),
         _ => r.read_primitive_slice::<u64>().ok().map(|v| {
             assert!(v.len() * 8 <= before);
             v.iter().fold(0u64, |a, &x| a.rotate_left(3) ^ x)
@@ -93,14 +99,26 @@ fn step(r: &mut Reader<'_>, op: u8) -> Option<u64> {
 fn setup(r: &mut Reader<'_>, ctl: u8) {
     r.set_version(GiopVersion::from_minor((ctl >> 4) & 3));
     r.set_codesets(CodeSets {
-        char: if ctl & 0x40 != 0 { CharCodeSet::Latin1 } else { CharCodeSet::Utf8 },
-        wchar: if ctl & 0x80 != 0 { Some(WcharCodeSet::Ucs2) } else { Some(WcharCodeSet::Utf16) },
+        char: if ctl & 0x40 != 0 {
+            CharCodeSet::Latin1
+        } else {
+            CharCodeSet::Utf8
+        },
+        wchar: if ctl & 0x80 != 0 {
+            Some(WcharCodeSet::Ucs2)
+        } else {
+            Some(WcharCodeSet::Utf16)
+        },
     });
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&ctl, rest)) = data.split_first() else { return };
-    let Some((&script_len, rest)) = rest.split_first() else { return };
+    let Some((&ctl, rest)) = data.split_first() else {
+        return;
+    };
+    let Some((&script_len, rest)) = rest.split_first() else {
+        return;
+    };
     let n = (script_len as usize).min(rest.len());
     let (script, input) = rest.split_at(n);
     let order = ByteOrder::from_flag(ctl & 1 != 0);

@@ -6,7 +6,9 @@ use libfuzzer_sys::fuzz_target;
 use peregrine_giop::ObjectUrl;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     if let Ok(url) = ObjectUrl::parse(text) {
         let printed = url.to_string();
         assert_eq!(ObjectUrl::parse(&printed).expect("reparse"), url);

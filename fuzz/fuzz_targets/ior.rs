@@ -17,14 +17,21 @@ fuzz_target!(|data: &[u8]| {
         let own = ByteOrder::from_flag(data[0] == 1);
         let same = ior.to_encapsulation(own).expect("re-encode");
         assert_eq!(Ior::from_encapsulation(&same).expect("decode again"), ior);
-        let other = if own == ByteOrder::Big { ByteOrder::Little } else { ByteOrder::Big };
+        let other = if own == ByteOrder::Big {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
+        };
         let swapped = ior.to_encapsulation(other).expect("re-encode swapped");
         let back = Ior::from_encapsulation(&swapped).expect("decode swapped");
         assert_eq!(back.type_id, ior.type_id);
         if let (Ok(a), Ok(b)) = (&profiles, back.iiop_profiles()) {
             assert_eq!(a.len(), b.len());
             for (x, y) in a.iter().zip(&b) {
-                assert_eq!((&x.host, x.port, &x.object_key), (&y.host, y.port, &y.object_key));
+                assert_eq!(
+                    (&x.host, x.port, &x.object_key),
+                    (&y.host, y.port, &y.object_key)
+                );
             }
         }
     }

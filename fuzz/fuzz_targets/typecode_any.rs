@@ -8,7 +8,9 @@ use peregrine_cdr::{ByteOrder, Reader, Writer};
 use peregrine_dynamic::{read_typecode, write_typecode, Any};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flag, body)) = data.split_first() else { return };
+    let Some((&flag, body)) = data.split_first() else {
+        return;
+    };
     let order = ByteOrder::from_flag(flag & 1 == 1);
     if let Ok(tc) = read_typecode(&mut Reader::new(body, order)) {
         for out in [ByteOrder::Big, ByteOrder::Little] {
