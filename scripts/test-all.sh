@@ -11,6 +11,8 @@ bash scripts/install-deps.sh
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
+# The fuzz crate is a workspace of its own.
+(cd fuzz && cargo fmt --all -- --check)
 
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
