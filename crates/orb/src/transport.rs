@@ -522,43 +522,39 @@ impl RxBuf {
     }
 }
 
-/// Entry points for the fuzz targets in `fuzz/` (built only under
-/// `cargo fuzz`, which sets `cfg(fuzzing)`).
-#[cfg(fuzzing)]
+/// An in-memory transport for the framing tests and the fuzz targets in
+/// `fuzz/` (built for tests and under `cargo fuzz`, which sets
+/// `cfg(fuzzing)`).
+#[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzzing {
     use super::*;
+    use std::collections::VecDeque;
     use std::sync::Mutex;
 
-    /// How a framed stream ended.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum End {
-        /// End of stream between messages.
-        Clean,
-        /// End of stream inside a message.
-        Cut,
-        /// A header that is not GIOP or breaks a limit.
-        Garbage,
+    /// A transport over scripted reads: each read returns at most the
+    /// rest of the current chunk (and never more than asked for); end of
+    /// stream after the last.
+    pub(crate) struct Script(Mutex<VecDeque<Vec<u8>>>);
+
+    impl Script {
+        pub(crate) fn new(chunks: Vec<Vec<u8>>) -> Script {
+            Script(Mutex::new(chunks.into()))
+        }
     }
 
-    /// A transport handing out `stream` in reads of at most
-    /// `sizes[i % sizes.len()]` bytes (and never more than asked for).
-    struct Pieces {
-        state: Mutex<(Vec<u8>, usize, usize)>,
-        sizes: Vec<usize>,
-    }
-
-    impl Transport for Pieces {
+    impl Transport for Script {
         fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let (ref data, ref mut at, ref mut i) = *st;
-            let most = self.sizes.get(*i % self.sizes.len().max(1)).copied();
-            *i += 1;
-            let n = (data.len() - *at)
-                .min(buf.len())
-                .min(most.unwrap_or(usize::MAX).max(1));
-            buf[..n].copy_from_slice(&data[*at..*at + n]);
-            *at += n;
+            let mut v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(chunk) = v.front_mut() else {
+                return Ok(0);
+            };
+            let n = chunk.len().min(buf.len());
+            buf[..n].copy_from_slice(&chunk[..n]);
+            chunk.drain(..n);
+            if chunk.is_empty() {
+                v.pop_front();
+            }
             Ok(n)
         }
         fn write_all_vectored(&self, _: &[&[u8]]) -> io::Result<()> {
@@ -573,17 +569,38 @@ pub mod fuzzing {
         fn shutdown_write(&self) {}
         fn shutdown(&self) {}
         fn peer(&self) -> &str {
-            "fuzz"
+            "script"
         }
     }
 
-    /// Frames `stream` with a connection's receive buffer, reads cut to
-    /// `sizes`: the messages in order, and how the stream ended.
+    /// How a framed stream ended.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum End {
+        /// End of stream between messages.
+        Clean,
+        /// End of stream inside a message.
+        Cut,
+        /// A header that is not GIOP or breaks a limit.
+        Garbage,
+    }
+
+    /// Frames `stream` with a connection's receive buffer, the stream
+    /// arriving in pieces of `sizes[0]`, `sizes[1]`, ... bytes (cycling;
+    /// none: one piece): the messages in order, and how the stream ended.
     pub fn frame(stream: &[u8], sizes: &[usize], limits: &Limits) -> (Vec<Vec<u8>>, End) {
-        let t = Pieces {
-            state: Mutex::new((stream.to_vec(), 0, 0)),
-            sizes: sizes.to_vec(),
-        };
+        let mut chunks = Vec::new();
+        let mut rest = stream;
+        let mut i = 0;
+        while !rest.is_empty() {
+            let n = sizes
+                .get(i % sizes.len().max(1))
+                .map_or(rest.len(), |&s| s.max(1));
+            let (piece, tail) = rest.split_at(n.min(rest.len()));
+            chunks.push(piece.to_vec());
+            rest = tail;
+            i += 1;
+        }
+        let t = Script::new(chunks);
         let mut rx = RxBuf::default();
         let mut out = Vec::new();
         loop {
@@ -603,6 +620,7 @@ pub mod fuzzing {
 
 #[cfg(test)]
 mod tests {
+    use super::fuzzing::Script;
     use super::*;
     use std::sync::Mutex;
 
@@ -642,39 +660,6 @@ mod tests {
         assert_eq!(whole_1_2_len(&h, &limits), Some(HEADER_LEN));
     }
 
-    /// A transport over scripted reads.
-    struct Script(Mutex<Vec<Vec<u8>>>);
-    impl Transport for Script {
-        fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-            let mut v = self.0.lock().unwrap();
-            if v.is_empty() {
-                return Ok(0);
-            }
-            let chunk = &mut v[0];
-            let n = chunk.len().min(buf.len());
-            buf[..n].copy_from_slice(&chunk[..n]);
-            chunk.drain(..n);
-            if chunk.is_empty() {
-                v.remove(0);
-            }
-            Ok(n)
-        }
-        fn write_all_vectored(&self, _: &[&[u8]]) -> io::Result<()> {
-            Ok(())
-        }
-        fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
-            Ok(())
-        }
-        fn peer_closed_or_readable(&self) -> bool {
-            false
-        }
-        fn shutdown_write(&self) {}
-        fn shutdown(&self) {}
-        fn peer(&self) -> &str {
-            "script"
-        }
-    }
-
     fn close_msg() -> Vec<u8> {
         let mut w = peregrine_cdr::Writer::new(peregrine_cdr::ByteOrder::Big);
         peregrine_giop::encode_close_connection(&mut w, peregrine_cdr::GiopVersion::V1_2).unwrap();
@@ -686,7 +671,7 @@ mod tests {
         let m = close_msg();
         let mut two = m.clone();
         two.extend_from_slice(&m);
-        let t = Script(Mutex::new(vec![m[..5].to_vec(), m[5..].to_vec(), two]));
+        let t = Script::new(vec![m[..5].to_vec(), m[5..].to_vec(), two]);
         let mut rx = RxBuf::default();
         let l = Limits::default();
         for _ in 0..3 {
@@ -754,7 +739,7 @@ mod tests {
             let wire = t.0.into_inner().unwrap();
             assert!(wire.len() > msg.len(), "{v:?}: fragment headers added");
             let mut rx = RxBuf::default();
-            let src = Script(Mutex::new(vec![wire]));
+            let src = Script::new(vec![wire]);
             let mut ra = peregrine_giop::Reassembler::new(Limits::default());
             let whole = loop {
                 let n = rx.read_message(&src, &Limits::default()).unwrap();
@@ -778,7 +763,7 @@ mod tests {
 
     #[test]
     fn garbage_and_oversize_are_rejected() {
-        let t = Script(Mutex::new(vec![b"HTTP/1.1 200 OK\r\n".to_vec()]));
+        let t = Script::new(vec![b"HTTP/1.1 200 OK\r\n".to_vec()]);
         let mut rx = RxBuf::default();
         assert!(matches!(
             rx.read_message(&t, &Limits::default()),
@@ -786,7 +771,7 @@ mod tests {
         ));
         let mut big = close_msg();
         big[8..12].copy_from_slice(&(1u32 << 30).to_be_bytes());
-        let t = Script(Mutex::new(vec![big]));
+        let t = Script::new(vec![big]);
         let mut rx = RxBuf::default();
         assert!(matches!(
             rx.read_message(&t, &Limits::default()),
@@ -806,7 +791,7 @@ mod tests {
         let stream: Vec<u8> = msgs.concat();
         for cut in [5usize, 13, 61, 700] {
             let chunks: Vec<Vec<u8>> = stream.chunks(cut).map(<[u8]>::to_vec).collect();
-            let t = Script(Mutex::new(chunks));
+            let t = Script::new(chunks);
             let mut rx = RxBuf::default();
             for m in &msgs {
                 let before = rx.unread().len();
@@ -852,30 +837,20 @@ mod tests {
                 })
                 .collect();
             let stream = msgs.concat();
-            let mut pieces = Vec::new();
+            let mut sizes = Vec::new();
             let mut at = 0;
             while at < stream.len() {
                 let most = if next(2) == 0 { 64 } else { 50_000 };
-                let end = (at + 1 + next(most) as usize).min(stream.len());
-                pieces.push(stream[at..end].to_vec());
-                at = end;
+                let size = 1 + next(most) as usize;
+                sizes.push(size);
+                at += size;
             }
-            let t = Script(Mutex::new(pieces));
-            let mut rx = RxBuf::default();
-            for (i, m) in msgs.iter().enumerate() {
-                let n = rx
-                    .read_message(&t, &l)
-                    .unwrap_or_else(|e| panic!("round {round}, message {i}: {e:?}"));
-                assert!(rx.message(n) == &m[..], "round {round}, message {i}");
-                rx.consume(n);
+            let (got, end) = super::fuzzing::frame(&stream, &sizes, &l);
+            assert_eq!(got.len(), msgs.len(), "round {round}");
+            for (i, (g, m)) in got.iter().zip(&msgs).enumerate() {
+                assert!(g == m, "round {round}, message {i}");
             }
-            assert!(
-                matches!(
-                    rx.read_message(&t, &l),
-                    Err(FrameError::Eof { clean: true })
-                ),
-                "round {round}"
-            );
+            assert_eq!(end, super::fuzzing::End::Clean, "round {round}");
         }
     }
 
@@ -916,10 +891,7 @@ mod tests {
             let m = request(peregrine_cdr::GiopVersion::V1_2, len - base);
             assert_eq!(m.len(), len);
             let count = 40;
-            let t = Asks(
-                Script(Mutex::new(vec![m.repeat(count)])),
-                Mutex::new(Vec::new()),
-            );
+            let t = Asks(Script::new(vec![m.repeat(count)]), Mutex::new(Vec::new()));
             let mut rx = RxBuf::default();
             let mut cut = 0;
             for i in 0..count {
@@ -957,7 +929,7 @@ mod tests {
             .map(|i| request(peregrine_cdr::GiopVersion::V1_2, 17000 + 2 * i + 1))
             .collect();
         assert!(msgs.iter().all(|m| m.len() % 8 != 0));
-        let t = Script(Mutex::new(vec![msgs.concat()]));
+        let t = Script::new(vec![msgs.concat()]);
         let mut rx = RxBuf::default();
         for (i, m) in msgs.iter().enumerate() {
             let n = rx.read_message(&t, &Limits::default()).unwrap();
@@ -974,12 +946,9 @@ mod tests {
         // Small messages after large ones still frame (the prediction
         // only bounds a read, it never asks for less than a header).
         let small = request(peregrine_cdr::GiopVersion::V1_2, 3);
-        let t = Script(Mutex::new(vec![[
-            msgs[0].clone(),
-            small.clone(),
-            small.clone(),
-        ]
-        .concat()]));
+        let t = Script::new(vec![
+            [msgs[0].clone(), small.clone(), small.clone()].concat()
+        ]);
         let mut rx = RxBuf::default();
         for m in [&msgs[0], &small, &small] {
             let n = rx.read_message(&t, &Limits::default()).unwrap();
