@@ -675,23 +675,6 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
     true
 }
 
-/// Finds the servant for `key`, honouring the POA manager's state
-/// (waiting while it holds, up to `hold_max`) and the POA's request
-/// processing policy (active object map, default servant, servant
-/// activator or locator). `cache` is the calling thread's: callers try
-/// [`ResolveCache::lookup`] first (the common case, without building an
-/// [`Upcall`]); an active object map hit here becomes its entry.
-#[inline]
-pub(crate) fn resolve<'a>(
-    orb: &OrbInner,
-    cache: &'a mut ResolveCache,
-    key: &'a [u8],
-    operation: &'a str,
-    hold_max: Duration,
-) -> Result<Resolution<'a>, SystemException> {
-    resolve_slow(orb, cache, key, operation, hold_max)
-}
-
 /// Makes `key` the cache's entry if it names a servant in the active
 /// object map of a POA whose manager is active, running nothing (no
 /// servant manager, no wait); the caller then takes the request through
@@ -701,7 +684,7 @@ pub(crate) fn resolve<'a>(
 /// manager or default servant pays the registry lookup twice).
 #[inline(never)]
 pub(crate) fn refill(orb: &OrbInner, cache: &mut ResolveCache, key: &[u8]) -> bool {
-    // Read before the lookup, as in `resolve_slow`.
+    // Read before the lookup, as in `resolve`.
     let epoch = orb.poas.epoch.load(Ordering::SeqCst);
     if cache.hazard.is_none() {
         let h = orb.poas.hazards.clone();
@@ -769,10 +752,16 @@ fn servable(poa: &PoaInner, id: &[u8]) -> Option<ManuallyDrop<Arc<dyn Servant>>>
     rlock(&poa.aom).get(id).map(alias)
 }
 
-/// `resolve` past the cache: the registry, the manager's state, the
-/// request processing policy.
+/// Finds the servant for `key`, honouring the POA manager's state
+/// (waiting while it holds, up to `hold_max`) and the POA's request
+/// processing policy (active object map, default servant, servant
+/// activator or locator). `cache` is the calling thread's: callers try
+/// [`ResolveCache::lookup`] first (the common case, without building an
+/// [`Upcall`]); an active object map hit here becomes its entry.
+///
+/// Out of line: the hot path is the caller's cache hit.
 #[inline(never)]
-fn resolve_slow<'a>(
+pub(crate) fn resolve<'a>(
     orb: &OrbInner,
     cache: &'a mut ResolveCache,
     key: &'a [u8],
