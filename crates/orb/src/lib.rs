@@ -20,6 +20,7 @@ pub mod poa;
 pub mod runtime;
 mod server;
 mod short_bytes;
+mod sock_io;
 pub mod transport;
 
 pub use dii::{ArgFlags, NVList, NamedValue, Request, RequestError};

@@ -2,7 +2,7 @@
 //! Unix-domain sockets later) implements, TCP's implementation, and
 //! message framing over it into one reusable contiguous buffer.
 
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, IoSlice, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -114,12 +114,12 @@ impl TcpTransport {
 
 impl Transport for TcpTransport {
     fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        (&self.stream).read(buf)
+        crate::sock_io::recv(&self.stream, buf)
     }
 
     fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()> {
         if let [one] = bufs {
-            return (&self.stream).write_all(one);
+            return crate::sock_io::send_all(&self.stream, one);
         }
         self.write_pieces(bufs)
     }
