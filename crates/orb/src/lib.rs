@@ -9,6 +9,7 @@
 //! Architecture notes: `docs/orb.md`.
 
 mod client;
+mod coarse_clock;
 pub mod dii;
 pub mod dsi;
 mod error;
@@ -20,6 +21,7 @@ pub mod poa;
 pub mod runtime;
 mod server;
 mod short_bytes;
+mod thread_conns;
 pub mod transport;
 
 pub use dii::{ArgFlags, NVList, NamedValue, Request, RequestError};
