@@ -2470,9 +2470,10 @@ impl Drop for GiveUp<'_> {
 /// A call on the lean path (see [`fast_begin`]) between its header and
 /// its arguments.
 struct Fast {
-    /// The connection, taken from the thread's cache (put back when the
-    /// call is done with it).
-    entry: thread_conns::Entry,
+    conn: Arc<ClientConn>,
+    /// A oneway's connection was taken from the thread's cache: where it
+    /// goes back to when the call is done with it.
+    home: Option<thread_conns::Home>,
     id: u32,
     /// The call leads the connection.
     led: bool,
@@ -2493,18 +2494,28 @@ struct EncodeGuard<'f>(&'f Fast);
 impl Drop for EncodeGuard<'_> {
     fn drop(&mut self) {
         let f = self.0;
-        give_up_if(f.twoway, &f.entry.conn, f.id, f.led);
+        give_up_if(f.twoway, &f.conn, f.id, f.led);
     }
 }
 
 /// The route's connection when the thread's cache has none for it (a
 /// miss: first use, a call made from inside another's encoder, a route
-/// evicted or a connection that closed).
+/// evicted or a connection that closed), remembered in the cache.
 #[cold]
 #[inline(never)]
-fn route_entry(route: &Arc<Route>) -> Option<thread_conns::Entry> {
+fn route_conn(route: &Arc<Route>) -> Option<Arc<ClientConn>> {
     let conn = lock(&route.conn).clone()?;
-    Some(thread_conns::entry(route, conn))
+    thread_conns::remember(route, &conn);
+    Some(conn)
+}
+
+/// Hands a oneway's connection back to the thread's cache (a twoway's
+/// count is dropped).
+#[inline(always)]
+fn put_back(conn: Arc<ClientConn>, home: Option<thread_conns::Home>) {
+    if let Some(home) = home {
+        thread_conns::put(thread_conns::Entry { conn, home });
+    }
 }
 
 /// The start of the common call, lean (principle: optimize for the
@@ -2528,11 +2539,21 @@ fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option
     if target.version != GiopVersion::V1_2 {
         return None;
     }
-    let entry = match thread_conns::take(&target.route) {
-        Some(e) => e,
-        None => route_entry(&target.route)?,
+    let (conn, home) = if twoway {
+        // The reply keeps a count of the connection: a clone, the entry
+        // stays in the cache.
+        let conn = match thread_conns::cloned(&target.route) {
+            Some(c) => c,
+            None => route_conn(&target.route)?,
+        };
+        (conn, None)
+    } else {
+        match thread_conns::take(&target.route) {
+            Some(thread_conns::Entry { conn, home }) => (conn, Some(home)),
+            // A miss: the route's connection, with a count (rare).
+            None => (route_conn(&target.route)?, None),
+        }
     };
-    let conn = &entry.conn;
     let (id, cs, led, started) = if twoway {
         let started = Instant::now();
         match conn.begin(&target, None, true, true, coarse_clock::now_ns()) {
@@ -2543,16 +2564,12 @@ fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option
                 led,
             }) => (id, cs, led, Some(started)),
             Ok(Begun { id, led, .. }) => {
-                give_up(conn, id, led);
-                thread_conns::put(entry);
+                give_up(&conn, id, led);
                 return None;
             }
             // Closed: the general path drops the connection and binds
-            // anew (and `put` drops the entry).
-            Err(_) => {
-                thread_conns::put(entry);
-                return None;
-            }
+            // anew.
+            Err(_) => return None,
         }
     } else {
         let now = coarse_clock::now_ns();
@@ -2563,7 +2580,7 @@ fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option
                     id, cs, ctx: false, ..
                 }) => (id, cs, false, None),
                 _ => {
-                    thread_conns::put(entry);
+                    put_back(conn, home);
                     return None;
                 }
             },
@@ -2571,12 +2588,13 @@ fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option
     };
     w.set_codesets(cs);
     let Some(framing) = target.write_header(op, twoway, id, w) else {
-        give_up_if(twoway, conn, id, led);
-        thread_conns::put(entry);
+        give_up_if(twoway, &conn, id, led);
+        put_back(conn, home);
         return None;
     };
     Some(Fast {
-        entry,
+        conn,
+        home,
         id,
         led,
         twoway,
@@ -2612,7 +2630,8 @@ fn fast_finish<'a>(
     encoded: peregrine_cdr::Result<&'a [u8]>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
     let Fast {
-        entry,
+        conn,
+        home,
         id,
         led,
         twoway,
@@ -2621,9 +2640,8 @@ fn fast_finish<'a>(
         started,
     } = fast;
     let inner = &obj.inner;
-    let conn = &*entry.conn;
     let guard = GiveUp {
-        conn,
+        conn: &conn,
         id,
         led,
         twoway,
@@ -2638,7 +2656,7 @@ fn fast_finish<'a>(
                 format_args!("encoding the arguments of {op:?} for {}", conn.ep),
             );
             drop(guard);
-            thread_conns::put(entry);
+            put_back(conn, home);
             return Err(e);
         }
     };
@@ -2649,7 +2667,7 @@ fn fast_finish<'a>(
     }
     if let Err(e) = framing.finish(w, tail.len()) {
         drop(guard);
-        thread_conns::put(entry);
+        put_back(conn, home);
         return Err(raise(
             K::Marshal,
             0,
@@ -2692,11 +2710,12 @@ fn fast_finish<'a>(
         // A oneway.
         if sent.is_err() {
             // The connection is marked failed: re-send on another.
-            let mut call = general(false, None, None, entry.conn.clone());
-            thread_conns::put(entry);
+            // (`put_back` drops the failed connection from the cache.)
+            let mut call = general(false, None, None, conn.clone());
+            put_back(conn, home);
             return call.resend(w).and_then(|()| call.run(w));
         }
-        thread_conns::put(entry);
+        put_back(conn, home);
         return Ok(None);
     };
     let timeout = inner
@@ -2708,8 +2727,7 @@ fn fast_finish<'a>(
         Ok(_) => {}
         Err(_) => {
             // The connection is marked failed: re-send on another.
-            let mut call = general(led, Some(started), Some(clock), entry.conn.clone());
-            thread_conns::put(entry);
+            let mut call = general(led, Some(started), Some(clock), conn);
             return call.resend(w).and_then(|()| call.run(w));
         }
     }
@@ -2729,14 +2747,13 @@ fn fast_finish<'a>(
                 ReplyStatus::NoException | ReplyStatus::UserException
             ) {
                 let held = Held::new(
-                    entry.conn.clone(),
+                    conn,
                     Arrived {
                         own: None,
                         len,
                         head: Some(head),
                     },
                 );
-                thread_conns::put(entry);
                 return Ok(Some(ReplyMsg::fast(held, cs, head)));
             }
         }
@@ -2744,8 +2761,6 @@ fn fast_finish<'a>(
     } else {
         conn.wait(id, deadline.instant(), None)
     };
-    let conn = entry.conn.clone();
-    thread_conns::put(entry);
     let mut call = general(false, Some(started), Some(clock), conn.clone());
     let arrival = call.on_arrival(w, conn, got);
     match arrival {

@@ -29,8 +29,16 @@ pub(crate) const SLOTS: usize = 4;
 
 /// A route's connection, as cached for one thread.
 pub(crate) struct Entry {
-    pub(crate) route: Weak<Route>,
     pub(crate) conn: Arc<ClientConn>,
+    pub(crate) home: Home,
+}
+
+/// Where an entry taken out goes back to.
+pub(crate) struct Home {
+    route: Weak<Route>,
+    /// The slot it was taken from (`SLOTS`: none), where `put` looks
+    /// first.
+    slot: usize,
 }
 
 struct Slots {
@@ -59,9 +67,12 @@ pub(crate) fn take(route: &Arc<Route>) -> Option<Entry> {
     let key = Arc::as_ptr(route) as usize;
     let found = CACHE
         .try_with(|c| {
-            for (k, e) in c.keys.iter().zip(&c.entries) {
+            for (i, (k, e)) in c.keys.iter().zip(&c.entries).enumerate() {
                 if k.get() == key {
-                    return e.take();
+                    return e.take().map(|mut e| {
+                        e.home.slot = i;
+                        e
+                    });
                 }
             }
             None
@@ -75,12 +86,55 @@ pub(crate) fn take(route: &Arc<Route>) -> Option<Entry> {
     Some(found)
 }
 
+/// A clone of `route`'s connection, if this thread has an entry for it,
+/// not in use, whose connection is open: for a twoway, whose reply keeps
+/// the connection (a count, where an entry taken out would have to come
+/// back from the reply's release).
+#[inline(always)]
+pub(crate) fn cloned(route: &Arc<Route>) -> Option<Arc<ClientConn>> {
+    let key = Arc::as_ptr(route) as usize;
+    let conn = CACHE
+        .try_with(|c| {
+            for (k, e) in c.keys.iter().zip(&c.entries) {
+                if k.get() == key {
+                    let found = e.take()?;
+                    if found.conn.is_closed() {
+                        return Some(Err(found));
+                    }
+                    let conn = found.conn.clone();
+                    // The slot was emptied just above: nothing is dropped
+                    // (and no drop glue makes the access a call).
+                    std::mem::forget(e.replace(Some(found)));
+                    return Some(Ok(conn));
+                }
+            }
+            None
+        })
+        .ok()
+        .flatten()?;
+    match conn {
+        Ok(c) => Some(c),
+        Err(closed) => {
+            drop_closed(closed);
+            None
+        }
+    }
+}
+
+/// Caches `conn` for `route` after a miss (so that the thread's next call
+/// finds it).
+#[cold]
+#[inline(never)]
+pub(crate) fn remember(route: &Arc<Route>, conn: &Arc<ClientConn>) {
+    put(entry(route, conn.clone()));
+}
+
 /// Drops an entry whose connection closed (out of line: rare, and the
 /// drop may free the connection).
 #[cold]
 #[inline(never)]
 fn drop_closed(e: Entry) {
-    let key = Weak::as_ptr(&e.route) as usize;
+    let key = Weak::as_ptr(&e.home.route) as usize;
     let _ = CACHE.try_with(|c| {
         for k in &c.keys {
             if k.get() == key {
@@ -96,8 +150,11 @@ fn drop_closed(e: Entry) {
 #[cold]
 pub(crate) fn entry(route: &Arc<Route>, conn: Arc<ClientConn>) -> Entry {
     Entry {
-        route: Arc::downgrade(route),
         conn,
+        home: Home {
+            route: Arc::downgrade(route),
+            slot: SLOTS,
+        },
     }
 }
 
@@ -109,23 +166,26 @@ pub(crate) fn put(e: Entry) {
         drop_closed(e);
         return;
     }
-    let key = Weak::as_ptr(&e.route) as usize;
-    let put = CACHE.try_with(|c| {
-        for (k, slot) in c.keys.iter().zip(&c.entries) {
-            if k.get() == key {
-                // Another entry here (a call made while this one was out
-                // put its own back) is replaced.
-                return Ok(slot.replace(Some(e)));
-            }
-        }
-        Err(e)
-    });
-    match put {
-        Ok(Ok(None)) => {}
-        Ok(Ok(Some(displaced))) => drop_displaced(displaced),
-        Ok(Err(e)) => put_new(e, key),
-        // The thread is ending: nothing to cache in.
-        Err(_) => {}
+    let key = Weak::as_ptr(&e.home.route) as usize;
+    let i = e.home.slot;
+    // The closure borrows the entry rather than owning it: one that owned
+    // it would drop it when the thread-local is gone, and with that drop
+    // glue the thread-local access was a call (~40 instructions).
+    let mut e = Some(e);
+    let displaced = CACHE
+        .try_with(|c| match (c.keys.get(i), c.entries.get(i)) {
+            // Another entry here (a call made while this one was out put
+            // its own back) is replaced.
+            (Some(k), Some(slot)) if k.get() == key => slot.replace(e.take()),
+            _ => None,
+        })
+        .ok()
+        .flatten();
+    if let Some(d) = displaced {
+        drop_displaced(d);
+    }
+    if let Some(e) = e {
+        put_new(e, key);
     }
 }
 
@@ -143,6 +203,9 @@ fn drop_displaced(e: Entry) {
 #[inline(never)]
 fn put_new(e: Entry, key: usize) {
     let displaced = CACHE.try_with(|c| {
+        if let Some(i) = c.keys.iter().position(|k| k.get() == key) {
+            return c.entries[i].replace(Some(e));
+        }
         let i = c.keys.iter().position(|k| k.get() == 0).unwrap_or_else(|| {
             let i = c.next.get() % SLOTS;
             c.next.set((i + 1) % SLOTS);
