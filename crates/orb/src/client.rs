@@ -567,6 +567,13 @@ struct ConnState {
     /// Set together with `ClientConn::closed_hint`.
     closed: Option<Closed>,
     reasm: Reassembler,
+    /// When the connection, if idle then, is next checked for a server
+    /// close: the last check + `IDLE_CHECK`. Not moved on each reply (that
+    /// cost a clock addition per call): a connection in steady use is
+    /// probed once per `IDLE_CHECK` instead, three system calls. Kept on
+    /// both clocks (this and `ClientConn::idle_check_ns`), so neither
+    /// kind of call reads a second clock; a check moves both.
+    idle_check_at: Instant,
     /// Callers blocked on `cv` (followers): the leader only wakes them
     /// when there are some (a condition variable notify is a syscall even
     /// with nobody waiting).
@@ -633,14 +640,19 @@ pub(crate) struct ClientConn {
     /// A Reply arrived: the CodeSets context was answered and is no
     /// longer sent. Set under the state lock, never cleared.
     codesets_acked: AtomicBool,
-    /// When the connection, if idle then, is next checked for a server
-    /// close ([`crate::coarse_clock`] nanoseconds): the last check +
-    /// `IDLE_CHECK`. Not moved on each reply (that cost a clock addition
-    /// per call): a connection in steady use is probed once per
-    /// `IDLE_CHECK` instead, three system calls. Written under the state
-    /// lock; read without it by a oneway, which takes the locked path
-    /// when the check is due.
-    idle_check_at: AtomicU64,
+    /// `ConnState::idle_check_at` on the coarse clock
+    /// ([`crate::coarse_clock`] nanoseconds), for oneways, which read no
+    /// precise clock: written under the state lock, read without it (a
+    /// oneway takes the locked path when the check is due).
+    idle_check_ns: AtomicU64,
+}
+
+/// A call's clock reading for the idle check: a twoway has a precise one
+/// anyway (its deadline counts from it), a oneway reads the coarse clock.
+#[derive(Clone, Copy)]
+enum Now {
+    Precise(Instant),
+    Coarse(u64),
 }
 
 /// What [`ClientConn::begin`] gives a call.
@@ -687,6 +699,7 @@ impl ClientConn {
                 leader: false,
                 closed: None,
                 reasm: Reassembler::new(limits),
+                idle_check_at: Instant::now() + IDLE_CHECK,
                 waiters: 0,
             }),
             cv: Condvar::new(),
@@ -696,7 +709,7 @@ impl ClientConn {
             closed_hint: AtomicBool::new(false),
             codesets: std::sync::OnceLock::new(),
             codesets_acked: AtomicBool::new(false),
-            idle_check_at: AtomicU64::new(coarse_clock::now_ns().saturating_add(IDLE_CHECK_NS)),
+            idle_check_ns: AtomicU64::new(coarse_clock::now_ns().saturating_add(IDLE_CHECK_NS)),
         }
     }
 
@@ -750,8 +763,7 @@ impl ClientConn {
     /// pending, and it must hand leadership back with
     /// [`ClientConn::unlead`]). Otherwise a twoway's id is registered as
     /// pending. A connection without calls in flight whose check is due
-    /// at `now` (the call's start, [`crate::coarse_clock`] nanoseconds) is
-    /// first checked for a server close.
+    /// at `now` (the call's start) is first checked for a server close.
     #[inline(always)]
     fn begin(
         &self,
@@ -759,13 +771,17 @@ impl ClientConn {
         prefer: Option<CodeSets>,
         twoway: bool,
         lead: bool,
-        now: u64,
+        now: Now,
     ) -> Result<Begun, Closed> {
         let mut st = lock(&self.st);
         if let Some(c) = &st.closed {
             return Err(c.clone());
         }
-        if !st.leader && st.pending.is_empty() && now > self.idle_check_at.load(Ordering::Relaxed) {
+        let due = match now {
+            Now::Precise(t) => t > st.idle_check_at,
+            Now::Coarse(t) => t > self.idle_check_ns.load(Ordering::Relaxed),
+        };
+        if !st.leader && st.pending.is_empty() && due {
             drop(st);
             self.probe_idle();
             st = lock(&self.st);
@@ -775,9 +791,7 @@ impl ClientConn {
             // Open as of `now`: the next check is `IDLE_CHECK` later (a
             // stream of oneways reads nothing, and would otherwise peek
             // at the socket, a syscall, before every call).
-            let at = self.idle_check_at.load(Ordering::Relaxed);
-            self.idle_check_at
-                .store(at.max(now.saturating_add(IDLE_CHECK_NS)), Ordering::Relaxed);
+            self.checked_idle(&mut st, now);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut led = false;
@@ -798,6 +812,23 @@ impl ClientConn {
         Ok(Begun { id, cs, ctx, led })
     }
 
+    /// Moves the next idle check (on both clocks) to `IDLE_CHECK` after
+    /// `now`, when the connection was found open; the other clock is read
+    /// here (once per check, not per call).
+    #[cold]
+    fn checked_idle(&self, st: &mut ConnState, now: Now) {
+        let (precise, coarse) = match now {
+            Now::Precise(t) => (t, coarse_clock::now_ns()),
+            Now::Coarse(t) => (Instant::now(), t),
+        };
+        st.idle_check_at = st.idle_check_at.max(precise + IDLE_CHECK);
+        let at = self.idle_check_ns.load(Ordering::Relaxed);
+        self.idle_check_ns.store(
+            at.max(coarse.saturating_add(IDLE_CHECK_NS)),
+            Ordering::Relaxed,
+        );
+    }
+
     /// [`ClientConn::begin`] for a oneway in the common case, without the
     /// state lock: the connection is open (as far as the flag tells: one
     /// that closes meanwhile fails the write, as it could after `begin`),
@@ -806,7 +837,7 @@ impl ClientConn {
     /// (then `begin` decides, under the lock).
     #[inline(always)]
     fn begin_oneway(&self, target: &Target, now: u64) -> Option<(u32, CodeSets)> {
-        if self.is_closed() || now > self.idle_check_at.load(Ordering::Relaxed) {
+        if self.is_closed() || now > self.idle_check_ns.load(Ordering::Relaxed) {
             return None;
         }
         let cs = *self.codesets.get()?;
@@ -1927,7 +1958,7 @@ impl<'o> Call<'o> {
             };
             let prefer = align.map(|_| self.st.codesets);
             let lead = self.st.lead;
-            let now = coarse_clock::now_ns();
+            let now = Now::Precise(self.st.started);
             match conn.begin(&target, prefer, self.st.twoway, lead, now) {
                 Ok(b) => break (target, conn, b),
                 Err(_) if tries < 2 => {
@@ -2556,7 +2587,7 @@ fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option
     };
     let (id, cs, led, started) = if twoway {
         let started = Instant::now();
-        match conn.begin(&target, None, true, true, coarse_clock::now_ns()) {
+        match conn.begin(&target, None, true, true, Now::Precise(started)) {
             Ok(Begun {
                 id,
                 cs,
@@ -2575,7 +2606,7 @@ fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option
         let now = coarse_clock::now_ns();
         match conn.begin_oneway(&target, now) {
             Some((id, cs)) => (id, cs, false, None),
-            None => match conn.begin(&target, None, false, false, now) {
+            None => match conn.begin(&target, None, false, false, Now::Coarse(now)) {
                 Ok(Begun {
                     id, cs, ctx: false, ..
                 }) => (id, cs, false, None),
@@ -3035,7 +3066,8 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             }
             Err(e) => return Err(e),
         };
-        let Ok(Begun { id, .. }) = conn.begin(&target, None, true, false, coarse_clock::now_ns())
+        let Ok(Begun { id, .. }) =
+            conn.begin(&target, None, true, false, Now::Precise(Instant::now()))
         else {
             target.drop_conn(&conn);
             resends += 1;
