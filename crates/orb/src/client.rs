@@ -2545,7 +2545,7 @@ fn route_conn(route: &Arc<Route>) -> Option<Arc<ClientConn>> {
 #[inline(always)]
 fn put_back(conn: Arc<ClientConn>, home: Option<thread_conns::Home>) {
     if let Some(home) = home {
-        thread_conns::put(thread_conns::Entry { conn, home });
+        thread_conns::put(conn, home);
     }
 }
 
@@ -2580,7 +2580,7 @@ fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option
         (conn, None)
     } else {
         match thread_conns::take(&target.route) {
-            Some(thread_conns::Entry { conn, home }) => (conn, Some(home)),
+            Some((conn, home)) => (conn, Some(home)),
             // A miss: the route's connection, with a count (rare).
             None => (route_conn(&target.route)?, None),
         }

@@ -4,48 +4,48 @@
 //! reference to it (four atomic read-modify-writes a call: lock, unlock,
 //! `Arc` clone and drop).
 //!
-//! A call *takes* its entry out of the cache and puts it back when done
-//! with the connection, so the entry is the call's alone meanwhile: a
-//! call made while it is out (from an argument encoder, on the same
-//! thread) misses and goes through the route as before.
+//! A oneway *takes* its slot's connection out of the cache and puts it
+//! back when done with it, so the connection is the call's alone
+//! meanwhile: a call made while it is out (from an argument encoder, on
+//! the same thread) misses and goes through the route as before. A twoway
+//! clones it (its reply keeps the connection until decoded).
 //!
-//! An entry holds a `Weak` of its route (its address is the key and stays
-//! unique while the entry exists; the route itself is not kept alive) and
-//! an `Arc` of the connection. A closed connection is never handed out:
-//! a lookup that finds one drops the entry. What a cached connection can
-//! keep alive after it closed (its socket descriptor, already shut down,
-//! and its buffers) is bounded by [`SLOTS`] entries per thread, freed at
-//! the thread's next call through that route, when a newer route evicts
-//! it, or when the thread ends.
+//! A slot holds a `Weak` of its route (the route's address is the slot's
+//! key and cannot be reused while the `Weak` exists; the route itself is
+//! not kept alive, only its allocation) and an `Arc` of the connection.
+//! A closed connection is never handed out: a lookup that finds one
+//! empties the slot. What a slot can keep alive after its connection
+//! closed or its route was dropped (the connection's socket descriptor,
+//! already shut down, its buffers, and the route's allocation, ~1.5 KB)
+//! is bounded by [`SLOTS`] slots per thread, freed at the thread's next
+//! call through that route, when a newer route evicts the slot, or when
+//! the thread ends.
 
 use std::cell::Cell;
 use std::sync::{Arc, Weak};
 
 use crate::client::{ClientConn, Route};
 
-/// Entries per thread: a thread calling through more routes than this
+/// Slots per thread: a thread calling through more routes than this
 /// in turn evicts them round robin (and pays the route lock on a miss).
 pub(crate) const SLOTS: usize = 4;
 
-/// A route's connection, as cached for one thread.
-pub(crate) struct Entry {
-    pub(crate) conn: Arc<ClientConn>,
-    pub(crate) home: Home,
-}
-
-/// Where an entry taken out goes back to.
+/// Where a connection taken out goes back to: its slot, and the slot's
+/// key then (a slot evicted meanwhile has another).
 pub(crate) struct Home {
-    route: Weak<Route>,
-    /// The slot it was taken from (`SLOTS`: none), where `put` looks
-    /// first.
     slot: usize,
+    key: usize,
 }
 
 struct Slots {
-    /// The address of each slot's route (0: none). A slot whose entry is
-    /// out (in use by a call) keeps its key.
+    /// The address of each slot's route (0: none).
     keys: [Cell<usize>; SLOTS],
-    entries: [Cell<Option<Entry>>; SLOTS],
+    /// Each slot's route, keeping the key's address from being reused.
+    routes: [Cell<Option<Weak<Route>>>; SLOTS],
+    /// Each slot's connection (`None` while a oneway has it out). One
+    /// pointer: putting it back is one store, where a whole entry moved
+    /// through the stack cost a store-forwarding stall.
+    conns: [Cell<Option<Arc<ClientConn>>>; SLOTS],
     /// The slot a new route evicts next.
     next: Cell<usize>,
 }
@@ -54,165 +54,149 @@ thread_local! {
     static CACHE: Slots = const {
         Slots {
             keys: [const { Cell::new(0) }; SLOTS],
-            entries: [const { Cell::new(None) }; SLOTS],
+            routes: [const { Cell::new(None) }; SLOTS],
+            conns: [const { Cell::new(None) }; SLOTS],
             next: Cell::new(0),
         }
     };
 }
 
-/// Takes `route`'s entry, if this thread has one, not in use, whose
-/// connection is open.
+/// The slot of `key` in `s`.
 #[inline(always)]
-pub(crate) fn take(route: &Arc<Route>) -> Option<Entry> {
+fn find(s: &Slots, key: usize) -> Option<usize> {
+    s.keys.iter().position(|k| k.get() == key)
+}
+
+/// Takes `route`'s connection, if this thread has one cached, not in use,
+/// open.
+#[inline(always)]
+pub(crate) fn take(route: &Arc<Route>) -> Option<(Arc<ClientConn>, Home)> {
     let key = Arc::as_ptr(route) as usize;
-    let found = CACHE
-        .try_with(|c| {
-            for (i, (k, e)) in c.keys.iter().zip(&c.entries).enumerate() {
-                if k.get() == key {
-                    return e.take().map(|mut e| {
-                        e.home.slot = i;
-                        e
-                    });
-                }
-            }
-            None
+    let (conn, slot) = CACHE
+        .try_with(|s| {
+            let i = find(s, key)?;
+            Some((s.conns[i].take()?, i))
         })
         .ok()
         .flatten()?;
-    if found.conn.is_closed() {
-        drop_closed(found);
+    let home = Home { slot, key };
+    if conn.is_closed() {
+        drop_closed(conn, home);
         return None;
     }
-    Some(found)
+    Some((conn, home))
 }
 
-/// A clone of `route`'s connection, if this thread has an entry for it,
-/// not in use, whose connection is open: for a twoway, whose reply keeps
-/// the connection (a count, where an entry taken out would have to come
-/// back from the reply's release).
+/// A clone of `route`'s connection, if this thread has one cached, not
+/// in use, open: for a twoway, whose reply keeps the connection (a count,
+/// where a connection taken out would have to come back from the reply's
+/// release).
 #[inline(always)]
 pub(crate) fn cloned(route: &Arc<Route>) -> Option<Arc<ClientConn>> {
     let key = Arc::as_ptr(route) as usize;
     let conn = CACHE
-        .try_with(|c| {
-            for (k, e) in c.keys.iter().zip(&c.entries) {
-                if k.get() == key {
-                    let found = e.take()?;
-                    if found.conn.is_closed() {
-                        return Some(Err(found));
-                    }
-                    let conn = found.conn.clone();
-                    // The slot was emptied just above: nothing is dropped
-                    // (and no drop glue makes the access a call).
-                    std::mem::forget(e.replace(Some(found)));
-                    return Some(Ok(conn));
-                }
+        .try_with(|s| {
+            let i = find(s, key)?;
+            let found = s.conns[i].take()?;
+            if found.is_closed() {
+                return Some(Err((found, i)));
             }
-            None
+            let conn = found.clone();
+            // The slot was emptied just above: nothing is dropped (and no
+            // drop glue makes the access a call).
+            std::mem::forget(s.conns[i].replace(Some(found)));
+            Some(Ok(conn))
         })
         .ok()
         .flatten()?;
     match conn {
         Ok(c) => Some(c),
-        Err(closed) => {
-            drop_closed(closed);
+        Err((closed, slot)) => {
+            drop_closed(closed, Home { slot, key });
             None
         }
     }
 }
 
-/// Caches `conn` for `route` after a miss (so that the thread's next call
-/// finds it).
-#[cold]
-#[inline(never)]
-pub(crate) fn remember(route: &Arc<Route>, conn: &Arc<ClientConn>) {
-    put(entry(route, conn.clone()));
-}
-
-/// Drops an entry whose connection closed (out of line: rare, and the
-/// drop may free the connection).
-#[cold]
-#[inline(never)]
-fn drop_closed(e: Entry) {
-    let key = Weak::as_ptr(&e.home.route) as usize;
-    let _ = CACHE.try_with(|c| {
-        for k in &c.keys {
-            if k.get() == key {
-                k.set(0);
-            }
-        }
-    });
-    drop(e);
-}
-
-/// An entry for `route` and `conn` (a miss: the connection came from the
-/// route).
-#[cold]
-pub(crate) fn entry(route: &Arc<Route>, conn: Arc<ClientConn>) -> Entry {
-    Entry {
-        conn,
-        home: Home {
-            route: Arc::downgrade(route),
-            slot: SLOTS,
-        },
-    }
-}
-
-/// Puts `e` back (or in for the first time). A closed connection is
-/// dropped instead.
+/// Puts a connection taken with [`take`] back. A closed one is dropped
+/// instead (its slot emptied).
 #[inline(always)]
-pub(crate) fn put(e: Entry) {
-    if e.conn.is_closed() {
-        drop_closed(e);
+pub(crate) fn put(conn: Arc<ClientConn>, home: Home) {
+    if conn.is_closed() {
+        drop_closed(conn, home);
         return;
     }
-    let key = Weak::as_ptr(&e.home.route) as usize;
-    let i = e.home.slot;
-    // The closure borrows the entry rather than owning it: one that owned
-    // it would drop it when the thread-local is gone, and with that drop
-    // glue the thread-local access was a call (~40 instructions).
-    let mut e = Some(e);
+    // The closure borrows the connection rather than owning it: one that
+    // owned it would drop it when the thread-local is gone, and with that
+    // drop glue the thread-local access was a call (~40 instructions).
+    let mut conn = Some(conn);
     let displaced = CACHE
-        .try_with(|c| match (c.keys.get(i), c.entries.get(i)) {
-            // Another entry here (a call made while this one was out put
-            // its own back) is replaced.
-            (Some(k), Some(slot)) if k.get() == key => slot.replace(e.take()),
+        .try_with(|s| match (s.keys.get(home.slot), s.conns.get(home.slot)) {
+            (Some(k), Some(c)) if k.get() == home.key => c.replace(conn.take()),
             _ => None,
         })
         .ok()
         .flatten();
-    if let Some(d) = displaced {
-        drop_displaced(d);
-    }
-    if let Some(e) = e {
-        put_new(e, key);
+    // Another connection in the slot (a call made while this one was out
+    // cached its own), or the slot evicted meanwhile (the next miss
+    // caches again): dropped.
+    if displaced.is_some() || conn.is_some() {
+        drop_conns(displaced, conn);
     }
 }
 
-/// Drops an entry displaced by another for the same route (rare).
+/// Drops connections displaced from the cache (rare; out of line).
 #[cold]
 #[inline(never)]
-fn drop_displaced(e: Entry) {
-    drop(e);
+fn drop_conns(a: Option<Arc<ClientConn>>, b: Option<Arc<ClientConn>>) {
+    drop((a, b));
 }
 
-/// `put` of an entry whose route has no slot (a miss, or evicted while
-/// out): evicts the next slot round robin, preferring an empty one.
-/// Whatever is displaced is dropped after the cache is left.
+/// Drops a closed connection and empties its slot (rare; out of line).
 #[cold]
 #[inline(never)]
-fn put_new(e: Entry, key: usize) {
-    let displaced = CACHE.try_with(|c| {
-        if let Some(i) = c.keys.iter().position(|k| k.get() == key) {
-            return c.entries[i].replace(Some(e));
+fn drop_closed(conn: Arc<ClientConn>, home: Home) {
+    let route = CACHE
+        .try_with(|s| {
+            if s.keys[home.slot].get() == home.key {
+                s.keys[home.slot].set(0);
+                // A connection cached meanwhile goes with it (the next miss
+                // caches the route's).
+                let other = s.conns[home.slot].take();
+                (s.routes[home.slot].take(), other)
+            } else {
+                (None, None)
+            }
+        })
+        .ok();
+    drop(route);
+    drop(conn);
+}
+
+/// Caches `conn` for `route` after a miss (so that the thread's next call
+/// finds it): in the route's slot, else an empty one, else the next slot
+/// round robin. Whatever is displaced is dropped after the cache is left.
+#[cold]
+#[inline(never)]
+pub(crate) fn remember(route: &Arc<Route>, conn: &Arc<ClientConn>) {
+    if conn.is_closed() {
+        return;
+    }
+    let key = Arc::as_ptr(route) as usize;
+    let displaced = CACHE.try_with(|s| {
+        if let Some(i) = find(s, key) {
+            return (None, s.conns[i].replace(Some(conn.clone())));
         }
-        let i = c.keys.iter().position(|k| k.get() == 0).unwrap_or_else(|| {
-            let i = c.next.get() % SLOTS;
-            c.next.set((i + 1) % SLOTS);
+        let i = find(s, 0).unwrap_or_else(|| {
+            let i = s.next.get() % SLOTS;
+            s.next.set((i + 1) % SLOTS);
             i
         });
-        c.keys[i].set(key);
-        c.entries[i].replace(Some(e))
+        s.keys[i].set(key);
+        (
+            s.routes[i].replace(Some(Arc::downgrade(route))),
+            s.conns[i].replace(Some(conn.clone())),
+        )
     });
     drop(displaced);
 }
