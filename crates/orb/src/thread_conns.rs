@@ -16,7 +16,7 @@
 //! A closed connection is never handed out: a lookup that finds one
 //! empties the slot. What a slot can keep alive after its connection
 //! closed or its route was dropped (the connection's socket descriptor,
-//! already shut down, its buffers, and the route's allocation, ~1.5 KB)
+//! already shut down, its buffers, and the route's allocation, ~1.3 KB)
 //! is bounded by [`SLOTS`] slots per thread, freed at the thread's next
 //! call through that route, when a newer route evicts the slot, or when
 //! the thread ends.
