@@ -31,10 +31,29 @@ use crate::client::{ClientConn, Route};
 pub(crate) const SLOTS: usize = 4;
 
 /// Where a connection taken out goes back to: its slot, and the slot's
-/// key then (a slot evicted meanwhile has another).
-pub(crate) struct Home {
-    slot: usize,
-    key: usize,
+/// key then (a slot evicted meanwhile has another), in one word (the key
+/// is a route's address, 8-aligned, so the slot fits in its low bits):
+/// a lean call carries it through `Fast` by value, twice.
+pub(crate) struct Home(std::num::NonZeroUsize);
+
+const _: () = assert!(SLOTS <= 8 && std::mem::align_of::<Route>() >= 8);
+
+impl Home {
+    #[inline(always)]
+    fn new(slot: usize, key: usize) -> Home {
+        // A key is a non-null address.
+        Home(std::num::NonZeroUsize::new(key | slot).unwrap_or(std::num::NonZeroUsize::MIN))
+    }
+
+    #[inline(always)]
+    fn slot(&self) -> usize {
+        self.0.get() & 7
+    }
+
+    #[inline(always)]
+    fn key(&self) -> usize {
+        self.0.get() & !7
+    }
 }
 
 struct Slots {
@@ -79,7 +98,7 @@ pub(crate) fn take(route: &Arc<Route>) -> Option<(Arc<ClientConn>, Home)> {
         })
         .ok()
         .flatten()?;
-    let home = Home { slot, key };
+    let home = Home::new(slot, key);
     if conn.is_closed() {
         drop_closed(conn, home);
         return None;
@@ -112,7 +131,7 @@ pub(crate) fn cloned(route: &Arc<Route>) -> Option<Arc<ClientConn>> {
     match conn {
         Ok(c) => Some(c),
         Err((closed, slot)) => {
-            drop_closed(closed, Home { slot, key });
+            drop_closed(closed, Home::new(slot, key));
             None
         }
     }
@@ -131,10 +150,12 @@ pub(crate) fn put(conn: Arc<ClientConn>, home: Home) {
     // drop glue the thread-local access was a call (~40 instructions).
     let mut conn = Some(conn);
     let displaced = CACHE
-        .try_with(|s| match (s.keys.get(home.slot), s.conns.get(home.slot)) {
-            (Some(k), Some(c)) if k.get() == home.key => c.replace(conn.take()),
-            _ => None,
-        })
+        .try_with(
+            |s| match (s.keys.get(home.slot()), s.conns.get(home.slot())) {
+                (Some(k), Some(c)) if k.get() == home.key() => c.replace(conn.take()),
+                _ => None,
+            },
+        )
         .ok()
         .flatten();
     // Another connection in the slot (a call made while this one was out
@@ -158,12 +179,13 @@ fn drop_conns(a: Option<Arc<ClientConn>>, b: Option<Arc<ClientConn>>) {
 fn drop_closed(conn: Arc<ClientConn>, home: Home) {
     let route = CACHE
         .try_with(|s| {
-            if s.keys[home.slot].get() == home.key {
-                s.keys[home.slot].set(0);
+            let i = home.slot();
+            if s.keys[i].get() == home.key() {
+                s.keys[i].set(0);
                 // A connection cached meanwhile goes with it (the next miss
                 // caches the route's).
-                let other = s.conns[home.slot].take();
-                (s.routes[home.slot].take(), other)
+                let other = s.conns[i].take();
+                (s.routes[i].take(), other)
             } else {
                 (None, None)
             }
