@@ -13,6 +13,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,7 @@ use peregrine_giop::{
     RequestHeader, ResponseFlags, ServiceContext, ServiceContexts, TargetAddress,
 };
 
+use crate::coarse_clock;
 use crate::error::{raise, record};
 use crate::orb::Orb;
 use crate::runtime::{
@@ -30,11 +32,15 @@ use crate::runtime::{
     SystemException, SystemExceptionKind as K,
 };
 use crate::short_bytes::ShortBytes;
+use crate::thread_conns;
 use crate::transport::{FrameError, RxBuf, Transport};
 
 /// How long a connection must have been idle before a call checks that
 /// the server has not closed it meanwhile (one non-blocking peek).
 const IDLE_CHECK: Duration = Duration::from_millis(100);
+/// `IDLE_CHECK` in nanoseconds (the idle check runs on
+/// [`crate::coarse_clock`]).
+const IDLE_CHECK_NS: u64 = IDLE_CHECK.as_nanos() as u64;
 /// Most LOCATION_FORWARD hops one call follows.
 const MAX_FORWARDS: usize = 8;
 /// Requests longer than this may block in their write (a full socket
@@ -80,7 +86,6 @@ impl RefInner {
     /// on first use, then borrowed without a lock or a reference count).
     #[inline]
     fn target(&self) -> Result<TargetRef<'_>, SystemException> {
-        use std::sync::atomic::Ordering;
         match self.bound.get() {
             Some(t) if !self.forwarded.load(Ordering::Acquire) => Ok(TargetRef::Bound(t)),
             _ => self.target_slow(),
@@ -90,7 +95,6 @@ impl RefInner {
     /// `target` when forwarded or not bound yet.
     #[cold]
     fn target_slow(&self) -> Result<TargetRef<'_>, SystemException> {
-        use std::sync::atomic::Ordering;
         if self.forwarded.load(Ordering::Acquire) {
             if let Some(t) = &*lock(&self.forward) {
                 return Ok(TargetRef::Forwarded(t.clone()));
@@ -107,7 +111,6 @@ impl RefInner {
 
     /// Sends calls to `t` (a forward), or back to the IOR's target.
     fn set_target(&self, t: Option<Arc<Target>>) {
-        use std::sync::atomic::Ordering;
         let mut f = lock(&self.forward);
         self.forwarded.store(t.is_some(), Ordering::Release);
         *f = t;
@@ -557,19 +560,19 @@ enum Got {
 }
 
 struct ConnState {
-    next_id: u32,
     /// Calls waiting for a reply: `None` until it arrives.
     pending: HashMap<u32, Option<Arrived>, BuildHasherDefault<IdHasher>>,
     /// A thread reads the connection (and alone locks `ClientConn::rx`).
     leader: bool,
+    /// Set together with `ClientConn::closed_hint`.
     closed: Option<Closed>,
-    codesets: Option<CodeSets>,
-    codesets_acked: bool,
     reasm: Reassembler,
     /// When the connection, if idle then, is next checked for a server
     /// close: the last check + `IDLE_CHECK`. Not moved on each reply (that
     /// cost a clock addition per call): a connection in steady use is
-    /// probed once per `IDLE_CHECK` instead, three system calls.
+    /// probed once per `IDLE_CHECK` instead, three system calls. Kept on
+    /// both clocks (this and `ClientConn::idle_check_ns`), so neither
+    /// kind of call reads a second clock; a check moves both.
     idle_check_at: Instant,
     /// Callers blocked on `cv` (followers): the leader only wakes them
     /// when there are some (a condition variable notify is a syscall even
@@ -625,6 +628,31 @@ pub(crate) struct ClientConn {
     /// and comparing here costs less than the transport's dynamic call
     /// that finds it unchanged. Only leaders set it.
     read_timeout: std::sync::atomic::AtomicU64,
+    /// The next request id. An atomic (not in `st`) so that a oneway
+    /// takes one without the state lock ([`ClientConn::begin_oneway`]).
+    next_id: AtomicU32,
+    /// `st.closed.is_some()`, readable without the lock: set (under the
+    /// lock) whenever `closed` is, never cleared.
+    closed_hint: AtomicBool,
+    /// The code sets of the connection, chosen by its first call (under
+    /// the state lock) and fixed from then on.
+    codesets: std::sync::OnceLock<CodeSets>,
+    /// A Reply arrived: the CodeSets context was answered and is no
+    /// longer sent. Set under the state lock, never cleared.
+    codesets_acked: AtomicBool,
+    /// `ConnState::idle_check_at` on the coarse clock
+    /// ([`crate::coarse_clock`] nanoseconds), for oneways, which read no
+    /// precise clock: written under the state lock, read without it (a
+    /// oneway takes the locked path when the check is due).
+    idle_check_ns: AtomicU64,
+}
+
+/// A call's clock reading for the idle check: a twoway has a precise one
+/// anyway (its deadline counts from it), a oneway reads the coarse clock.
+#[derive(Clone, Copy)]
+enum Now {
+    Precise(Instant),
+    Coarse(u64),
 }
 
 /// What [`ClientConn::begin`] gives a call.
@@ -667,12 +695,9 @@ impl ClientConn {
             fragment_size,
             write_lock: Mutex::new(()),
             st: Mutex::new(ConnState {
-                next_id: 1,
                 pending: HashMap::default(),
                 leader: false,
                 closed: None,
-                codesets: None,
-                codesets_acked: false,
                 reasm: Reassembler::new(limits),
                 idle_check_at: Instant::now() + IDLE_CHECK,
                 waiters: 0,
@@ -680,11 +705,27 @@ impl ClientConn {
             cv: Condvar::new(),
             rx: LeaderBuf::default(),
             read_timeout: std::sync::atomic::AtomicU64::new(u64::MAX),
+            next_id: AtomicU32::new(1),
+            closed_hint: AtomicBool::new(false),
+            codesets: std::sync::OnceLock::new(),
+            codesets_acked: AtomicBool::new(false),
+            idle_check_ns: AtomicU64::new(coarse_clock::now_ns().saturating_add(IDLE_CHECK_NS)),
         }
     }
 
-    fn is_closed(&self) -> bool {
-        lock(&self.st).closed.is_some()
+    /// Whether the connection is closed (without the state lock: the flag
+    /// is set under it, so a caller that then locks sees `closed` too).
+    #[inline(always)]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed_hint.load(Ordering::Acquire)
+    }
+
+    /// Records why the connection closed (the first reason stays).
+    fn set_closed(&self, st: &mut ConnState, why: Closed) {
+        if st.closed.is_none() {
+            st.closed = Some(why);
+        }
+        self.closed_hint.store(true, Ordering::Release);
     }
 
     /// Marks the connection closed, fails every pending call, closes the
@@ -692,9 +733,7 @@ impl ClientConn {
     fn fail(&self, why: Closed) {
         {
             let mut st = lock(&self.st);
-            if st.closed.is_none() {
-                st.closed = Some(why);
-            }
+            self.set_closed(&mut st, why);
             st.reasm.clear();
         }
         self.cv.notify_all();
@@ -732,13 +771,17 @@ impl ClientConn {
         prefer: Option<CodeSets>,
         twoway: bool,
         lead: bool,
-        now: Instant,
+        now: Now,
     ) -> Result<Begun, Closed> {
         let mut st = lock(&self.st);
         if let Some(c) = &st.closed {
             return Err(c.clone());
         }
-        if !st.leader && st.pending.is_empty() && now > st.idle_check_at {
+        let due = match now {
+            Now::Precise(t) => t > st.idle_check_at,
+            Now::Coarse(t) => t > self.idle_check_ns.load(Ordering::Relaxed),
+        };
+        if !st.leader && st.pending.is_empty() && due {
             drop(st);
             self.probe_idle();
             st = lock(&self.st);
@@ -748,10 +791,9 @@ impl ClientConn {
             // Open as of `now`: the next check is `IDLE_CHECK` later (a
             // stream of oneways reads nothing, and would otherwise peek
             // at the socket, a syscall, before every call).
-            st.idle_check_at = st.idle_check_at.max(now + IDLE_CHECK);
+            self.checked_idle(&mut st, now);
         }
-        let id = st.next_id;
-        st.next_id = st.next_id.wrapping_add(1);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut led = false;
         if twoway {
             if lead && !st.leader {
@@ -761,12 +803,48 @@ impl ClientConn {
                 st.pending.insert(id, None);
             }
         }
-        let cs = match st.codesets {
-            Some(cs) => cs,
-            None => *st.codesets.insert(target.codesets_preferring(prefer)),
-        };
-        let ctx = target.negotiate && !st.codesets_acked;
+        // Chosen under the state lock, so the first caller's preference
+        // wins as before.
+        let cs = *self
+            .codesets
+            .get_or_init(|| target.codesets_preferring(prefer));
+        let ctx = target.negotiate && !self.codesets_acked.load(Ordering::Relaxed);
         Ok(Begun { id, cs, ctx, led })
+    }
+
+    /// Moves the next idle check (on both clocks) to `IDLE_CHECK` after
+    /// `now`, when the connection was found open; the other clock is read
+    /// here (once per check, not per call).
+    #[cold]
+    fn checked_idle(&self, st: &mut ConnState, now: Now) {
+        let (precise, coarse) = match now {
+            Now::Precise(t) => (t, coarse_clock::now_ns()),
+            Now::Coarse(t) => (Instant::now(), t),
+        };
+        st.idle_check_at = st.idle_check_at.max(precise + IDLE_CHECK);
+        let at = self.idle_check_ns.load(Ordering::Relaxed);
+        self.idle_check_ns.store(
+            at.max(coarse.saturating_add(IDLE_CHECK_NS)),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// [`ClientConn::begin`] for a oneway in the common case, without the
+    /// state lock: the connection is open (as far as the flag tells: one
+    /// that closes meanwhile fails the write, as it could after `begin`),
+    /// its code sets are settled, no CodeSets context is due and the idle
+    /// check is not due at `now`. The id and the code sets, else `None`
+    /// (then `begin` decides, under the lock).
+    #[inline(always)]
+    fn begin_oneway(&self, target: &Target, now: u64) -> Option<(u32, CodeSets)> {
+        if self.is_closed() || now > self.idle_check_ns.load(Ordering::Relaxed) {
+            return None;
+        }
+        let cs = *self.codesets.get()?;
+        if target.negotiate && !self.codesets_acked.load(Ordering::Relaxed) {
+            return None;
+        }
+        Some((self.next_id.fetch_add(1, Ordering::Relaxed), cs))
     }
 
     fn forget(&self, id: u32) {
@@ -921,9 +999,7 @@ impl ClientConn {
             Lead::TimedOut => Err((self.unlead(false), WaitError::TimedOut)),
             Lead::Closed(c) => {
                 let mut st = self.unlead(false);
-                if st.closed.is_none() {
-                    st.closed = Some(c.clone());
-                }
+                self.set_closed(&mut st, c.clone());
                 st.reasm.clear();
                 drop(st);
                 self.cv.notify_all();
@@ -939,8 +1015,8 @@ impl ClientConn {
     fn unlead(&self, acked: bool) -> MutexGuard<'_, ConnState> {
         let mut st = lock(&self.st);
         st.leader = false;
-        if acked {
-            st.codesets_acked = true;
+        if acked && !self.codesets_acked.load(Ordering::Relaxed) {
+            self.codesets_acked.store(true, Ordering::Relaxed);
         }
         if st.waiters > 0 {
             self.cv.notify_all();
@@ -1167,7 +1243,7 @@ impl ClientConn {
                     head: None,
                 });
                 if is_reply(rx.message(len)) {
-                    st.codesets_acked = true;
+                    self.codesets_acked.store(true, Ordering::Relaxed);
                 }
                 drop(st);
                 self.cv.notify_all();
@@ -1882,7 +1958,8 @@ impl<'o> Call<'o> {
             };
             let prefer = align.map(|_| self.st.codesets);
             let lead = self.st.lead;
-            match conn.begin(&target, prefer, self.st.twoway, lead, self.st.started) {
+            let now = Now::Precise(self.st.started);
+            match conn.begin(&target, prefer, self.st.twoway, lead, now) {
                 Ok(b) => break (target, conn, b),
                 Err(_) if tries < 2 => {
                     target.drop_conn(&conn);
@@ -2425,13 +2502,19 @@ impl Drop for GiveUp<'_> {
 /// its arguments.
 struct Fast {
     conn: Arc<ClientConn>,
+    /// A oneway's connection was taken from the thread's cache: where it
+    /// goes back to when the call is done with it.
+    home: Option<thread_conns::Home>,
     id: u32,
     /// The call leads the connection.
     led: bool,
     twoway: bool,
     cs: CodeSets,
     framing: Framing,
-    started: Instant,
+    /// When a twoway started (its deadline counts from it). A oneway
+    /// reads no precise clock: only its idle check needs the time, and
+    /// that takes the coarse one.
+    started: Option<Instant>,
 }
 
 /// Gives a lean call's claim on its connection up if the stub's encoder
@@ -2446,12 +2529,37 @@ impl Drop for EncodeGuard<'_> {
     }
 }
 
+/// The route's connection when the thread's cache has none for it (a
+/// miss: first use, a call made from inside another's encoder, a route
+/// evicted or a connection that closed), remembered in the cache.
+#[cold]
+#[inline(never)]
+fn route_conn(route: &Arc<Route>) -> Option<Arc<ClientConn>> {
+    let conn = lock(&route.conn).clone()?;
+    thread_conns::remember(route, &conn);
+    Some(conn)
+}
+
+/// Hands a oneway's connection back to the thread's cache (a twoway's
+/// count is dropped).
+#[inline(always)]
+fn put_back(conn: Arc<ClientConn>, home: Option<thread_conns::Home>) {
+    if let Some(home) = home {
+        thread_conns::put(conn, home);
+    }
+}
+
 /// The start of the common call, lean (principle: optimize for the
 /// common case): a reference bound to a GIOP 1.2 route with a connection
 /// up, a request header cached for the operation and no CodeSets context
 /// to send. Writes the header into `w` (arguments go after it); `None`
 /// when that is not the case: the general path (`Call`) then binds,
 /// connects and encodes headers.
+///
+/// The connection comes from the thread's cache (no route lock, no
+/// reference count); a oneway whose connection needs nothing checked
+/// takes its request id without the connection's state lock
+/// ([`ClientConn::begin_oneway`]).
 #[inline(never)]
 fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option<Fast> {
     let inner = &obj.inner;
@@ -2462,24 +2570,62 @@ fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option
     if target.version != GiopVersion::V1_2 {
         return None;
     }
-    let conn = lock(&target.route.conn).clone()?;
-    let started = Instant::now();
-    let Ok(Begun { id, cs, ctx, led }) = conn.begin(&target, None, twoway, twoway, started) else {
-        // The general path drops the closed connection and binds anew.
-        return None;
+    let (conn, home) = if twoway {
+        // The reply keeps a count of the connection: a clone, the entry
+        // stays in the cache.
+        let conn = match thread_conns::cloned(&target.route) {
+            Some(c) => c,
+            None => route_conn(&target.route)?,
+        };
+        (conn, None)
+    } else {
+        match thread_conns::take(&target.route) {
+            Some((conn, home)) => (conn, Some(home)),
+            // A miss: the route's connection, with a count (rare).
+            None => (route_conn(&target.route)?, None),
+        }
     };
-    let framing = (!ctx)
-        .then(|| {
-            w.set_codesets(cs);
-            target.write_header(op, twoway, id, w)
-        })
-        .flatten();
-    let Some(framing) = framing else {
+    let (id, cs, led, started) = if twoway {
+        let started = Instant::now();
+        match conn.begin(&target, None, true, true, Now::Precise(started)) {
+            Ok(Begun {
+                id,
+                cs,
+                ctx: false,
+                led,
+            }) => (id, cs, led, Some(started)),
+            Ok(Begun { id, led, .. }) => {
+                give_up(&conn, id, led);
+                return None;
+            }
+            // Closed: the general path drops the connection and binds
+            // anew.
+            Err(_) => return None,
+        }
+    } else {
+        let now = coarse_clock::now_ns();
+        match conn.begin_oneway(&target, now) {
+            Some((id, cs)) => (id, cs, false, None),
+            None => match conn.begin(&target, None, false, false, Now::Coarse(now)) {
+                Ok(Begun {
+                    id, cs, ctx: false, ..
+                }) => (id, cs, false, None),
+                _ => {
+                    put_back(conn, home);
+                    return None;
+                }
+            },
+        }
+    };
+    w.set_codesets(cs);
+    let Some(framing) = target.write_header(op, twoway, id, w) else {
         give_up_if(twoway, &conn, id, led);
+        put_back(conn, home);
         return None;
     };
     Some(Fast {
         conn,
+        home,
         id,
         led,
         twoway,
@@ -2516,6 +2662,7 @@ fn fast_finish<'a>(
 ) -> Result<Option<ReplyMsg>, SystemException> {
     let Fast {
         conn,
+        home,
         id,
         led,
         twoway,
@@ -2524,7 +2671,7 @@ fn fast_finish<'a>(
         started,
     } = fast;
     let inner = &obj.inner;
-    let mut guard = GiveUp {
+    let guard = GiveUp {
         conn: &conn,
         id,
         led,
@@ -2534,11 +2681,14 @@ fn fast_finish<'a>(
     let mut tail = match encoded {
         Ok(t) => t,
         Err(e) => {
-            return Err(cdr_to_sys(
+            let e = cdr_to_sys(
                 &e,
                 CompletionStatus::No,
                 format_args!("encoding the arguments of {op:?} for {}", conn.ep),
-            ))
+            );
+            drop(guard);
+            put_back(conn, home);
+            return Err(e);
         }
     };
     if !tail.is_empty() && w.len() + tail.len() > conn.fragment_limit() {
@@ -2547,6 +2697,8 @@ fn fast_finish<'a>(
         tail = &[];
     }
     if let Err(e) = framing.finish(w, tail.len()) {
+        drop(guard);
+        put_back(conn, home);
         return Err(raise(
             K::Marshal,
             0,
@@ -2554,46 +2706,61 @@ fn fast_finish<'a>(
             format_args!("finishing the request {op:?}: {e}"),
         ));
     }
+    let sent = conn.send(w.as_slice(), tail);
+    std::mem::forget(guard);
+    let general = |led, started: Option<Instant>, clock: Option<Instant>, conn| {
+        // A oneway has no clock reading yet: its (re-)send's deadline
+        // counts from here.
+        let started = started.unwrap_or_else(Instant::now);
+        Call {
+            obj,
+            op,
+            tail,
+            st: CallState {
+                twoway,
+                lead: twoway,
+                started,
+                clock: clock.unwrap_or(started),
+                timeout: inner
+                    .timeout
+                    .unwrap_or(inner.orb.inner().config.call_timeout),
+                led,
+                conn: Some(conn),
+                request_id: id,
+                codesets: cs,
+                version: GiopVersion::V1_2,
+                args_start: framing.body_start,
+                pending: Some(framing),
+                sent_pending: Some(framing),
+                forwards: 0,
+                resends: 0,
+            },
+        }
+    };
+    let Some(started) = started else {
+        // A oneway.
+        if sent.is_err() {
+            // The connection is marked failed: re-send on another.
+            // (`put_back` drops the failed connection from the cache.)
+            let mut call = general(false, None, None, conn.clone());
+            put_back(conn, home);
+            return call.resend(w).and_then(|()| call.run(w));
+        }
+        put_back(conn, home);
+        return Ok(None);
+    };
     let timeout = inner
         .timeout
         .unwrap_or(inner.orb.inner().config.call_timeout);
     let mut clock = started;
-    let sent = conn.send(w.as_slice(), tail);
-    guard.armed = false;
-    drop(guard);
-    let general = |led, clock| Call {
-        obj,
-        op,
-        tail,
-        st: CallState {
-            twoway,
-            lead: twoway,
-            started,
-            clock,
-            timeout,
-            led,
-            conn: Some(conn.clone()),
-            request_id: id,
-            codesets: cs,
-            version: GiopVersion::V1_2,
-            args_start: framing.body_start,
-            pending: Some(framing),
-            sent_pending: Some(framing),
-            forwards: 0,
-            resends: 0,
-        },
-    };
     match sent {
         Ok(waited) if waited || w.len() + tail.len() > LONG_WRITE => clock = Instant::now(),
         Ok(_) => {}
         Err(_) => {
             // The connection is marked failed: re-send on another.
-            let mut call = general(led, clock);
+            let mut call = general(led, Some(started), Some(clock), conn);
             return call.resend(w).and_then(|()| call.run(w));
         }
-    }
-    if !twoway {
-        return Ok(None);
     }
     let deadline = Deadline {
         from: started,
@@ -2625,8 +2792,8 @@ fn fast_finish<'a>(
     } else {
         conn.wait(id, deadline.instant(), None)
     };
-    let mut call = general(false, clock);
-    let arrival = call.on_arrival(w, conn.clone(), got);
+    let mut call = general(false, Some(started), Some(clock), conn.clone());
+    let arrival = call.on_arrival(w, conn, got);
     match arrival {
         Ok(None) => call.run(w),
         done => done,
@@ -2899,7 +3066,9 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             }
             Err(e) => return Err(e),
         };
-        let Ok(Begun { id, .. }) = conn.begin(&target, None, true, false, Instant::now()) else {
+        let Ok(Begun { id, .. }) =
+            conn.begin(&target, None, true, false, Now::Precise(Instant::now()))
+        else {
             target.drop_conn(&conn);
             resends += 1;
             if resends > MAX_RESENDS {

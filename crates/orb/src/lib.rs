@@ -9,6 +9,7 @@
 //! Architecture notes: `docs/orb.md`.
 
 mod client;
+mod coarse_clock;
 pub mod dii;
 pub mod dsi;
 mod error;
@@ -21,6 +22,7 @@ pub mod runtime;
 mod server;
 mod short_bytes;
 mod sock_io;
+mod thread_conns;
 pub mod transport;
 
 pub use dii::{ArgFlags, NVList, NamedValue, Request, RequestError};
