@@ -16,13 +16,18 @@ fn main() {
 #[cfg(feature = "orb")]
 mod orb {
     use std::fmt::Write as _;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     use peregrine_idl_rust::{Builder, Marshal};
 
     pub fn generate() {
         let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        // Read when the script runs, not when it was compiled: a build
+        // script binary cached in a target directory shared by several
+        // checkouts must generate from the checkout being built.
+        let manifest =
+            PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+        let manifest = manifest.as_path();
         let ttcp = manifest.join("../../idl/ttcp.idl");
         assert!(ttcp.is_file(), "{} not found", ttcp.display());
         let demux = manifest.join("idl/demux.idl");
