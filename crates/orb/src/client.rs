@@ -24,6 +24,7 @@ use peregrine_giop::{
     RequestHeader, ResponseFlags, ServiceContext, ServiceContexts, TargetAddress,
 };
 
+use crate::biased_lock::BiasedLock;
 use crate::coarse_clock;
 use crate::error::{raise, record};
 use crate::orb::Orb;
@@ -618,7 +619,11 @@ pub(crate) struct ClientConn {
     ep: Endpoint,
     limits: Limits,
     fragment_size: usize,
-    write_lock: Mutex<()>,
+    /// Serializes writes (and the idle probe, which switches the socket
+    /// to non-blocking for a moment). Biased: the connection's first
+    /// writer takes it without atomic read-modify-writes until another
+    /// thread writes (see [`crate::biased_lock`]).
+    write_lock: BiasedLock,
     st: Mutex<ConnState>,
     cv: Condvar,
     /// The receive buffer, the leader's alone.
@@ -693,7 +698,7 @@ impl ClientConn {
             ep,
             limits,
             fragment_size,
-            write_lock: Mutex::new(()),
+            write_lock: BiasedLock::new(),
             st: Mutex::new(ConnState {
                 pending: HashMap::default(),
                 leader: false,
@@ -747,7 +752,7 @@ impl ClientConn {
         // A thread holding the write lock is writing (perhaps blocked on a
         // full socket): the connection is not idle, and waiting for the
         // lock here would make a SYNC_NONE caller block on the network.
-        if let Ok(_w) = self.write_lock.try_lock() {
+        if let Some(_w) = self.write_lock.try_lock() {
             if self.t.peer_closed_or_readable() {
                 // Unsolicited bytes or EOF on an idle client connection:
                 // the server is closing it (CloseConnection) or is gone.
@@ -883,10 +888,7 @@ impl ClientConn {
     #[inline(always)]
     fn send(&self, bytes: &[u8], tail: &[u8]) -> std::io::Result<bool> {
         let r = {
-            let (_w, contended) = match self.write_lock.try_lock() {
-                Ok(g) => (g, false),
-                Err(_) => (lock(&self.write_lock), true),
-            };
+            let (_w, contended) = self.write_lock.lock();
             if tail.is_empty() && bytes.len() <= self.fragment_limit() {
                 // What `write_message_gather` does for a message that needs
                 // no fragments, without the call (~15 instructions).
@@ -1162,7 +1164,7 @@ impl ClientConn {
         let version = GiopVersion::from_minor(rx.unread().get(5).copied().unwrap_or(2).min(2));
         let mut w = Writer::new(ByteOrder::NATIVE);
         if encode_message_error(&mut w, version).is_ok() {
-            let _w = lock(&self.write_lock);
+            let _w = self.write_lock.lock();
             let _ = self.t.write_all_vectored(&[w.as_slice()]);
         }
     }
