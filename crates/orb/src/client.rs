@@ -2429,10 +2429,10 @@ fn decode_body<T, E: From<SystemException>>(
 /// `tail` if any (see [`encode_tail`]); a twoway waits for its reply,
 /// leading its connection (see [`ClientConn::begin`]).
 ///
-/// The common case takes the lean path ([`fast_begin`], the arguments,
-/// [`fast_finish`]); the generic part of it is only the encoder's call,
-/// so stubs with the same argument code stay identical (and are folded
-/// into one by the compiler).
+/// The common case takes the lean path ([`fast_call`]: [`fast_begin`],
+/// the arguments, [`fast_finish`], in one function that is not generic:
+/// the encoder is called through a `dyn` reference), so stubs share it
+/// and only build the encoder; anything else goes through `Call`.
 #[inline(always)]
 fn send_request<'a>(
     obj: &'a ObjectRef,
@@ -2442,19 +2442,67 @@ fn send_request<'a>(
     encode_args: impl EncodeArgs,
     tail: Option<&'a dyn peregrine_cdr::TailSeq>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
-    if let Some(fast) = fast_begin(obj, op, twoway, w) {
-        // A panicking encoder must not leave the connection's claim.
-        let guard = EncodeGuard(&fast);
-        let encoded = encode_args(w).and_then(|()| match tail {
+    let mut args = Some(encode_args);
+    let mut encode = |w: &mut Writer| -> peregrine_cdr::Result<&'a [u8]> {
+        // Called at most once, and only when the lean path takes the
+        // call (then `args` is not needed again).
+        let Some(encode_args) = args.take() else {
+            unreachable!("the lean path encodes once")
+        };
+        encode_args(w)?;
+        match tail {
             Some(t) => encode_tail(w, t),
             None => Ok(&[][..]),
-        });
-        // It did not panic (the guard owns nothing: forgetting it leaks
-        // nothing).
-        std::mem::forget(guard);
-        return fast_finish(fast, obj, op, w, encoded);
+        }
+    };
+    // Written by `fast_call` only when the outcome is not `Ok(None)` (a
+    // oneway sent): see there.
+    let mut done = Ok(None);
+    if fast_call(obj, op, twoway, w, &mut encode, &mut done) {
+        return done;
     }
+    // Declined before encoding: the arguments are still here.
+    let Some(encode_args) = args else {
+        unreachable!("the lean path declined after encoding")
+    };
     general_request(obj, op, twoway, w, encode_args, tail)
+}
+
+/// The lean call: `false` when it does not apply (see [`fast_begin`];
+/// `encode` was not called then), else `true` with the call's outcome in
+/// `done`, which the caller set to `Ok(None)` (what a oneway gives) and
+/// which is only written when the outcome is something else.
+///
+/// One function for the whole call (`fast_begin` and `fast_finish`
+/// inlined), and its outcome left where the caller has it: a value
+/// returned through memory and copied right away, with wide loads of
+/// what narrower stores had just written, stalls (store forwarding
+/// fails): a `Fast` returned by `fast_begin` and passed to `fast_finish`
+/// cost ~27 % of the oneway stub's samples, an outcome returned by value
+/// as much. The encoder's indirect call costs less.
+#[inline(never)]
+fn fast_call<'a>(
+    obj: &'a ObjectRef,
+    op: &'a str,
+    twoway: bool,
+    w: &mut Writer,
+    encode: &mut dyn FnMut(&mut Writer) -> peregrine_cdr::Result<&'a [u8]>,
+    done: &mut Result<Option<ReplyMsg>, SystemException>,
+) -> bool {
+    let Some(fast) = fast_begin(obj, op, twoway, w) else {
+        return false;
+    };
+    // A panicking encoder must not leave the connection's claim.
+    let guard = EncodeGuard(&fast);
+    let encoded = encode(w);
+    // It did not panic (the guard owns nothing: forgetting it leaks
+    // nothing).
+    std::mem::forget(guard);
+    match fast_finish(fast, obj, op, w, encoded) {
+        Ok(None) => {}
+        other => *done = other,
+    }
+    true
 }
 
 /// [`send_request`] through `Call`: binds and connects as needed, encodes
@@ -2562,7 +2610,7 @@ fn put_back(conn: Arc<ClientConn>, home: Option<thread_conns::Home>) {
 /// reference count); a oneway whose connection needs nothing checked
 /// takes its request id without the connection's state lock
 /// ([`ClientConn::begin_oneway`]).
-#[inline(never)]
+#[inline(always)]
 fn fast_begin(obj: &ObjectRef, op: &str, twoway: bool, w: &mut Writer) -> Option<Fast> {
     let inner = &obj.inner;
     if inner.orb.is_shut_down() {
@@ -2654,7 +2702,7 @@ fn give_up_if(twoway: bool, conn: &ClientConn, id: u32, led: bool) {
 /// closed connection, a follower's wait) continues on the general path
 /// from where this one stands, so forwards, re-sends and errors behave
 /// the same.
-#[inline(never)]
+#[inline(always)]
 fn fast_finish<'a>(
     fast: Fast,
     obj: &'a ObjectRef,
