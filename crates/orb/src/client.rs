@@ -2458,7 +2458,13 @@ fn send_request<'a>(
     // Written by `fast_call` only when the outcome is not `Ok(None)` (a
     // oneway sent): see there.
     let mut done = Ok(None);
-    if fast_call(obj, op, twoway, w, &mut encode, &mut done) {
+    // `twoway` is a constant here once this is inlined into a stub.
+    let taken = if twoway {
+        fast_twoway(obj, op, w, &mut encode, &mut done)
+    } else {
+        fast_oneway(obj, op, w, &mut encode, &mut done)
+    };
+    if taken {
         return done;
     }
     // Declined before encoding: the arguments are still here.
@@ -2480,7 +2486,7 @@ fn send_request<'a>(
 /// fails): a `Fast` returned by `fast_begin` and passed to `fast_finish`
 /// cost ~27 % of the oneway stub's samples, an outcome returned by value
 /// as much. The encoder's indirect call costs less.
-#[inline(never)]
+#[inline(always)]
 fn fast_call<'a>(
     obj: &'a ObjectRef,
     op: &'a str,
@@ -2503,6 +2509,32 @@ fn fast_call<'a>(
         other => *done = other,
     }
     true
+}
+
+/// [`fast_call`] for a oneway: a function of its own, so that the
+/// twoway's paths (leading, waiting, the reply) cost it neither code nor
+/// stack spills.
+#[inline(never)]
+fn fast_oneway<'a>(
+    obj: &'a ObjectRef,
+    op: &'a str,
+    w: &mut Writer,
+    encode: &mut dyn FnMut(&mut Writer) -> peregrine_cdr::Result<&'a [u8]>,
+    done: &mut Result<Option<ReplyMsg>, SystemException>,
+) -> bool {
+    fast_call(obj, op, false, w, encode, done)
+}
+
+/// [`fast_call`] for a twoway.
+#[inline(never)]
+fn fast_twoway<'a>(
+    obj: &'a ObjectRef,
+    op: &'a str,
+    w: &mut Writer,
+    encode: &mut dyn FnMut(&mut Writer) -> peregrine_cdr::Result<&'a [u8]>,
+    done: &mut Result<Option<ReplyMsg>, SystemException>,
+) -> bool {
+    fast_call(obj, op, true, w, encode, done)
 }
 
 /// [`send_request`] through `Call`: binds and connects as needed, encodes
