@@ -8,6 +8,7 @@
 //! Generated code programs against [`runtime`] (re-exported here).
 //! Architecture notes: `docs/orb.md`.
 
+mod biased_lock;
 mod client;
 mod coarse_clock;
 pub mod dii;

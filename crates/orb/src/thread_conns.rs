@@ -33,7 +33,7 @@ pub(crate) const SLOTS: usize = 4;
 /// Where a connection taken out goes back to: its slot, and the slot's
 /// key then (a slot evicted meanwhile has another), in one word (the key
 /// is a route's address, 8-aligned, so the slot fits in its low bits):
-/// a lean call carries it through `Fast` by value, twice.
+/// a lean call keeps it in `Fast` (see `client::fast_call`).
 pub(crate) struct Home(std::num::NonZeroUsize);
 
 const _: () = assert!(SLOTS <= 8 && std::mem::align_of::<Route>() >= 8);
