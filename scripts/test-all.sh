@@ -31,10 +31,10 @@ if [ "${PEREGRINE_NO_MIRI:-0}" != 1 ]; then
     echo "== miri: peregrine-cdr unsafe paths"
     PROPTEST_CASES=4 MIRIFLAGS=-Zmiri-disable-isolation \
       cargo +nightly miri test -p peregrine-cdr --lib --test binstruct
-    echo "== miri: peregrine-orb unsafe paths (POA Current frames, lent servants, operation names, inline keys, the leader's receive buffer, the coarse clock's fallback)"
+    echo "== miri: peregrine-orb unsafe paths (POA Current frames, lent servants, operation names, inline keys, the leader's receive buffer, the coarse clock's fallback, the biased lock's mutex fallback)"
     MIRIFLAGS=-Zmiri-disable-isolation \
       cargo +nightly miri test -p peregrine-orb --lib -- \
-      poa::current poa::lend op_str short_bytes leader_buf coarse_clock
+      poa::current poa::lend op_str short_bytes leader_buf coarse_clock biased_lock
   else
     echo "== miri: component not installable here, skipped"
   fi

@@ -9,7 +9,7 @@
 //! and released by every call, and in the common case by one thread only
 //! (one thread per connection, or a single-threaded client). Its
 //! uncontended `cmpxchg` and `xchg` were ~47 % of the oneway's
-//! `fast_finish` samples (docs/perf-steps/step36-client.md). A connection
+//! `fast_finish` samples (docs/PERFORMANCE.md, step 36). A connection
 //! shared by several threads pays one `membarrier` (a few microseconds)
 //! once in its life, then the mutex as before.
 //!
