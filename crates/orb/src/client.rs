@@ -2904,6 +2904,7 @@ fn encode_tail<'t>(
 /// [`invoke`] whose last `in` argument, `tail` (if any), is encoded after
 /// what `encode_args` writes and, when large, sent from the caller's
 /// memory.
+#[inline(always)]
 pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
     obj: &ObjectRef,
     op: &str,
@@ -2922,6 +2923,7 @@ pub(crate) fn invoke_with_tail<T, E: From<SystemException>>(
 /// [`invoke_oneway`] with a last `in` argument as in
 /// [`invoke_with_tail`]. `SYNC_NONE` copies it (the caller returns before
 /// the message is written).
+#[inline(always)]
 pub(crate) fn invoke_oneway_with_tail(
     obj: &ObjectRef,
     op: &str,
