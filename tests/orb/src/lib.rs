@@ -223,3 +223,63 @@ pub fn eventually(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
     }
     cond()
 }
+
+/// A closure run inside a [`Tagged`] servant's `hook` upcall.
+pub type Hook = Box<dyn Fn() -> Result<String, SystemException> + Send + Sync>;
+
+/// A `Probe` servant: `echo_string` answers `tag:s`, `hook` runs a
+/// closure inside the upcall; dropping it sets `dropped` (shared by the
+/// tests that watch when a servant is let go of).
+pub struct Tagged {
+    /// Prefix of `echo_string`'s answers.
+    pub tag: String,
+    /// Run by the `hook` operation.
+    pub hook: Option<Hook>,
+    /// Set when the servant is dropped.
+    pub dropped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for Tagged {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Probe for Tagged {
+    fn echo_string(&self, s: &str) -> Result<String, SystemException> {
+        Ok(format!("{}:{s}", self.tag))
+    }
+
+    fn hook(&self, _: &str) -> Result<String, SystemException> {
+        match &self.hook {
+            Some(h) => h(),
+            None => Ok(String::new()),
+        }
+    }
+}
+
+/// A [`Tagged`] servant running `hook`, and its drop flag.
+pub fn tagged_probe(
+    tag: &str,
+    hook: Option<Hook>,
+) -> (Arc<dyn Servant>, Arc<std::sync::atomic::AtomicBool>) {
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s = Arc::new(ProbeSkeleton::new(Tagged {
+        tag: tag.into(),
+        hook,
+        dropped: dropped.clone(),
+    }));
+    (s, dropped)
+}
+
+/// A server ORB on an ephemeral loopback port with `model`, its root
+/// POA's manager active.
+pub fn server_orb_with(model: peregrine_orb::ThreadModel) -> Orb {
+    let orb = Orb::builder()
+        .listen("127.0.0.1", 0)
+        .thread_model(model)
+        .build()
+        .unwrap();
+    orb.root_poa().manager().activate().unwrap();
+    orb
+}

@@ -20,59 +20,16 @@ use peregrine_cdr::{ByteOrder, GiopVersion, Reader, Writer};
 use peregrine_giop::{
     encode_request, RequestHeader, ResponseFlags, ServiceContexts, TargetAddress,
 };
-use peregrine_orb::{
-    IdAssignment, Lifespan, ObjectRef, Orb, Poa, Policies, Servant, SystemException, ThreadModel,
-};
+use peregrine_orb::{IdAssignment, Lifespan, ObjectRef, Orb, Poa, Policies, Servant, ThreadModel};
 use peregrine_orb_tests::*;
-
-type Hook = Box<dyn Fn() -> Result<String, SystemException> + Send + Sync>;
-
-/// `echo_string` answers `tag:s`, `hook` runs a closure inside the
-/// upcall; dropping it sets `dropped`.
-struct Tagged {
-    tag: String,
-    hook: Option<Hook>,
-    dropped: Arc<AtomicBool>,
-}
-
-impl Drop for Tagged {
-    fn drop(&mut self) {
-        self.dropped.store(true, Ordering::SeqCst);
-    }
-}
-
-impl Probe for Tagged {
-    fn echo_string(&self, s: &str) -> Result<String, SystemException> {
-        Ok(format!("{}:{s}", self.tag))
-    }
-
-    fn hook(&self, _: &str) -> Result<String, SystemException> {
-        match &self.hook {
-            Some(h) => h(),
-            None => Ok(String::new()),
-        }
-    }
-}
 
 /// A servant running `hook`, and its drop flag.
 fn probe(tag: &str, hook: Option<Hook>) -> (Arc<dyn Servant>, Arc<AtomicBool>) {
-    let dropped = Arc::new(AtomicBool::new(false));
-    let s = Arc::new(ProbeSkeleton::new(Tagged {
-        tag: tag.into(),
-        hook,
-        dropped: dropped.clone(),
-    }));
-    (s, dropped)
+    tagged_probe(tag, hook)
 }
 
 fn server_orb(model: ThreadModel) -> Orb {
-    let orb = Orb::builder()
-        .listen("127.0.0.1", 0)
-        .thread_model(model)
-        .build()
-        .unwrap();
-    orb.root_poa().manager().activate().unwrap();
-    orb
+    server_orb_with(model)
 }
 
 fn user_poa(server: &Orb, name: &str) -> Poa {

@@ -14,61 +14,16 @@ use peregrine_orb::{
 };
 use peregrine_orb_tests::*;
 
-type Hook = Box<dyn Fn() -> Result<String, SystemException> + Send + Sync>;
-
-/// `echo_string` answers `tag:s`; `hook` runs a closure inside the
-/// upcall; dropping it sets `dropped`.
-struct Tagged {
-    tag: String,
-    hook: Option<Hook>,
-    dropped: Arc<AtomicBool>,
-}
-
-impl Drop for Tagged {
-    fn drop(&mut self) {
-        self.dropped.store(true, Ordering::SeqCst);
-    }
-}
-
-impl Probe for Tagged {
-    fn echo_string(&self, s: &str) -> Result<String, SystemException> {
-        Ok(format!("{}:{s}", self.tag))
-    }
-
-    fn hook(&self, _: &str) -> Result<String, SystemException> {
-        match &self.hook {
-            Some(h) => h(),
-            None => Ok(String::new()),
-        }
-    }
-}
-
 fn tagged(tag: &str) -> (Arc<dyn Servant>, Arc<AtomicBool>) {
-    let dropped = Arc::new(AtomicBool::new(false));
-    let s = Arc::new(ProbeSkeleton::new(Tagged {
-        tag: tag.into(),
-        hook: None,
-        dropped: dropped.clone(),
-    }));
-    (s, dropped)
+    tagged_probe(tag, None)
 }
 
 fn hooked(tag: &str, hook: Hook) -> Arc<dyn Servant> {
-    Arc::new(ProbeSkeleton::new(Tagged {
-        tag: tag.into(),
-        hook: Some(hook),
-        dropped: Arc::new(AtomicBool::new(false)),
-    }))
+    tagged_probe(tag, Some(hook)).0
 }
 
 fn server_orb(model: ThreadModel) -> Orb {
-    let orb = Orb::builder()
-        .listen("127.0.0.1", 0)
-        .thread_model(model)
-        .build()
-        .unwrap();
-    orb.root_poa().manager().activate().unwrap();
-    orb
+    server_orb_with(model)
 }
 
 /// `obj` seen through `orb` (every call on it uses one connection).
