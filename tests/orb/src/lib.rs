@@ -182,6 +182,13 @@ pub fn bounded<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'sta
 /// A complete GIOP 1.2 `echo_string(text)` request for object `key`, as a
 /// raw client would send it (fault and load tests bypass the stub).
 pub fn echo_request(key: &[u8], id: u32, text: &str) -> Vec<u8> {
+    string_request(key, id, "echo_string", text, true)
+}
+
+/// A complete GIOP 1.2 request of operation `op` with one string
+/// argument `arg` for object `key`: a oneway (no reply expected) unless
+/// `reply`.
+pub fn string_request(key: &[u8], id: u32, op: &str, arg: &str, reply: bool) -> Vec<u8> {
     use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
     use peregrine_giop::{
         encode_request, RequestHeader, ResponseFlags, ServiceContexts, TargetAddress,
@@ -192,15 +199,19 @@ pub fn echo_request(key: &[u8], id: u32, text: &str) -> Vec<u8> {
         GiopVersion::V1_2,
         &RequestHeader {
             request_id: id,
-            response_flags: ResponseFlags::SyncWithTarget,
+            response_flags: if reply {
+                ResponseFlags::SyncWithTarget
+            } else {
+                ResponseFlags::None
+            },
             target: TargetAddress::Key(key),
-            operation: "echo_string",
+            operation: op,
             service_contexts: ServiceContexts::from_slice(&[]),
             requesting_principal: &[],
         },
     )
     .unwrap();
-    w.write_string(text).unwrap();
+    w.write_string(arg).unwrap();
     pending.finish(&mut w).unwrap();
     w.into_vec()
 }
@@ -282,4 +293,16 @@ pub fn server_orb_with(model: peregrine_orb::ThreadModel) -> Orb {
         .unwrap();
     orb.root_poa().manager().activate().unwrap();
     orb
+}
+
+/// A child POA `name` of `server`'s root POA with persistent, user-assigned
+/// ids, under the root's manager.
+pub fn user_id_poa(server: &Orb, name: &str) -> peregrine_orb::Poa {
+    let root = server.root_poa();
+    let p = peregrine_orb::Policies {
+        lifespan: peregrine_orb::Lifespan::Persistent,
+        id_assignment: peregrine_orb::IdAssignment::User,
+        ..peregrine_orb::Policies::default()
+    };
+    root.create_poa(name, Some(&root.manager()), p).unwrap()
 }

@@ -16,31 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use peregrine_cdr::{ByteOrder, GiopVersion, Reader, Writer};
-use peregrine_giop::{
-    encode_request, RequestHeader, ResponseFlags, ServiceContexts, TargetAddress,
-};
-use peregrine_orb::{IdAssignment, Lifespan, ObjectRef, Orb, Poa, Policies, Servant, ThreadModel};
+use peregrine_cdr::{ByteOrder, Reader};
+use peregrine_orb::{ObjectRef, ThreadModel};
 use peregrine_orb_tests::*;
-
-/// A servant running `hook`, and its drop flag.
-fn probe(tag: &str, hook: Option<Hook>) -> (Arc<dyn Servant>, Arc<AtomicBool>) {
-    tagged_probe(tag, hook)
-}
-
-fn server_orb(model: ThreadModel) -> Orb {
-    server_orb_with(model)
-}
-
-fn user_poa(server: &Orb, name: &str) -> Poa {
-    let root = server.root_poa();
-    let p = Policies {
-        lifespan: Lifespan::Persistent,
-        id_assignment: IdAssignment::User,
-        ..Policies::default()
-    };
-    root.create_poa(name, Some(&root.manager()), p).unwrap()
-}
 
 fn key_of(obj: &ObjectRef) -> Vec<u8> {
     obj.ior().iiop_profiles().unwrap().remove(0).object_key
@@ -51,32 +29,6 @@ fn connect(obj: &ObjectRef) -> TcpStream {
     let s = TcpStream::connect((p.host.as_str(), p.port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     s
-}
-
-/// A GIOP 1.2 request of the Probe operation `op` with argument `arg`:
-/// a oneway (no reply) unless `reply`.
-fn request(key: &[u8], id: u32, op: &str, arg: &str, reply: bool) -> Vec<u8> {
-    let mut w = Writer::new(ByteOrder::Little);
-    let pending = encode_request(
-        &mut w,
-        GiopVersion::V1_2,
-        &RequestHeader {
-            request_id: id,
-            response_flags: if reply {
-                ResponseFlags::SyncWithTarget
-            } else {
-                ResponseFlags::None
-            },
-            target: TargetAddress::Key(key),
-            operation: op,
-            service_contexts: ServiceContexts::from_slice(&[]),
-            requesting_principal: &[],
-        },
-    )
-    .unwrap();
-    w.write_string(arg).unwrap();
-    pending.finish(&mut w).unwrap();
-    w.into_vec()
 }
 
 /// Reads one GIOP message (header and body).
@@ -122,8 +74,8 @@ fn reply_string(m: &[u8]) -> (u32, u32, Option<String>) {
 #[test]
 fn destroy_waits_during_a_batch_and_nothing_runs_after_it() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
-        let poa = user_poa(&server, "batch");
+        let server = server_orb_with(ThreadModel::PerConnection);
+        let poa = user_id_poa(&server, "batch");
         let (entered_tx, entered_rx) = std::sync::mpsc::channel::<()>();
         let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
         let (entered_tx, release_rx) = (Mutex::new(entered_tx), Mutex::new(release_rx));
@@ -131,7 +83,7 @@ fn destroy_waits_during_a_batch_and_nothing_runs_after_it() {
         let late = Arc::new(AtomicUsize::new(0));
         let calls = Arc::new(AtomicUsize::new(0));
         let (r2, l2, c2) = (returned.clone(), late.clone(), calls.clone());
-        let (s, dropped) = probe(
+        let (s, dropped) = tagged_probe(
             "a",
             Some(Box::new(move || {
                 if r2.load(Ordering::SeqCst) {
@@ -147,13 +99,13 @@ fn destroy_waits_during_a_batch_and_nothing_runs_after_it() {
         poa.activate_object_with_id(b"a", s).unwrap();
         let a = key_of(&poa.id_to_reference(b"a").unwrap());
         let root = server.root_poa();
-        let (t, _) = probe("tail", None);
+        let (t, _) = tagged_probe("tail", None);
         let tail = root.servant_to_reference(&t).unwrap();
         let mut batch = Vec::new();
         for i in 0..16 {
-            batch.extend(request(&a, i, "hook", "", false));
+            batch.extend(string_request(&a, i, "hook", "", false));
         }
-        batch.extend(request(&key_of(&tail), 99, "echo_string", "x", true));
+        batch.extend(string_request(&key_of(&tail), 99, "echo_string", "x", true));
         let mut c = connect(&tail);
         c.write_all(&batch).unwrap();
         entered_rx.recv().unwrap();
@@ -183,11 +135,11 @@ fn destroy_waits_during_a_batch_and_nothing_runs_after_it() {
 #[test]
 fn a_servant_deactivated_in_a_batch_is_dropped_when_its_upcall_ends() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
-        let poa = user_poa(&server, "self");
+        let server = server_orb_with(ThreadModel::PerConnection);
+        let poa = user_id_poa(&server, "self");
         let calls = Arc::new(AtomicUsize::new(0));
         let (c2, poa2) = (calls.clone(), poa.clone());
-        let (a, a_dropped) = probe(
+        let (a, a_dropped) = tagged_probe(
             "a",
             Some(Box::new(move || {
                 if c2.fetch_add(1, Ordering::SeqCst) == 2 {
@@ -199,7 +151,7 @@ fn a_servant_deactivated_in_a_batch_is_dropped_when_its_upcall_ends() {
         poa.activate_object_with_id(b"a", a).unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (seen2, ad2) = (seen.clone(), a_dropped.clone());
-        let (b, _) = probe(
+        let (b, _) = tagged_probe(
             "b",
             Some(Box::new(move || {
                 seen2.lock().unwrap().push(ad2.load(Ordering::SeqCst));
@@ -211,10 +163,10 @@ fn a_servant_deactivated_in_a_batch_is_dropped_when_its_upcall_ends() {
         let (ka, kb) = (key_of(&a_ref), key_of(&poa.id_to_reference(b"b").unwrap()));
         let mut batch = Vec::new();
         for i in 0..6 {
-            batch.extend(request(&ka, i, "hook", "", false));
+            batch.extend(string_request(&ka, i, "hook", "", false));
         }
-        batch.extend(request(&kb, 10, "hook", "", false));
-        batch.extend(request(&kb, 11, "hook", "", true));
+        batch.extend(string_request(&kb, 10, "hook", "", false));
+        batch.extend(string_request(&kb, 11, "hook", "", true));
         let mut c = connect(&a_ref);
         c.write_all(&batch).unwrap();
         let (id, status, _) = reply_string(&read_message(&mut c).unwrap());
@@ -231,14 +183,14 @@ fn a_servant_deactivated_in_a_batch_is_dropped_when_its_upcall_ends() {
 #[test]
 fn close_connection_in_the_middle_of_a_batch() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
+        let server = server_orb_with(ThreadModel::PerConnection);
         let root = server.root_poa();
         let (entered_tx, entered_rx) = std::sync::mpsc::channel::<()>();
         let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
         let (entered_tx, release_rx) = (Mutex::new(entered_tx), Mutex::new(release_rx));
         let calls = Arc::new(AtomicUsize::new(0));
         let c2 = calls.clone();
-        let (s, _) = probe(
+        let (s, _) = tagged_probe(
             "a",
             Some(Box::new(move || {
                 if c2.fetch_add(1, Ordering::SeqCst) == 0 {
@@ -252,9 +204,9 @@ fn close_connection_in_the_middle_of_a_batch() {
         let k = key_of(&obj);
         let mut batch = Vec::new();
         for i in 0..8 {
-            batch.extend(request(&k, i, "hook", "", false));
+            batch.extend(string_request(&k, i, "hook", "", false));
         }
-        batch.extend(request(&k, 9, "echo_string", "x", true));
+        batch.extend(string_request(&k, 9, "echo_string", "x", true));
         let mut c = connect(&obj);
         c.write_all(&batch).unwrap();
         entered_rx.recv().unwrap();
@@ -282,11 +234,11 @@ fn close_connection_in_the_middle_of_a_batch() {
 fn an_idle_connection_holds_nothing_after_a_batch() {
     for model in [ThreadModel::PerConnection, ThreadModel::ThreadPool(2)] {
         bounded(60, move || {
-            let server = server_orb(model);
-            let poa = user_poa(&server, "idle");
+            let server = server_orb_with(model);
+            let poa = user_id_poa(&server, "idle");
             let calls = Arc::new(AtomicUsize::new(0));
             let c2 = calls.clone();
-            let (a, a_dropped) = probe(
+            let (a, a_dropped) = tagged_probe(
                 "a",
                 Some(Box::new(move || {
                     c2.fetch_add(1, Ordering::SeqCst);
@@ -294,7 +246,7 @@ fn an_idle_connection_holds_nothing_after_a_batch() {
                 })),
             );
             poa.activate_object_with_id(b"a", a).unwrap();
-            let (b, b_dropped) = probe("b", None);
+            let (b, b_dropped) = tagged_probe("b", None);
             poa.activate_object_with_id(b"b", b).unwrap();
             let a_ref = poa.id_to_reference(b"a").unwrap();
             let (ka, kb) = (key_of(&a_ref), key_of(&poa.id_to_reference(b"b").unwrap()));
@@ -303,9 +255,9 @@ fn an_idle_connection_holds_nothing_after_a_batch() {
             // of the upcall is held.
             let mut batch = Vec::new();
             for i in 0..8 {
-                batch.extend(request(&kb, i, "hook", "", false));
+                batch.extend(string_request(&kb, i, "hook", "", false));
             }
-            batch.extend(request(&kb, 8, "echo_string", "y", true));
+            batch.extend(string_request(&kb, 8, "echo_string", "y", true));
             c.write_all(&batch).unwrap();
             let (id, status, s) = reply_string(&read_message(&mut c).unwrap());
             assert_eq!((id, status, s.as_deref()), (8, 0, Some("b:y")));
@@ -314,7 +266,7 @@ fn an_idle_connection_holds_nothing_after_a_batch() {
             // Oneways only: held until the thread would wait for input.
             let mut batch = Vec::new();
             for i in 10..26 {
-                batch.extend(request(&ka, i, "hook", "", false));
+                batch.extend(string_request(&ka, i, "hook", "", false));
             }
             c.write_all(&batch).unwrap();
             assert!(eventually(20, || calls.load(Ordering::SeqCst) == 16));

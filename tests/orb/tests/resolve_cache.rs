@@ -9,8 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use peregrine_orb::{
-    IdAssignment, Lifespan, ObjectRef, Orb, Poa, Policies, Servant, SystemException,
-    SystemExceptionKind as K, ThreadModel,
+    ObjectRef, Orb, Servant, SystemException, SystemExceptionKind as K, ThreadModel,
 };
 use peregrine_orb_tests::*;
 
@@ -22,23 +21,9 @@ fn hooked(tag: &str, hook: Hook) -> Arc<dyn Servant> {
     tagged_probe(tag, Some(hook)).0
 }
 
-fn server_orb(model: ThreadModel) -> Orb {
-    server_orb_with(model)
-}
-
 /// `obj` seen through `orb` (every call on it uses one connection).
 fn via(orb: &Orb, obj: &ObjectRef) -> ProbeRef {
     ProbeRef::unchecked_narrow(orb.object_from_ior(obj.ior().clone()).unwrap())
-}
-
-fn user_poa(server: &Orb, name: &str) -> Poa {
-    let root = server.root_poa();
-    let p = Policies {
-        lifespan: Lifespan::Persistent,
-        id_assignment: IdAssignment::User,
-        ..Policies::default()
-    };
-    root.create_poa(name, Some(&root.manager()), p).unwrap()
 }
 
 fn kind(r: Result<String, SystemException>) -> K {
@@ -49,7 +34,7 @@ fn kind(r: Result<String, SystemException>) -> K {
 fn deactivated_object_is_gone_on_the_same_connection() {
     for model in [ThreadModel::PerConnection, ThreadModel::ThreadPool(2)] {
         bounded(60, move || {
-            let server = server_orb(model);
+            let server = server_orb_with(model);
             let client = client();
             let root = server.root_poa();
             let (s, dropped) = tagged("a");
@@ -78,9 +63,9 @@ fn deactivated_object_is_gone_on_the_same_connection() {
 #[test]
 fn reactivated_user_id_answers_with_the_new_servant() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
+        let server = server_orb_with(ThreadModel::PerConnection);
         let client = client();
-        let poa = user_poa(&server, "users");
+        let poa = user_id_poa(&server, "users");
         // The application keeps its servants alive: only the POA says
         // which one serves an id.
         let (a, _) = tagged("a");
@@ -112,9 +97,9 @@ fn reactivated_user_id_answers_with_the_new_servant() {
 #[test]
 fn user_ids_of_every_length_round_trip() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
+        let server = server_orb_with(ThreadModel::PerConnection);
         let client = client();
-        let poa = user_poa(&server, "lengths");
+        let poa = user_id_poa(&server, "lengths");
         let ids: Vec<Vec<u8>> = (0..=40u8)
             .map(|n| (0..n).map(|i| i ^ 0x5a).collect())
             .collect();
@@ -175,9 +160,9 @@ fn a_servant_deactivated_in_its_own_upcall_lives_until_it_returns() {
     for model in [ThreadModel::PerConnection, ThreadModel::ThreadPool(2)] {
         for warm in [true, false] {
             bounded(60, move || {
-                let server = server_orb(model);
+                let server = server_orb_with(model);
                 let client = client();
-                let poa = user_poa(&server, "alone");
+                let poa = user_id_poa(&server, "alone");
                 let dropped = Arc::new(AtomicBool::new(false));
                 let (poa2, d2) = (poa.clone(), dropped.clone());
                 let s: Arc<dyn Servant> = Arc::new(ProbeSkeleton::new(Tagged {
@@ -212,9 +197,9 @@ fn a_servant_deactivated_in_its_own_upcall_lives_until_it_returns() {
 #[test]
 fn destroyed_and_recreated_poa() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
+        let server = server_orb_with(ThreadModel::PerConnection);
         let client = client();
-        let poa = user_poa(&server, "p");
+        let poa = user_id_poa(&server, "p");
         let (a, dropped) = tagged("a");
         poa.activate_object_with_id(b"x", a).unwrap();
         let x = via(&client, &poa.id_to_reference(b"x").unwrap());
@@ -223,7 +208,7 @@ fn destroyed_and_recreated_poa() {
         assert!(dropped.load(Ordering::SeqCst), "servant still alive");
         assert_eq!(kind(x.echo_string("2")), K::ObjectNotExist);
         // A persistent POA of the same name serves the same keys again.
-        let poa = user_poa(&server, "p");
+        let poa = user_id_poa(&server, "p");
         let (b, _) = tagged("b");
         poa.activate_object_with_id(b"x", b).unwrap();
         assert_eq!(x.echo_string("3").unwrap(), "b:3");
@@ -237,9 +222,9 @@ fn destroyed_and_recreated_poa() {
 #[test]
 fn another_object_of_a_recreated_poa() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
+        let server = server_orb_with(ThreadModel::PerConnection);
         let client = client();
-        let poa = user_poa(&server, "p");
+        let poa = user_id_poa(&server, "p");
         let (a, _) = tagged("a");
         let (b, _) = tagged("b");
         poa.activate_object_with_id(b"x", a).unwrap();
@@ -253,7 +238,7 @@ fn another_object_of_a_recreated_poa() {
         }
         poa.destroy(false, true).unwrap();
         assert_eq!(kind(y.echo_string("gone")), K::ObjectNotExist);
-        let poa = user_poa(&server, "p");
+        let poa = user_id_poa(&server, "p");
         let (c, _) = tagged("c");
         poa.activate_object_with_id(b"y", c).unwrap();
         // x (the cached entry's object is y's POA-mate) now misses in the
@@ -271,7 +256,7 @@ fn another_object_of_a_recreated_poa() {
 #[test]
 fn manager_states_act_on_a_cached_object() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
+        let server = server_orb_with(ThreadModel::PerConnection);
         let client = client();
         let root = server.root_poa();
         let (a, _) = tagged("a");
@@ -304,9 +289,9 @@ fn manager_states_act_on_a_cached_object() {
 #[test]
 fn servant_changes_its_own_object_inside_its_upcall() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
+        let server = server_orb_with(ThreadModel::PerConnection);
         let client = client();
-        let poa = user_poa(&server, "self");
+        let poa = user_id_poa(&server, "self");
         let next = Arc::new(Mutex::new(None::<Arc<dyn Servant>>));
         let (poa2, next2) = (poa.clone(), next.clone());
         // Deactivates its own object and activates another servant under
@@ -358,9 +343,9 @@ fn servant_changes_its_own_object_inside_its_upcall() {
 #[test]
 fn destroy_waits_for_a_request_that_hit_the_cache() {
     bounded(60, || {
-        let server = server_orb(ThreadModel::PerConnection);
+        let server = server_orb_with(ThreadModel::PerConnection);
         let client = client();
-        let poa = user_poa(&server, "busy");
+        let poa = user_id_poa(&server, "busy");
         let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
         let release_rx = Mutex::new(release_rx);
         let (entered_tx, entered_rx) = std::sync::mpsc::channel::<()>();
