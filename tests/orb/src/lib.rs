@@ -306,3 +306,22 @@ pub fn user_id_poa(server: &Orb, name: &str) -> peregrine_orb::Poa {
     };
     root.create_poa(name, Some(&root.manager()), p).unwrap()
 }
+
+/// Reads one GIOP message (header and body) from a raw client socket;
+/// `None` at end of stream. Panics unless it starts with the GIOP magic
+/// (a message must start where the last one ended).
+pub fn read_giop_message(s: &mut std::net::TcpStream) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut m = vec![0u8; 12];
+    s.read_exact(&mut m).ok()?;
+    assert_eq!(&m[..4], b"GIOP", "a message starts where the last ended");
+    let raw: [u8; 4] = m[8..12].try_into().unwrap();
+    let size = if m[6] & 1 != 0 {
+        u32::from_le_bytes(raw)
+    } else {
+        u32::from_be_bytes(raw)
+    } as usize;
+    m.resize(12 + size, 0);
+    s.read_exact(&mut m[12..]).ok()?;
+    Some(m)
+}

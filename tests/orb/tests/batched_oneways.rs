@@ -10,7 +10,7 @@
 //! across a batch, docs/PERFORMANCE.md step 35, not kept; the guarantees
 //! are the ones of the per-request counts.)
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,22 +29,6 @@ fn connect(obj: &ObjectRef) -> TcpStream {
     let s = TcpStream::connect((p.host.as_str(), p.port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     s
-}
-
-/// Reads one GIOP message (header and body).
-fn read_message(s: &mut TcpStream) -> Option<Vec<u8>> {
-    let mut m = vec![0u8; 12];
-    if s.read_exact(&mut m).is_err() {
-        return None;
-    }
-    let size = if m[6] & 1 != 0 {
-        u32::from_le_bytes(m[8..12].try_into().unwrap())
-    } else {
-        u32::from_be_bytes(m[8..12].try_into().unwrap())
-    } as usize;
-    m.resize(12 + size, 0);
-    s.read_exact(&mut m[12..]).ok()?;
-    Some(m)
 }
 
 /// The request id, reply status and (NO_EXCEPTION) string of a GIOP 1.2
@@ -120,7 +104,7 @@ fn destroy_waits_during_a_batch_and_nothing_runs_after_it() {
         release_tx.send(()).unwrap();
         destroyer.join().unwrap();
         assert!(dropped.load(Ordering::SeqCst), "servant outlived destroy");
-        let (id, status, s) = reply_string(&read_message(&mut c).unwrap());
+        let (id, status, s) = reply_string(&read_giop_message(&mut c).unwrap());
         assert_eq!((id, status, s.as_deref()), (99, 0, Some("tail:x")));
         assert_eq!(late.load(Ordering::SeqCst), 0, "an upcall after destroy");
         assert!(calls.load(Ordering::SeqCst) >= 1);
@@ -169,7 +153,7 @@ fn a_servant_deactivated_in_a_batch_is_dropped_when_its_upcall_ends() {
         batch.extend(string_request(&kb, 11, "hook", "", true));
         let mut c = connect(&a_ref);
         c.write_all(&batch).unwrap();
-        let (id, status, _) = reply_string(&read_message(&mut c).unwrap());
+        let (id, status, _) = reply_string(&read_giop_message(&mut c).unwrap());
         assert_eq!((id, status), (11, 0));
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         assert_eq!(*seen.lock().unwrap(), [true, true]);
@@ -213,11 +197,11 @@ fn close_connection_in_the_middle_of_a_batch() {
         // The connection is busy: CloseConnection is left to its thread.
         server.shutdown(false);
         release_tx.send(()).unwrap();
-        let m = read_message(&mut c).expect("CloseConnection");
+        let m = read_giop_message(&mut c).expect("CloseConnection");
         assert_eq!(&m[..4], b"GIOP");
         assert_eq!(m[7], 5, "CloseConnection, not a reply");
         assert!(
-            read_message(&mut c).is_none(),
+            read_giop_message(&mut c).is_none(),
             "nothing after CloseConnection"
         );
         assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -259,7 +243,7 @@ fn an_idle_connection_holds_nothing_after_a_batch() {
             }
             batch.extend(string_request(&kb, 8, "echo_string", "y", true));
             c.write_all(&batch).unwrap();
-            let (id, status, s) = reply_string(&read_message(&mut c).unwrap());
+            let (id, status, s) = reply_string(&read_giop_message(&mut c).unwrap());
             assert_eq!((id, status, s.as_deref()), (8, 0, Some("b:y")));
             poa.deactivate_object(b"b").unwrap();
             assert!(b_dropped.load(Ordering::SeqCst), "held after the reply");

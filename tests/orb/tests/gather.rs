@@ -3,30 +3,14 @@
 //! that record the bytes: the same bytes as the copying path, fragmented
 //! correctly when too large, and sent again whole after a CloseConnection.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use peregrine_cdr::{Encode, PrimTail, TailSeq, Writer};
 use peregrine_orb::{ObjectRef, Orb, SystemException};
-use peregrine_orb_tests::bounded;
-
-/// Reads one GIOP message (header and body); `None` at end of stream.
-fn read_message(s: &mut TcpStream) -> Option<Vec<u8>> {
-    let mut m = vec![0u8; 12];
-    s.read_exact(&mut m).ok()?;
-    assert_eq!(&m[..4], b"GIOP");
-    let raw: [u8; 4] = m[8..12].try_into().unwrap();
-    let size = if m[6] & 1 != 0 {
-        u32::from_le_bytes(raw)
-    } else {
-        u32::from_be_bytes(raw)
-    } as usize;
-    m.resize(12 + size, 0);
-    s.read_exact(&mut m[12..]).ok()?;
-    Some(m)
-}
+use peregrine_orb_tests::{bounded, read_giop_message};
 
 /// A server that records every message of every connection until the
 /// client closes it (oneways need no reply).
@@ -36,7 +20,7 @@ fn recorder() -> (SocketAddr, mpsc::Receiver<Vec<u8>>) {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         while let Ok((mut s, _)) = l.accept() {
-            while let Some(m) = read_message(&mut s) {
+            while let Some(m) = read_giop_message(&mut s) {
                 if tx.send(m).is_err() {
                     return;
                 }
@@ -170,7 +154,7 @@ fn closing_server() -> (SocketAddr, mpsc::Receiver<Vec<u8>>) {
     std::thread::spawn(move || {
         for round in 0..2 {
             let Ok((mut s, _)) = l.accept() else { return };
-            let Some(m) = read_message(&mut s) else {
+            let Some(m) = read_giop_message(&mut s) else {
                 return;
             };
             let little = m[6] & 1 != 0;
@@ -198,7 +182,7 @@ fn closing_server() -> (SocketAddr, mpsc::Receiver<Vec<u8>>) {
                 reply.extend_from_slice(&u32b(0));
                 let _ = s.write_all(&reply);
                 // Keep the connection until the client is done with it.
-                let _ = read_message(&mut s);
+                let _ = read_giop_message(&mut s);
             }
         }
     });

@@ -10,15 +10,14 @@
 //! and checks the framing of everything it then reads.
 
 use std::collections::HashSet;
-use std::io::Read;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Barrier, Mutex};
 use std::time::Duration;
 
 use peregrine_cdr::{PrimTail, Writer};
 use peregrine_orb::{ObjectRef, Orb, Servant, ServerRequest, SystemException};
-use peregrine_orb_tests::{bounded, client};
+use peregrine_orb_tests::{bounded, client, read_giop_message};
 
 /// Large enough to exceed the loopback socket buffers (so a write takes
 /// several system calls) and the default fragment size (1 MiB).
@@ -248,22 +247,6 @@ fn one_thread_after_revocation() {
 
 const MARK: &[u8; 8] = b"BIASTEST";
 
-/// Reads one GIOP message; `None` at end of stream.
-fn read_message(s: &mut TcpStream) -> Option<Vec<u8>> {
-    let mut m = vec![0u8; 12];
-    s.read_exact(&mut m).ok()?;
-    assert_eq!(&m[..4], b"GIOP", "a message starts where the last ended");
-    let raw: [u8; 4] = m[8..12].try_into().unwrap();
-    let size = if m[6] & 1 != 0 {
-        u32::from_le_bytes(raw)
-    } else {
-        u32::from_be_bytes(raw)
-    } as usize;
-    m.resize(12 + size, 0);
-    s.read_exact(&mut m[12..]).ok()?;
-    Some(m)
-}
-
 fn u32_at(m: &[u8], at: usize, little: bool) -> u32 {
     let b: [u8; 4] = m[at..at + 4].try_into().unwrap();
     if little {
@@ -292,14 +275,14 @@ fn gated_recorder() -> (
         if gate.recv().is_err() {
             return;
         }
-        while let Some(first) = read_message(&mut s) {
+        while let Some(first) = read_giop_message(&mut s) {
             assert_eq!(first[7], 0, "a Request, not a stray Fragment");
             let little = first[6] & 1 != 0;
             let id = u32_at(&first, 12, little);
             let mut whole = first.clone();
             let mut more = first[6] & 2 != 0;
             while more {
-                let f = read_message(&mut s).expect("the rest of a fragmented request");
+                let f = read_giop_message(&mut s).expect("the rest of a fragmented request");
                 assert_eq!(f[7], 7, "a Fragment follows its Request");
                 assert_eq!(u32_at(&f, 12, little), id, "fragments of one request");
                 whole.extend_from_slice(&f[16..]);
