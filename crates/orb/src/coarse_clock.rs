@@ -29,7 +29,27 @@ mod imp {
         // Linux since 2.6.32 knows; the call writes nothing else.
         let r = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
         if r != 0 {
-            return super::fallback_ns();
+            return precise_ns();
+        }
+        (ts.tv_sec as u64)
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(ts.tv_nsec as u64)
+    }
+
+    /// `CLOCK_MONOTONIC`: the same origin as the coarse clock, so a
+    /// reading of either compares with the other (a kernel that refused
+    /// the coarse clock once would otherwise mix two origins). If even
+    /// that fails (std's `Instant::now` panics then), `u64::MAX`: the idle
+    /// check is due, which costs a probe, not a lost message.
+    #[cold]
+    fn precise_ns() -> u64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: as above, for CLOCK_MONOTONIC.
+        if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+            return u64::MAX;
         }
         (ts.tv_sec as u64)
             .wrapping_mul(1_000_000_000)
@@ -45,10 +65,9 @@ mod imp {
     }
 }
 
-/// The precise clock, counted from the first use in the process (Miri,
-/// other systems, or a failing coarse read).
-#[cfg_attr(all(target_os = "linux", not(miri)), cold)]
-#[allow(dead_code)]
+/// The precise clock, counted from the first use in the process (Miri
+/// and systems without the coarse clock).
+#[cfg(not(all(target_os = "linux", not(miri))))]
 fn fallback_ns() -> u64 {
     static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     let origin = *ORIGIN.get_or_init(std::time::Instant::now);
