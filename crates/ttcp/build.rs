@@ -18,7 +18,7 @@ mod orb {
     use std::fmt::Write as _;
     use std::path::PathBuf;
 
-    use peregrine_idl_rust::{Builder, Marshal};
+    use peregrine_build::{Builder, Marshal};
 
     pub fn generate() {
         let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));

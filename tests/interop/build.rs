@@ -3,7 +3,7 @@
 //! `src/peers.rs`, so a machine without omniORB still builds the crate).
 
 fn main() {
-    peregrine_idl_rust::Builder::new()
+    peregrine_build::Builder::new()
         .compile(&["idl/interop.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");

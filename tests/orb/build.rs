@@ -4,7 +4,7 @@
 //! the IDL compiler).
 
 fn main() {
-    peregrine_idl_rust::Builder::new()
+    peregrine_build::Builder::new()
         .compile(&["idl/test.idl", "idl/dynamic.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");

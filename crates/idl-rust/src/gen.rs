@@ -46,9 +46,9 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            cdr: "::peregrine_cdr".into(),
-            orb: "::peregrine_orb".into(),
-            dynamic: "::peregrine_dynamic".into(),
+            cdr: "::peregrine::cdr".into(),
+            orb: "::peregrine::orb".into(),
+            dynamic: "::peregrine::dynamic".into(),
             skip_unsupported: false,
             client: true,
             server: true,

@@ -26,11 +26,13 @@
 //! `_include.rs` once, into any module. The mapping is documented in
 //! `docs/mapping.md`.
 //!
-//! Generated code needs `peregrine-cdr` and `peregrine-dynamic` (TypeCodes
-//! and `Any`), and, when the IDL has interfaces or object references,
-//! `peregrine-orb`, as dependencies of the crate that includes it;
-//! [`Builder::cdr_crate`], [`Builder::dynamic_crate`] and
-//! [`Builder::orb_crate`] change the paths.
+//! Generated code names only the facade crate `peregrine` (`::peregrine::cdr`,
+//! `::peregrine::orb`, `::peregrine::dynamic`), so the crate that includes
+//! it needs one dependency; [`Builder::cdr_crate`], [`Builder::dynamic_crate`]
+//! and [`Builder::orb_crate`] change the paths (for example to
+//! `::peregrine_cdr` in a crate that depends on the layers directly).
+//! Users normally reach this crate through `peregrine-build`, which
+//! re-exports it.
 
 mod demux;
 mod gen;
@@ -108,8 +110,8 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Defaults: no include directories, output to `$OUT_DIR`, crates at
-    /// `::peregrine_cdr` and `::peregrine_orb`, stubs and skeletons,
+    /// Defaults: no include directories, output to `$OUT_DIR`, runtime at
+    /// `::peregrine` (the facade crate), stubs and skeletons,
     /// unsupported constructs are errors.
     pub fn new() -> Builder {
         Builder {
@@ -139,20 +141,20 @@ impl Builder {
         self
     }
 
-    /// Path of the CDR crate in generated code (default `::peregrine_cdr`).
+    /// Path of the CDR crate in generated code (default `::peregrine::cdr`).
     pub fn cdr_crate(mut self, path: impl Into<String>) -> Builder {
         self.opts.cdr = path.into();
         self
     }
 
-    /// Path of the ORB crate in generated code (default `::peregrine_orb`).
+    /// Path of the ORB crate in generated code (default `::peregrine::orb`).
     pub fn orb_crate(mut self, path: impl Into<String>) -> Builder {
         self.opts.orb = path.into();
         self
     }
 
     /// Path of the dynamic crate in generated code (default
-    /// `::peregrine_dynamic`): every generated type has a `TypeCode` and
+    /// `::peregrine::dynamic`): every generated type has a `TypeCode` and
     /// `Any` insertion/extraction, and IDL `any`/`TypeCode` map to its
     /// `Any`/`TypeCode`.
     pub fn dynamic_crate(mut self, path: impl Into<String>) -> Builder {

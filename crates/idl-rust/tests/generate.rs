@@ -60,7 +60,7 @@ fn module_struct_enum_const_typedef() {
         &code,
         r#"pub const REPOSITORY_ID: &'static str = "IDL:CosThing/Point:1.0";"#,
     );
-    assert_contains(&code, "unsafe impl ::peregrine_cdr::PlainData for Point {");
+    assert_contains(&code, "unsafe impl ::peregrine::cdr::PlainData for Point {");
     assert_contains(&code, "const PADDING: &'static [(usize, usize)] = &[];");
     assert_contains(
         &code,
@@ -72,7 +72,7 @@ fn module_struct_enum_const_typedef() {
     assert_contains(&code, "BigOne = 1,");
     assert_contains(
         &code,
-        "v => Err(::peregrine_cdr::CdrError::InvalidEnum(v)),",
+        "v => Err(::peregrine::cdr::CdrError::InvalidEnum(v)),",
     );
     assert_contains(&code, "pub const MAX_LEN: u16 = 16;");
     assert_contains(&code, r#"pub const NAME: &str = "n\"q";"#);
@@ -118,7 +118,7 @@ fn plain_struct_write_native_is_word_wise() {
     );
     assert_contains(
         &code,
-        "fn encode_slice(items: &[Self], w: &mut ::peregrine_cdr::Writer) -> ::peregrine_cdr::Result<()> {
+        "fn encode_slice(items: &[Self], w: &mut ::peregrine::cdr::Writer) -> ::peregrine::cdr::Result<()> {
             w.write_plain(items, Self::encode)
         }",
     );
@@ -153,7 +153,7 @@ fn union_mapping() {
     assert_contains(&code, "Default(i32),");
     assert_contains(
         &code,
-        "Err(::peregrine_cdr::CdrError::InvalidDiscriminator)",
+        "Err(::peregrine::cdr::CdrError::InvalidDiscriminator)",
     );
 }
 
@@ -179,26 +179,26 @@ fn interface_mapping() {
     );
     assert_contains(
         &code,
-        "fn note(&self, peer: Option<&IRef>) -> Result<(), ::peregrine_orb::SystemException>;",
+        "fn note(&self, peer: Option<&IRef>) -> Result<(), ::peregrine::orb::SystemException>;",
     );
     assert_contains(
         &code,
-        "fn get_label(&self) -> Result<String, ::peregrine_orb::SystemException>;",
+        "fn get_label(&self) -> Result<String, ::peregrine::orb::SystemException>;",
     );
     assert_contains(
         &code,
-        "fn set_label(&self, value: &str) -> Result<(), ::peregrine_orb::SystemException>;",
+        "fn set_label(&self, value: &str) -> Result<(), ::peregrine::orb::SystemException>;",
     );
     // Error enum per operation.
     assert_contains(&code, "pub enum OpError {");
     assert_contains(&code, "Bad(super::Bad),");
-    assert_contains(&code, "System(::peregrine_orb::SystemException),");
+    assert_contains(&code, "System(::peregrine::orb::SystemException),");
     // Stub with narrowing and upcasts, inherited operations included.
-    assert_contains(&code, "pub struct IRef(::peregrine_orb::ObjectRef);");
+    assert_contains(&code, "pub struct IRef(::peregrine::orb::ObjectRef);");
     assert_contains(&code, "pub fn narrow(");
     assert_contains(&code, "pub fn unchecked_narrow(");
     assert_contains(&code, "impl From<IRef> for BaseRef {");
-    assert_contains(&code, "impl From<IRef> for ::peregrine_orb::ObjectRef {");
+    assert_contains(&code, "impl From<IRef> for ::peregrine::orb::ObjectRef {");
     assert_contains(&code, "pub fn hello(&self)");
     // Skeleton: the in-args borrow from the request buffer; O(1) demux.
     assert_contains(
@@ -256,17 +256,17 @@ fn unsupported_constructs_are_diagnosed_at_their_location() {
 fn any_and_typecode_map_to_the_dynamic_crate() {
     let src = "module M {\n  struct S { any a; TypeCode t; };\n  interface I { any f(in any a, in TypeCode t, out any o); };\n};\n";
     let code = gen(src);
-    assert_contains(&code, "pub a: ::peregrine_dynamic::Any,");
-    assert_contains(&code, "pub t: ::peregrine_dynamic::TypeCode,");
+    assert_contains(&code, "pub a: ::peregrine::dynamic::Any,");
+    assert_contains(&code, "pub t: ::peregrine::dynamic::TypeCode,");
     // `in any` is borrowed, like other non-primitive arguments.
     assert_contains(
         &code,
-        "fn f(&self, a: &::peregrine_dynamic::Any, t: &::peregrine_dynamic::TypeCode)",
+        "fn f(&self, a: &::peregrine::dynamic::Any, t: &::peregrine::dynamic::TypeCode)",
     );
-    assert_contains(&code, "(\"a\", ::peregrine_dynamic::TypeCode::any())");
+    assert_contains(&code, "(\"a\", ::peregrine::dynamic::TypeCode::any())");
     assert_contains(
         &code,
-        "(\"t\", ::peregrine_dynamic::TypeCode::tc_typecode())",
+        "(\"t\", ::peregrine::dynamic::TypeCode::tc_typecode())",
     );
 }
 
@@ -282,57 +282,60 @@ fn every_type_gets_a_cached_typecode_and_any_support() {
 };
 "#;
     let code = gen(src);
-    assert_contains(&code, "pub fn tc_node() -> ::peregrine_dynamic::TypeCode {");
     assert_contains(
         &code,
-        "static TC: std::sync::LazyLock<::peregrine_dynamic::TypeCode> = std::sync::LazyLock::new(",
+        "pub fn tc_node() -> ::peregrine::dynamic::TypeCode {",
+    );
+    assert_contains(
+        &code,
+        "static TC: std::sync::LazyLock<::peregrine::dynamic::TypeCode> = std::sync::LazyLock::new(",
     );
     // Recursion through a placeholder, never through the cached function.
     assert_contains(
         &code,
-        r#"::peregrine_dynamic::TypeCode::recursive("IDL:M/Node:1.0")"#,
+        r#"::peregrine::dynamic::TypeCode::recursive("IDL:M/Node:1.0")"#,
     );
     assert_contains(
         &code,
-        r#"::peregrine_dynamic::TypeCode::enum_tc("IDL:M/E:1.0", "E", ["A", "B"])"#,
+        r#"::peregrine::dynamic::TypeCode::enum_tc("IDL:M/E:1.0", "E", ["A", "B"])"#,
     );
     // One member per label.
     assert_contains(
         &code,
-        "label: Some(::peregrine_dynamic::DynValue::Enum(0)), name: \"x\".into(), tc: ::peregrine_dynamic::TypeCode::long() }",
+        "label: Some(::peregrine::dynamic::DynValue::Enum(0)), name: \"x\".into(), tc: ::peregrine::dynamic::TypeCode::long() }",
     );
     assert_contains(
         &code,
-        "label: Some(::peregrine_dynamic::DynValue::Enum(1)), name: \"x\".into(), tc: ::peregrine_dynamic::TypeCode::long() }",
+        "label: Some(::peregrine::dynamic::DynValue::Enum(1)), name: \"x\".into(), tc: ::peregrine::dynamic::TypeCode::long() }",
     );
-    assert_contains(&code, "::peregrine_dynamic::TypeCode::sequence_tc(4, ::peregrine_dynamic::TypeCode::string_tc(0))");
+    assert_contains(&code, "::peregrine::dynamic::TypeCode::sequence_tc(4, ::peregrine::dynamic::TypeCode::string_tc(0))");
     assert_contains(
         &code,
-        "pub fn names_to_any(v: &Names) -> ::peregrine_dynamic::Any",
+        "pub fn names_to_any(v: &Names) -> ::peregrine::dynamic::Any",
     );
     assert_contains(
         &code,
-        "pub fn names_from_any(any: &::peregrine_dynamic::Any) -> Option<Names>",
+        "pub fn names_from_any(any: &::peregrine::dynamic::Any) -> Option<Names>",
     );
-    assert_contains(&code, "::peregrine_dynamic::TypeCode::exception_tc(");
+    assert_contains(&code, "::peregrine::dynamic::TypeCode::exception_tc(");
     assert_contains(
         &code,
-        r#"::peregrine_dynamic::TypeCode::objref_tc("IDL:M/I:1.0", "I")"#,
+        r#"::peregrine::dynamic::TypeCode::objref_tc("IDL:M/I:1.0", "I")"#,
     );
     for t in ["E", "Node", "U", "X", "IRef"] {
         assert_contains(
             &code,
-            &format!("impl ::peregrine_dynamic::IdlType for {t} {{"),
+            &format!("impl ::peregrine::dynamic::IdlType for {t} {{"),
         );
         assert_contains(
             &code,
-            &format!("impl ::peregrine_dynamic::ToAny for {t} {{"),
+            &format!("impl ::peregrine::dynamic::ToAny for {t} {{"),
         );
     }
     for t in ["E", "Node", "U", "X"] {
         assert_contains(
             &code,
-            &format!("impl ::peregrine_dynamic::FromAny for {t} {{"),
+            &format!("impl ::peregrine::dynamic::FromAny for {t} {{"),
         );
     }
     assert_contains(&code, "pub fn from_any_in(");
