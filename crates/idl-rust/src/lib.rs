@@ -433,6 +433,7 @@ fn merge(
                     span: None,
                     label: String::new(),
                     notes: Vec::new(),
+                    help: None,
                 };
                 errors.push_str(&render_all(&[d], &SourceMap::new()));
             }

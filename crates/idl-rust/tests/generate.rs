@@ -368,6 +368,23 @@ fn build_api_writes_files() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+#[test]
+fn missing_input_file_is_one_line_through_the_builder() {
+    let missing = std::env::temp_dir().join(format!("nosuch-{}.idl", std::process::id()));
+    let e = Builder::new()
+        .cargo_directives(false)
+        .generate(&[&missing])
+        .unwrap_err();
+    assert_eq!(
+        e.rendered,
+        format!(
+            "error: cannot read {}: No such file or directory (os error 2)\n",
+            missing.display()
+        )
+    );
+    assert_eq!(e.errors().count(), 1);
+}
+
 const OMNI: &str = "/usr/share/idl/omniORB";
 
 fn idl_files(dir: &Path, out: &mut Vec<PathBuf>) {

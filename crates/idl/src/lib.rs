@@ -18,6 +18,7 @@ pub mod parser;
 pub mod preprocess;
 pub mod sema;
 pub mod source;
+mod suggest;
 
 pub use ast::{BasicType, ParamDir};
 pub use diagnostic::{render_all, DiagKind, Diagnostic, Severity};
@@ -128,12 +129,34 @@ fn finish(pp: PpOutput) -> Result<Spec, Failure> {
         tokens,
         sources,
         mut diags,
+        missing_files,
     } = pp;
     let main = main_file(&sources);
     let (defs, pdiags) = parser::parse(tokens);
     diags.extend(pdiags);
     let (mut spec, sdiags) = sema::check(&defs, sources, main);
-    diags.extend(sdiags);
+    if let Some(&first) = missing_files.first() {
+        // A file that could not be read leaves its names undefined; each
+        // use would be one more error pointing away from the cause. Report
+        // the missing file once and say how many follow-on errors it hides.
+        let (undefined, rest): (Vec<_>, Vec<_>) = sdiags
+            .into_iter()
+            .partition(|d| d.is_error() && d.kind == DiagKind::Undefined);
+        if !undefined.is_empty() {
+            let n = undefined.len();
+            diags[first].notes.push(diagnostic::Note {
+                span: None,
+                message: format!(
+                    "{n} undefined-name error{} not shown: the missing file may declare {}",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "that name" } else { "those names" },
+                ),
+            });
+        }
+        diags.extend(rest);
+    } else {
+        diags.extend(sdiags);
+    }
     if diags.iter().any(|d| d.is_error()) {
         return Err(Failure {
             diagnostics: diags,

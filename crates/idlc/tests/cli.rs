@@ -136,3 +136,34 @@ fn marshal_option() {
     assert_eq!(code, 2, "{stderr}");
     std::fs::remove_dir_all(&d).ok();
 }
+
+#[test]
+fn missing_input_file_is_one_clear_line() {
+    let (code, stdout, stderr) = idlc(&["--check", "nosuch.idl"]);
+    assert_eq!(code, 1);
+    assert!(stdout.is_empty());
+    assert_eq!(
+        stderr,
+        "error: cannot read nosuch.idl: No such file or directory (os error 2)\n\
+         error: aborting due to 1 previous error\n"
+    );
+}
+
+#[test]
+fn misspelled_name_gets_a_suggestion() {
+    let d = tmp("typo");
+    let idl = d.join("bank.idl");
+    std::fs::write(
+        &idl,
+        "struct Account { long id; };\ninterface Bank { Acount open(); };\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = idlc(&["--check", idl.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("bank.idl:2:18"), "{stderr}");
+    assert!(
+        stderr.contains("= help: did you mean `Account`?"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&d).ok();
+}
