@@ -39,6 +39,9 @@ pub enum DiagKind {
     Operation,
     /// Feature recognized but not supported.
     Unsupported,
+    /// Accepted here, but rejected or deprecated by other IDL compilers,
+    /// or renamed by another language mapping (a warning).
+    Portability,
     /// Resource limit hit (nesting depth, include depth, ...).
     Limit,
     /// Anything else.
