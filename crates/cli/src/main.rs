@@ -4,7 +4,6 @@
 //! reference the way omniORB's `catior` does (component lines use catior's
 //! wording so the two can be compared), or as JSON with `--json`.
 
-mod json;
 mod render;
 
 use std::io::{Read, Write};
@@ -97,7 +96,8 @@ fn run(args: &[String]) -> Result<String, Failure> {
     };
     let url = ObjectUrl::parse(&text).map_err(|e| Failure::Input(describe_error(&text, &e)))?;
     Ok(if json {
-        let mut s = render::json(&url).pretty();
+        let mut s = serde_json::to_string_pretty(&render::json(&url))
+            .map_err(|e| Failure::Input(format!("cannot encode JSON: {e}")))?;
         s.push('\n');
         s
     } else {

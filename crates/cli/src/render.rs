@@ -9,7 +9,7 @@ use peregrine_giop::{
     CodeSetComponent, Corbaloc, IiopProfile, Ior, ObjectUrl, TaggedComponent, TaggedProfile,
 };
 
-use crate::json::Json;
+use serde::Serialize;
 
 /// Text for one reference, in omniORB `catior` style.
 pub fn text(url: &ObjectUrl) -> String {
@@ -218,127 +218,279 @@ fn hex(b: &[u8]) -> String {
 }
 
 // ------------------------------------------------------------------ JSON
+//
+// The JSON output is these types through serde_json: field order is the
+// declaration order, so the output reads the same way as the text form.
+
+/// A machine-readable rendering of a decoded reference; `kind` says which.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum UrlJson {
+    /// A stringified IOR.
+    Ior {
+        /// The nil reference (no type id, no profiles).
+        nil: bool,
+        /// The repository id.
+        type_id: String,
+        /// The tagged profiles, in order.
+        profiles: Vec<ProfileJson>,
+    },
+    /// A `corbaloc:` URL.
+    Corbaloc(LocJson),
+    /// A `corbaname:` URL: a `corbaloc:` plus a stringified name.
+    Corbaname {
+        /// The naming context's location.
+        #[serde(flatten)]
+        loc: LocJson,
+        /// The name after `#`, unescaped (`null` without one).
+        name: Option<String>,
+    },
+}
+
+/// The location part of a `corbaloc:`/`corbaname:` URL.
+#[derive(Serialize)]
+pub struct LocJson {
+    addresses: Vec<AddrJson>,
+    object_key: String,
+    object_key_hex: String,
+    object_key_escaped: String,
+}
+
+/// One address of a `corbaloc:` URL.
+#[derive(Serialize)]
+#[serde(tag = "protocol", rename_all = "lowercase")]
+enum AddrJson {
+    Rir,
+    Iiop {
+        version: String,
+        version_explicit: bool,
+        host: String,
+        port: u16,
+    },
+}
+
+/// One tagged profile of an IOR.
+#[derive(Serialize)]
+pub struct ProfileJson {
+    tag: u32,
+    tag_name: Option<&'static str>,
+    #[serde(flatten)]
+    body: ProfileBody,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ProfileBody {
+    Iiop {
+        /// Decoded by the IOR parser (`true`) or from the raw body after
+        /// the parser kept it opaque (`false`).
+        canonical: bool,
+        #[serde(flatten)]
+        iiop: IiopJson,
+    },
+    Components {
+        components: Vec<ComponentJson>,
+    },
+    Malformed {
+        error: String,
+        data_hex: String,
+    },
+    Opaque {
+        data_hex: String,
+    },
+}
+
+#[derive(Serialize)]
+struct IiopJson {
+    iiop_version: String,
+    host: String,
+    port: u16,
+    object_key: String,
+    object_key_hex: String,
+    endpoints: Vec<EndpointJson>,
+    components: Vec<ComponentJson>,
+}
+
+#[derive(Serialize)]
+struct EndpointJson {
+    host: String,
+    port: u16,
+}
+
+#[derive(Serialize)]
+struct ComponentJson {
+    tag: u32,
+    tag_name: Option<&'static str>,
+    #[serde(flatten)]
+    body: ComponentBody,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ComponentBody {
+    OrbType {
+        orb_type: u32,
+        orb_type_hex: String,
+        vendor: Option<&'static str>,
+    },
+    CodeSets {
+        char: CodeSetJson,
+        wchar: CodeSetJson,
+    },
+    Address {
+        host: String,
+        port: u16,
+    },
+    Malformed {
+        error: String,
+        data_hex: String,
+    },
+    Opaque {
+        data_hex: String,
+    },
+}
+
+#[derive(Serialize)]
+struct CodeSetJson {
+    native: u32,
+    native_name: Option<&'static str>,
+    conversion: Vec<u32>,
+    conversion_names: Vec<Option<&'static str>>,
+}
 
 /// A machine-readable rendering.
-pub fn json(url: &ObjectUrl) -> Json {
+pub fn json(url: &ObjectUrl) -> UrlJson {
     match url {
-        ObjectUrl::Ior(ior) => ior_json(ior),
-        ObjectUrl::Corbaloc(loc) => loc_json(Json::obj().with("kind", "corbaloc"), loc),
-        ObjectUrl::Corbaname(n) => {
-            loc_json(Json::obj().with("kind", "corbaname"), &n.loc).with("name", n.name.clone())
-        }
+        ObjectUrl::Ior(ior) => UrlJson::Ior {
+            nil: ior.is_nil(),
+            type_id: ior.type_id.clone(),
+            profiles: ior.profiles.iter().map(profile_json).collect(),
+        },
+        ObjectUrl::Corbaloc(loc) => UrlJson::Corbaloc(loc_json(loc)),
+        ObjectUrl::Corbaname(n) => UrlJson::Corbaname {
+            loc: loc_json(&n.loc),
+            name: n.name.clone(),
+        },
     }
 }
 
-fn loc_json(j: Json, loc: &Corbaloc) -> Json {
-    let addrs = loc
-        .addrs
-        .iter()
-        .map(|a| match a {
-            ObjAddr::Rir => Json::obj().with("protocol", "rir"),
-            ObjAddr::Iiop(a) => Json::obj()
-                .with("protocol", "iiop")
-                .with("version", a.version().to_string())
-                .with("version_explicit", a.explicit_version.is_some())
-                .with("host", a.host.as_str())
-                .with("port", a.port),
-        })
-        .collect::<Vec<_>>();
-    j.with("addresses", addrs)
-        .with("object_key", escape_text(&loc.key))
-        .with("object_key_hex", hex(&loc.key))
-        .with("object_key_escaped", escape_key(&loc.key))
-}
-
-fn ior_json(ior: &Ior) -> Json {
-    let profiles = ior
-        .profiles
-        .iter()
-        .map(|p| {
-            let j = Json::obj()
-                .with("tag", p.tag())
-                .with("tag_name", profile_tag_name(p.tag()));
-            match p {
-                TaggedProfile::Iiop(iiop) => iiop_json(j.with("canonical", true), iiop),
-                TaggedProfile::Other {
-                    tag: TAG_INTERNET_IOP,
-                    data,
-                } => match IiopProfile::from_body(data) {
-                    Ok(iiop) => iiop_json(j.with("canonical", false), &iiop),
-                    Err(e) => j.with("error", e.to_string()).with("data_hex", hex(data)),
+fn loc_json(loc: &Corbaloc) -> LocJson {
+    LocJson {
+        addresses: loc
+            .addrs
+            .iter()
+            .map(|a| match a {
+                ObjAddr::Rir => AddrJson::Rir,
+                ObjAddr::Iiop(a) => AddrJson::Iiop {
+                    version: a.version().to_string(),
+                    version_explicit: a.explicit_version.is_some(),
+                    host: a.host.clone(),
+                    port: a.port,
                 },
-                TaggedProfile::MultipleComponents(cs) => j.with("components", components_json(cs)),
-                TaggedProfile::Other { data, .. } => j.with("data_hex", hex(data)),
-            }
-        })
-        .collect::<Vec<_>>();
-    Json::obj()
-        .with("kind", "ior")
-        .with("nil", ior.is_nil())
-        .with("type_id", ior.type_id.as_str())
-        .with("profiles", profiles)
+            })
+            .collect(),
+        object_key: escape_text(&loc.key),
+        object_key_hex: hex(&loc.key),
+        object_key_escaped: escape_key(&loc.key),
+    }
 }
 
-fn iiop_json(j: Json, p: &IiopProfile) -> Json {
-    let endpoints = p
-        .endpoints()
-        .into_iter()
-        .map(|e| Json::obj().with("host", e.host).with("port", e.port))
-        .collect::<Vec<_>>();
-    j.with("iiop_version", p.version.to_string())
-        .with("host", p.host.as_str())
-        .with("port", p.port)
-        .with("object_key", escape_text(&p.object_key))
-        .with("object_key_hex", hex(&p.object_key))
-        .with("endpoints", endpoints)
-        .with("components", components_json(&p.components))
+fn profile_json(p: &TaggedProfile) -> ProfileJson {
+    let body = match p {
+        TaggedProfile::Iiop(iiop) => ProfileBody::Iiop {
+            canonical: true,
+            iiop: iiop_json(iiop),
+        },
+        TaggedProfile::Other {
+            tag: TAG_INTERNET_IOP,
+            data,
+        } => match IiopProfile::from_body(data) {
+            Ok(iiop) => ProfileBody::Iiop {
+                canonical: false,
+                iiop: iiop_json(&iiop),
+            },
+            Err(e) => ProfileBody::Malformed {
+                error: e.to_string(),
+                data_hex: hex(data),
+            },
+        },
+        TaggedProfile::MultipleComponents(cs) => ProfileBody::Components {
+            components: components_json(cs),
+        },
+        TaggedProfile::Other { data, .. } => ProfileBody::Opaque {
+            data_hex: hex(data),
+        },
+    };
+    ProfileJson {
+        tag: p.tag(),
+        tag_name: profile_tag_name(p.tag()),
+        body,
+    }
 }
 
-fn codeset_json(c: &CodeSetComponent) -> Json {
-    Json::obj()
-        .with("native", c.native_code_set.0)
-        .with("native_name", code_set_name(c.native_code_set.0))
-        .with(
-            "conversion",
-            c.conversion_code_sets
-                .iter()
-                .map(|id| Json::from(id.0))
-                .collect::<Vec<_>>(),
-        )
-        .with(
-            "conversion_names",
-            c.conversion_code_sets
-                .iter()
-                .map(|id| Json::from(code_set_name(id.0)))
-                .collect::<Vec<_>>(),
-        )
+fn iiop_json(p: &IiopProfile) -> IiopJson {
+    IiopJson {
+        iiop_version: p.version.to_string(),
+        host: p.host.clone(),
+        port: p.port,
+        object_key: escape_text(&p.object_key),
+        object_key_hex: hex(&p.object_key),
+        endpoints: p
+            .endpoints()
+            .into_iter()
+            .map(|e| EndpointJson {
+                host: e.host,
+                port: e.port,
+            })
+            .collect(),
+        components: components_json(&p.components),
+    }
 }
 
-fn components_json(cs: &[TaggedComponent]) -> Vec<Json> {
+fn codeset_json(c: &CodeSetComponent) -> CodeSetJson {
+    CodeSetJson {
+        native: c.native_code_set.0,
+        native_name: code_set_name(c.native_code_set.0),
+        conversion: c.conversion_code_sets.iter().map(|id| id.0).collect(),
+        conversion_names: c
+            .conversion_code_sets
+            .iter()
+            .map(|id| code_set_name(id.0))
+            .collect(),
+    }
+}
+
+fn components_json(cs: &[TaggedComponent]) -> Vec<ComponentJson> {
     cs.iter()
         .map(|c| {
-            let j = Json::obj()
-                .with("tag", c.tag())
-                .with("tag_name", component_tag_name(c.tag()));
-            match c.to_typed() {
-                Ok(TaggedComponent::OrbType(t)) => j
-                    .with("orb_type", t)
-                    .with("orb_type_hex", format!("{t:#010x}"))
-                    .with("vendor", orb_type_name(t)),
-                Ok(TaggedComponent::CodeSets(info)) => j
-                    .with("char", codeset_json(&info.for_char_data))
-                    .with("wchar", codeset_json(&info.for_wchar_data)),
+            let body = match c.to_typed() {
+                Ok(TaggedComponent::OrbType(t)) => ComponentBody::OrbType {
+                    orb_type: t,
+                    orb_type_hex: format!("{t:#010x}"),
+                    vendor: orb_type_name(t),
+                },
+                Ok(TaggedComponent::CodeSets(info)) => ComponentBody::CodeSets {
+                    char: codeset_json(&info.for_char_data),
+                    wchar: codeset_json(&info.for_wchar_data),
+                },
                 Ok(TaggedComponent::AlternateIiopAddress { host, port }) => {
-                    j.with("host", host).with("port", port)
+                    ComponentBody::Address { host, port }
                 }
-                Ok(TaggedComponent::Other { data, .. }) => j.with("data_hex", hex(&data)),
-                Err(e) => {
-                    let data = match c {
+                Ok(TaggedComponent::Other { data, .. }) => ComponentBody::Opaque {
+                    data_hex: hex(&data),
+                },
+                Err(e) => ComponentBody::Malformed {
+                    error: e.to_string(),
+                    data_hex: match c {
                         TaggedComponent::Other { data, .. } => hex(data),
                         _ => String::new(),
-                    };
-                    j.with("error", e.to_string()).with("data_hex", data)
-                }
+                    },
+                },
+            };
+            ComponentJson {
+                tag: c.tag(),
+                tag_name: component_tag_name(c.tag()),
+                body,
             }
         })
         .collect()

@@ -107,6 +107,66 @@ fn json_output() {
 }
 
 #[test]
+fn json_parses_with_the_documented_fields() {
+    let (_, ior, _) = ior_fixtures().remove(0);
+    let o = run(&["ior", "--json", &ior]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["kind"], "ior");
+    assert_eq!(v["nil"], false);
+    assert_eq!(v["type_id"], "IDL:Golden/Echo:1.0");
+    let p = &v["profiles"][0];
+    assert_eq!(p["tag"], 0);
+    assert_eq!(p["tag_name"], "TAG_INTERNET_IOP");
+    assert_eq!(p["canonical"], true);
+    assert_eq!(p["iiop_version"], "1.2");
+    assert!(
+        p["port"].as_u64().is_some_and(|n| n > 0 && n < 65536),
+        "{p}"
+    );
+    let key_hex = p["object_key_hex"].as_str().unwrap();
+    assert!(!key_hex.is_empty() && key_hex.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_eq!(p["endpoints"][0]["host"], p["host"]);
+    let comps = p["components"].as_array().unwrap();
+    let orb = comps
+        .iter()
+        .find(|c| c["vendor"] == "omniORB")
+        .expect("ORB type");
+    assert_eq!(orb["orb_type"], 0x4154_5400);
+    assert_eq!(orb["orb_type_hex"], "0x41545400");
+    let cs = comps
+        .iter()
+        .find(|c| c.get("char").is_some())
+        .expect("code sets");
+    assert_eq!(cs["char"]["native_name"], "ISO-8859-1");
+    assert!(cs["wchar"]["conversion_names"].is_array());
+
+    let o = run(&["ior", "--json", "corbaloc::1.2@h:2809,:g/Key%01"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["kind"], "corbaloc");
+    assert_eq!(
+        v["addresses"],
+        serde_json::json!([
+            {"protocol": "iiop", "version": "1.2", "version_explicit": true, "host": "h", "port": 2809},
+            {"protocol": "iiop", "version": "1.0", "version_explicit": false, "host": "g", "port": 2809}
+        ])
+    );
+    assert_eq!(v["object_key_hex"], "4b657901");
+    assert_eq!(v["object_key_escaped"], "Key%01");
+    assert!(v.get("name").is_none());
+
+    let o = run(&["ior", "--json", "corbaname::h#a/b%20c"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["kind"], "corbaname");
+    assert_eq!(v["name"], "a/b c");
+    assert_eq!(v["addresses"][0]["port"], 2809);
+    let o = run(&["ior", "--json", "corbaloc:rir:/NameService"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["addresses"], serde_json::json!([{"protocol": "rir"}]));
+}
+
+#[test]
 fn reads_stdin() {
     let (_, ior, _) = ior_fixtures().remove(0);
     let mut child = bin()

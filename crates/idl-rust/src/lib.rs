@@ -89,6 +89,10 @@ pub struct Output {
     pub warnings: String,
     /// Number of warnings.
     pub warning_count: usize,
+    /// One line per warning, `file:line:col: message`, for
+    /// `cargo:warning=` (cargo prefixes every line with the package name,
+    /// so a multi-line snippet would not read well there).
+    pub warning_lines: Vec<String>,
     /// Every IDL file read (for `cargo:rerun-if-changed`).
     pub inputs: Vec<PathBuf>,
 }
@@ -101,6 +105,8 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     opts: Options,
     cargo: Option<bool>,
+    portability: bool,
+    deny_warnings: bool,
 }
 
 impl Default for Builder {
@@ -120,6 +126,8 @@ impl Builder {
             out_dir: None,
             opts: Options::default(),
             cargo: None,
+            portability: true,
+            deny_warnings: false,
         }
     }
 
@@ -202,6 +210,21 @@ impl Builder {
         self
     }
 
+    /// Warn about IDL that other IDL compilers reject or deprecate, or
+    /// that other language mappings rename (default on; see
+    /// [`peregrine_idl::portability`]).
+    pub fn portability_warnings(mut self, on: bool) -> Builder {
+        self.portability = on;
+        self
+    }
+
+    /// Treat every warning as an error (default off): generation fails
+    /// and the warnings are reported as errors.
+    pub fn deny_warnings(mut self, on: bool) -> Builder {
+        self.deny_warnings = on;
+        self
+    }
+
     /// Print `cargo:rerun-if-changed` / `cargo:warning` lines (default:
     /// when running in a build script, i.e. `$OUT_DIR` is set).
     pub fn cargo_directives(mut self, on: bool) -> Builder {
@@ -210,7 +233,7 @@ impl Builder {
     }
 
     fn frontend(&self) -> Frontend {
-        let mut fe = Frontend::new();
+        let mut fe = Frontend::new().portability_warnings(self.portability);
         for d in &self.include_dirs {
             fe = fe.include_dir(d.clone());
         }
@@ -254,13 +277,28 @@ impl Builder {
         let mut warnings = String::new();
         let mut diagnostics = Vec::new();
         let mut warning_count = 0;
+        let mut warning_lines = Vec::new();
         let mut uses_orb = false;
         let mut inputs = Vec::new();
         for spec in specs {
             inputs.extend(source_paths(&spec.sources));
             let g = gen::generate(spec, &self.opts);
             uses_orb |= g.uses_orb;
-            let (errs, warns): (Vec<_>, Vec<_>) = g.diags.into_iter().partition(|d| d.is_error());
+            // The front end's warnings (portability, ignored `import`s)
+            // come first, in source order, then the generator's.
+            let (errs, warns): (Vec<_>, Vec<_>) = spec
+                .warnings
+                .iter()
+                .cloned()
+                .chain(g.diags)
+                .map(|d| self.deny(d))
+                .partition(|d| d.is_error());
+            for w in &warns {
+                warning_lines.push(match w.location(&spec.sources) {
+                    Some((f, l, c)) => format!("{f}:{l}:{c}: {}", w.message),
+                    None => w.message.clone(),
+                });
+            }
             if !errs.is_empty() {
                 errors.push_str(&render_all(&errs, &spec.sources));
             }
@@ -321,8 +359,21 @@ impl Builder {
             files,
             warnings,
             warning_count,
+            warning_lines,
             inputs,
         })
+    }
+
+    /// A warning becomes an error under [`Builder::deny_warnings`].
+    fn deny(&self, mut d: Diagnostic) -> Diagnostic {
+        if self.deny_warnings && !d.is_error() {
+            d.severity = peregrine_idl::Severity::Error;
+            d.notes.push(peregrine_idl::diagnostic::Note {
+                span: None,
+                message: "a warning, denied (warnings are treated as errors)".into(),
+            });
+        }
+        d
     }
 
     fn cargo(&self) -> bool {
@@ -351,7 +402,7 @@ impl Builder {
             for p in &out.inputs {
                 println!("cargo:rerun-if-changed={}", p.display());
             }
-            for line in out.warnings.lines().filter(|l| !l.trim().is_empty()) {
+            for line in &out.warning_lines {
                 println!("cargo:warning={line}");
             }
         } else if !out.warnings.is_empty() {
@@ -435,6 +486,7 @@ fn merge(
                     span: None,
                     label: String::new(),
                     notes: Vec::new(),
+                    help: None,
                 };
                 errors.push_str(&render_all(&[d], &SourceMap::new()));
             }

@@ -371,6 +371,65 @@ fn build_api_writes_files() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+#[test]
+fn front_end_warnings_reach_the_output_and_can_be_denied() {
+    let dir = std::env::temp_dir().join(format!("peregrine-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let idl = dir.join("w.idl");
+    std::fs::write(&idl, "interface I {\n  sequence<long> f();\n};\n").unwrap();
+    let b = Builder::new().cargo_directives(false);
+    let out = b.generate(&[&idl]).unwrap();
+    assert_eq!(out.warning_count, 1);
+    assert_eq!(
+        out.warning_lines,
+        [format!(
+            "{}:2:3: anonymous sequence type as an operation result is not portable",
+            idl.display()
+        )]
+    );
+    assert!(
+        out.warnings.starts_with("warning: anonymous sequence"),
+        "{}",
+        out.warnings
+    );
+    assert!(
+        out.warnings.contains("2 |   sequence<long> f();"),
+        "{}",
+        out.warnings
+    );
+
+    let quiet = b
+        .clone()
+        .portability_warnings(false)
+        .generate(&[&idl])
+        .unwrap();
+    assert_eq!(quiet.warning_count, 0);
+    assert!(quiet.warnings.is_empty());
+
+    let e = b.deny_warnings(true).generate(&[&idl]).unwrap_err();
+    assert_eq!(e.errors().count(), 1);
+    assert!(e.rendered.starts_with("error: anonymous sequence"), "{e}");
+    assert!(e.rendered.contains("= note: a warning, denied"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn missing_input_file_is_one_line_through_the_builder() {
+    let missing = std::env::temp_dir().join(format!("nosuch-{}.idl", std::process::id()));
+    let e = Builder::new()
+        .cargo_directives(false)
+        .generate(&[&missing])
+        .unwrap_err();
+    assert_eq!(
+        e.rendered,
+        format!(
+            "error: cannot read {}: No such file or directory (os error 2)\n",
+            missing.display()
+        )
+    );
+    assert_eq!(e.errors().count(), 1);
+}
+
 const OMNI: &str = "/usr/share/idl/omniORB";
 
 fn idl_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -39,6 +39,9 @@ pub enum DiagKind {
     Operation,
     /// Feature recognized but not supported.
     Unsupported,
+    /// Accepted here, but rejected or deprecated by other IDL compilers,
+    /// or renamed by another language mapping (a warning).
+    Portability,
     /// Resource limit hit (nesting depth, include depth, ...).
     Limit,
     /// Anything else.
@@ -69,6 +72,9 @@ pub struct Diagnostic {
     pub label: String,
     /// Additional notes (include stack, previous definitions, ...).
     pub notes: Vec<Note>,
+    /// A suggested fix ("did you mean `Account`?"), printed last as
+    /// `= help:`.
+    pub help: Option<String>,
 }
 
 impl Diagnostic {
@@ -81,6 +87,16 @@ impl Diagnostic {
             span: Some(span),
             label: String::new(),
             notes: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// A new error with no source location (e.g. an input file that
+    /// cannot be read): rendered without a snippet.
+    pub fn error_without_span(kind: DiagKind, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            span: None,
+            ..Diagnostic::error(kind, Span::default(), message)
         }
     }
 
@@ -104,6 +120,12 @@ impl Diagnostic {
             span,
             message: message.into(),
         });
+        self
+    }
+
+    /// Sets the help line (a suggested fix).
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
         self
     }
 
@@ -143,6 +165,9 @@ impl Diagnostic {
                     let _ = writeln!(out, "  = note: {}", n.message);
                 }
             }
+        }
+        if let Some(h) = &self.help {
+            let _ = writeln!(out, "  = help: {h}");
         }
         out
     }
@@ -207,5 +232,21 @@ mod tests {
             r,
             "error: undefined name `foo`\n --> t.idl:2:3\n  |\n2 |   foo bar;\n  |   ^^^ not found\n"
         );
+    }
+
+    #[test]
+    fn renders_help_last_and_no_snippet_without_span() {
+        let mut m = SourceMap::new();
+        let f = m.add("t.idl", "t.idl".into(), "Acount a;\n".into(), None);
+        let d = Diagnostic::error(DiagKind::Undefined, Span::new(f, 0, 6), "undefined name")
+            .with_note(None, "a note")
+            .with_help("did you mean `Account`?");
+        let r = d.render(&m);
+        assert!(
+            r.ends_with("  = note: a note\n  = help: did you mean `Account`?\n"),
+            "{r}"
+        );
+        let d = Diagnostic::error_without_span(DiagKind::Include, "cannot read x.idl: gone");
+        assert_eq!(d.render(&m), "error: cannot read x.idl: gone\n");
     }
 }

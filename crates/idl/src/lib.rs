@@ -15,9 +15,11 @@ pub mod diagnostic;
 pub mod lexer;
 pub mod model;
 pub mod parser;
+pub mod portability;
 pub mod preprocess;
 pub mod sema;
 pub mod source;
+mod suggest;
 
 pub use ast::{BasicType, ParamDir};
 pub use diagnostic::{render_all, DiagKind, Diagnostic, Severity};
@@ -63,6 +65,7 @@ impl std::error::Error for Failure {}
 pub struct Frontend {
     opts: PpOptions,
     loader: Box<dyn FileLoader>,
+    portability: bool,
 }
 
 impl Default for Frontend {
@@ -81,6 +84,7 @@ impl Frontend {
                 ..PpOptions::default()
             },
             loader: Box::new(FsLoader),
+            portability: true,
         }
     }
 
@@ -103,6 +107,14 @@ impl Frontend {
         self
     }
 
+    /// Whether to warn about IDL in the main file that other IDL compilers
+    /// reject or deprecate, or that other language mappings rename
+    /// ([`DiagKind::Portability`]; default `true`). See [`portability`].
+    pub fn portability_warnings(mut self, on: bool) -> Frontend {
+        self.portability = on;
+        self
+    }
+
     /// Reads files through `loader` instead of the file system.
     pub fn loader(mut self, loader: impl FileLoader + 'static) -> Frontend {
         self.loader = Box::new(loader);
@@ -112,28 +124,53 @@ impl Frontend {
     /// Preprocesses, parses and checks the file at `path`.
     pub fn parse_file(&self, path: impl AsRef<Path>) -> Result<Spec, Failure> {
         let pp = Preprocessor::new(self.loader.as_ref(), self.opts.clone()).run_file(path.as_ref());
-        finish(pp)
+        finish(pp, self.portability)
     }
 
     /// Preprocesses, parses and checks in-memory text named `name`
     /// (includes are resolved through the loader).
     pub fn parse_source(&self, name: &str, text: &str) -> Result<Spec, Failure> {
         let pp = Preprocessor::new(self.loader.as_ref(), self.opts.clone()).run_source(name, text);
-        finish(pp)
+        finish(pp, self.portability)
     }
 }
 
-fn finish(pp: PpOutput) -> Result<Spec, Failure> {
+fn finish(pp: PpOutput, portability: bool) -> Result<Spec, Failure> {
     let PpOutput {
         tokens,
         sources,
         mut diags,
+        missing_files,
     } = pp;
     let main = main_file(&sources);
     let (defs, pdiags) = parser::parse(tokens);
     diags.extend(pdiags);
     let (mut spec, sdiags) = sema::check(&defs, sources, main);
-    diags.extend(sdiags);
+    if let Some(&first) = missing_files.first() {
+        // A file that could not be read leaves its names undefined; each
+        // use would be one more error pointing away from the cause. Report
+        // the missing file once and say how many follow-on errors it hides.
+        let (undefined, rest): (Vec<_>, Vec<_>) = sdiags
+            .into_iter()
+            .partition(|d| d.is_error() && d.kind == DiagKind::Undefined);
+        if !undefined.is_empty() {
+            let n = undefined.len();
+            diags[first].notes.push(diagnostic::Note {
+                span: None,
+                message: format!(
+                    "{n} undefined-name error{} not shown: the missing file may declare {}",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "that name" } else { "those names" },
+                ),
+            });
+        }
+        diags.extend(rest);
+    } else {
+        diags.extend(sdiags);
+    }
+    if portability {
+        diags.extend(portability::check(&defs, main));
+    }
     if diags.iter().any(|d| d.is_error()) {
         return Err(Failure {
             diagnostics: diags,

@@ -50,6 +50,10 @@ pub struct PpOutput {
     pub sources: SourceMap,
     /// Errors and warnings.
     pub diags: Vec<Diagnostic>,
+    /// Indices in `diags` of the `#include`s (or the main file) that could
+    /// not be found or read: the definitions they hold are missing, so
+    /// undefined names later on may be explained by them.
+    pub missing_files: Vec<usize>,
 }
 
 struct Cond {
@@ -71,6 +75,7 @@ pub struct Preprocessor<'l> {
     macros: HashMap<String, Macro>,
     sources: SourceMap,
     diags: Vec<Diagnostic>,
+    missing_files: Vec<usize>,
     out: Vec<Token>,
     open: Vec<PathBuf>,
     done: HashSet<PathBuf>,
@@ -87,6 +92,7 @@ impl<'l> Preprocessor<'l> {
             macros: HashMap::new(),
             sources: SourceMap::new(),
             diags: Vec::new(),
+            missing_files: Vec::new(),
             out: Vec::new(),
             open: Vec::new(),
             done: HashSet::new(),
@@ -121,13 +127,16 @@ impl<'l> Preprocessor<'l> {
                 self.open.pop();
             }
             Err(e) => {
-                let id =
-                    self.sources
-                        .add(path.display().to_string(), path.clone(), "".into(), None);
-                self.diags.push(Diagnostic::error(
+                // The file is still registered (empty) so the main-file
+                // lookup and the source list stay consistent; the
+                // diagnostic has no span, since an empty snippet says
+                // nothing.
+                self.sources
+                    .add(path.display().to_string(), path.clone(), "".into(), None);
+                self.missing_files.push(self.diags.len());
+                self.diags.push(Diagnostic::error_without_span(
                     DiagKind::Include,
-                    Span::new(id, 0, 0),
-                    format!("cannot read `{}`: {e}", path.display()),
+                    format!("cannot read {}: {e}", path.display()),
                 ));
             }
         }
@@ -158,6 +167,7 @@ impl<'l> Preprocessor<'l> {
             tokens: self.out,
             sources: self.sources,
             diags: self.diags,
+            missing_files: self.missing_files,
         }
     }
 
@@ -665,6 +675,24 @@ impl<'l> Preprocessor<'l> {
                 candidates.push(dir.join(&name));
             }
         }
+        // Every directory tried, in order, for the "not found" note.
+        let searched = if candidates.is_empty() {
+            format!("`{name}` does not exist")
+        } else {
+            let dirs: Vec<String> = candidates
+                .iter()
+                .map(|c| match c.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.display().to_string(),
+                    _ => ".".to_string(),
+                })
+                .collect();
+            let none = if self.opts.include_dirs.is_empty() {
+                " (no include directories were given)"
+            } else {
+                ""
+            };
+            format!("searched: {}{none}", dirs.join(", "))
+        };
         let found = candidates
             .into_iter()
             .map(|p| normalize(&p))
@@ -676,20 +704,11 @@ impl<'l> Preprocessor<'l> {
                 format!("cannot find include file `{name}`"),
             )
             .with_label("not found");
-            let dirs: Vec<String> = self
-                .opts
-                .include_dirs
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect();
-            diag = diag.with_note(
-                None,
-                if dirs.is_empty() {
-                    "no include directories were given".to_string()
-                } else {
-                    format!("searched: {}", dirs.join(", "))
-                },
-            );
+            diag = diag.with_note(None, searched);
+            if self.opts.include_dirs.is_empty() {
+                diag = diag.with_help("add the directory that holds it with `-I DIR`");
+            }
+            self.missing_files.push(self.diags.len());
             self.diags.push(diag);
             return;
         };
@@ -718,6 +737,7 @@ impl<'l> Preprocessor<'l> {
         let text: Rc<str> = match self.loader.read(&path) {
             Ok(t) => t.into(),
             Err(e) => {
+                self.missing_files.push(self.diags.len());
                 self.error(
                     DiagKind::Include,
                     d.span,
@@ -1198,6 +1218,32 @@ mod tests {
             .contains("cannot find include file `nope.idl`"));
         let r = o.diags[1].render(&o.sources);
         assert!(r.contains("included from a.idl:1:1"), "{r}");
+        // `<nope.idl>` is not looked up beside b.idl, only in -I dirs.
+        assert!(r.contains("= note: searched: inc\n"), "{r}");
+        // The cycle is not a missing file; the unfound include is.
+        assert_eq!(o.missing_files, vec![1]);
+    }
+
+    #[test]
+    fn missing_quoted_include_lists_every_directory_tried() {
+        let l = MemLoader::new().with("src/m.idl", "#include \"gone.idl\"\n");
+        let opts = PpOptions {
+            include_dirs: vec!["inc1".into(), "inc2".into()],
+            ..PpOptions::default()
+        };
+        let o = Preprocessor::new(&l, opts).run_file(Path::new("src/m.idl"));
+        assert_eq!(o.missing_files, vec![0]);
+        let r = o.diags[0].render(&o.sources);
+        assert!(r.contains("= note: searched: src, inc1, inc2\n"), "{r}");
+        assert!(!r.contains("help:"), "{r}");
+
+        let o = Preprocessor::new(&l, PpOptions::default()).run_file(Path::new("src/m.idl"));
+        let r = o.diags[0].render(&o.sources);
+        assert!(
+            r.contains("= note: searched: src (no include directories were given)"),
+            "{r}"
+        );
+        assert!(r.contains("= help: add the directory that holds it"), "{r}");
     }
 
     #[test]

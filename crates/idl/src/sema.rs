@@ -406,16 +406,73 @@ impl Sema {
         Ok(cur)
     }
 
-    fn report_lookup(&mut self, name: &ScopedName, e: LookupError) {
+    /// The visible name closest to a misspelled `ident`, for a "did you
+    /// mean" help line. `within` is the scope a qualified component was
+    /// looked up in; an unqualified name sees every enclosing scope and
+    /// their base interfaces. `wanted` narrows the candidates to the kind
+    /// of definition the context needs (types where a type is expected).
+    fn suggest(
+        &self,
+        scope: Option<DefId>,
+        ident: &Ident,
+        within: Option<&str>,
+        wanted: fn(&DefKind) -> bool,
+    ) -> Option<String> {
+        let scopes: Vec<Option<DefId>> = match within {
+            Some("::") => vec![None],
+            Some(w) => {
+                let id = self.defs.iter().position(|d| d.scoped_name == w)?;
+                let id = DefId(id as u32);
+                std::iter::once(Some(id))
+                    .chain(self.bases_of(id).into_iter().map(Some))
+                    .collect()
+            }
+            None => {
+                let mut v = Vec::new();
+                let mut s = scope;
+                while let Some(id) = s {
+                    v.push(Some(id));
+                    v.extend(self.bases_of(id).into_iter().map(Some));
+                    s = self.d(id).parent;
+                }
+                v.push(None);
+                v
+            }
+        };
+        let names = scopes
+            .iter()
+            .filter_map(|s| self.tables.get(s))
+            .flat_map(|t| t.values())
+            .map(|id| self.d(*id))
+            .filter(|d| wanted(&d.kind))
+            .map(|d| d.name.as_str());
+        crate::suggest::closest(&ident.name, names).map(str::to_string)
+    }
+
+    fn report_lookup(
+        &mut self,
+        scope: Option<DefId>,
+        name: &ScopedName,
+        e: LookupError,
+        wanted: fn(&DefKind) -> bool,
+    ) {
         let d = match e {
             LookupError::Undefined { ident, within } => {
-                let msg = match within {
-                    Some(w) if name.parts.len() > 1 || name.absolute => {
+                let qualified = name.parts.len() > 1 || name.absolute;
+                let msg = match &within {
+                    Some(w) if qualified => {
                         format!("undefined name `{}` in `{}`", ident.name, w)
                     }
                     _ => format!("undefined name `{}`", ident.name),
                 };
-                Diagnostic::error(DiagKind::Undefined, ident.span, msg).with_label("not found")
+                let within = within.as_deref().filter(|_| qualified);
+                let hint = self.suggest(scope, &ident, within, wanted);
+                let d =
+                    Diagnostic::error(DiagKind::Undefined, ident.span, msg).with_label("not found");
+                match hint {
+                    Some(h) => d.with_help(format!("did you mean `{h}`?")),
+                    None => d,
+                }
             }
             LookupError::Ambiguous { ident, candidates } => Diagnostic::error(
                 DiagKind::Ambiguous,
@@ -446,7 +503,7 @@ impl Sema {
         match self.lookup_quiet(scope, name) {
             Ok(id) => Some(id),
             Err(e) => {
-                self.report_lookup(name, e);
+                self.report_lookup(scope, name, e, |_| true);
                 None
             }
         }
@@ -518,7 +575,7 @@ impl Sema {
                         if is_typecode_name(n) {
                             return Some(Type::TypeCode);
                         }
-                        self.report_lookup(n, e);
+                        self.report_lookup(scope, n, e, is_type_kind);
                         return None;
                     }
                 };

@@ -2,136 +2,165 @@
 //!
 //! ```text
 //! idlc [-I dir] [-D name[=value]] [--out dir] [--check] [--skip-unsupported]
-//!      [--no-client] [--no-server] [--cdr-crate path] [--orb-crate path]
+//!      [--deny-warnings] [--no-portability-warnings] [--no-client] [--no-server]
+//!      [--cdr-crate path] [--dynamic-crate path] [--orb-crate path]
 //!      [--marshal compiled|interpreted] [--interface-marshal ::I=FORM] file.idl...
 //! ```
 //!
 //! Diagnostics are printed rustc-style on stderr; the exit code is 0 on
-//! success, 1 when the IDL has errors, 2 on a usage error.
+//! success (warnings included), 1 when the IDL has errors, 2 on a usage
+//! error (clap's code for those).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Parser;
 use peregrine_idl_rust::{Builder, Marshal};
 
-const USAGE: &str = "\
-usage: idlc [options] file.idl...
-
-Checks OMG IDL files and generates Rust (one .rs per top-level module,
-one per file for definitions outside modules, and _include.rs).
-
-options:
-  -I DIR, -IDIR          add an include directory
-  -D NAME[=VALUE]        define a preprocessor macro (VALUE defaults to 1)
-  --out DIR, -o DIR      output directory (default: current directory)
-  --check                only diagnose; write nothing
-  --skip-unsupported     leave out definitions using constructs not
-                         supported yet (any, TypeCode, valuetypes, fixed,
-                         ...) with a warning instead of an error
-  --no-client            no client stubs
-  --no-server            no servant traits or skeletons
-  --cdr-crate PATH       path of peregrine-cdr in generated code
-  --orb-crate PATH       path of peregrine-orb in generated code
-  --marshal FORM         compiled (default) or interpreted (table-driven
-                         stubs and skeletons: smaller, same messages)
-  --interface-marshal ::I=FORM
-                         the form for one interface (repeatable)
-  -h, --help             this text
-";
-
+/// Checks OMG IDL files and generates Rust: one .rs per top-level module,
+/// one per file for definitions outside modules, and _include.rs.
+#[derive(Parser, Debug)]
+#[command(name = "idlc", version)]
+#[command(after_help = AFTER_HELP)]
 struct Args {
-    builder: Builder,
+    /// Add an include directory (`-I DIR` or `-IDIR`; repeatable)
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+
+    /// Define a preprocessor macro (`-D NAME`, `-DNAME=VALUE`; VALUE
+    /// defaults to 1; repeatable)
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+
+    /// Output directory
+    #[arg(short = 'o', long = "out", value_name = "DIR", default_value = ".")]
     out: PathBuf,
+
+    /// Only diagnose; write nothing
+    #[arg(long)]
     check: bool,
+
+    /// Leave out, with a warning, definitions using what has no Rust
+    /// mapping yet (valuetypes and ValueBase, abstract interfaces, local
+    /// interfaces as types, native types, operation contexts) and what
+    /// depends on them, instead of failing
+    #[arg(long)]
+    skip_unsupported: bool,
+
+    /// Treat warnings as errors (exit code 1)
+    #[arg(long)]
+    deny_warnings: bool,
+
+    /// Do not warn about IDL that other IDL compilers reject or deprecate
+    /// (anonymous types) or that other language mappings rename (C++, Java
+    /// and Python reserved words)
+    #[arg(long)]
+    no_portability_warnings: bool,
+
+    /// No client stubs
+    #[arg(long)]
+    no_client: bool,
+
+    /// No servant traits or skeletons
+    #[arg(long)]
+    no_server: bool,
+
+    /// Path of peregrine-cdr in generated code
+    #[arg(long, value_name = "PATH")]
+    cdr_crate: Option<String>,
+
+    /// Path of peregrine-dynamic in generated code
+    #[arg(long, value_name = "PATH")]
+    dynamic_crate: Option<String>,
+
+    /// Path of peregrine-orb in generated code
+    #[arg(long, value_name = "PATH")]
+    orb_crate: Option<String>,
+
+    /// How stubs and skeletons marshal: compiled, or interpreted
+    /// (table-driven: smaller code, the same messages)
+    #[arg(long, value_name = "FORM", value_parser = marshal, default_value = "compiled")]
+    marshal: Marshal,
+
+    /// The marshaling form of one interface, e.g. `::Echo=interpreted`
+    /// (repeatable)
+    #[arg(long, value_name = "::I=FORM", value_parser = interface_marshal)]
+    interface_marshal: Vec<(String, Marshal)>,
+
+    /// The IDL files to compile
+    #[arg(required = true, value_name = "FILE.idl")]
     files: Vec<PathBuf>,
 }
 
-fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut b = Builder::new().cargo_directives(false);
-    let mut out = PathBuf::from(".");
-    let mut check = false;
-    let mut files = Vec::new();
-    let value = |flag: &str, argv: &mut dyn Iterator<Item = String>| {
-        argv.next().ok_or_else(|| format!("`{flag}` needs a value"))
-    };
-    while let Some(a) = argv.next() {
-        match a.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "-I" => b = b.include_dir(value("-I", &mut argv)?),
-            "-D" => b = define(b, &value("-D", &mut argv)?),
-            "--out" | "-o" => out = PathBuf::from(value("--out", &mut argv)?),
-            "--check" => check = true,
-            "--skip-unsupported" => b = b.skip_unsupported(true),
-            "--no-client" => b = b.build_client(false),
-            "--no-server" => b = b.build_server(false),
-            "--cdr-crate" => b = b.cdr_crate(value("--cdr-crate", &mut argv)?),
-            "--orb-crate" => b = b.orb_crate(value("--orb-crate", &mut argv)?),
-            "--marshal" => b = b.marshal(marshal(&value("--marshal", &mut argv)?)?),
-            "--interface-marshal" => {
-                let v = value("--interface-marshal", &mut argv)?;
-                let (name, form) = v
-                    .split_once('=')
-                    .ok_or_else(|| format!("`--interface-marshal` needs ::I=FORM, not `{v}`"))?;
-                b = b.interface_marshal(name, marshal(form)?);
-            }
-            s if s.starts_with("-I") => b = b.include_dir(&s[2..]),
-            s if s.starts_with("-D") => b = define(b, &s[2..]),
-            s if s.starts_with("--out=") => out = PathBuf::from(&s[6..]),
-            s if s.starts_with('-') && s.len() > 1 => {
-                return Err(format!("unknown option `{s}`"));
-            }
-            _ => files.push(PathBuf::from(a)),
-        }
-    }
-    if files.is_empty() {
-        return Err("no input files".into());
-    }
-    Ok(Some(Args {
-        builder: b.out_dir(&out),
-        out,
-        check,
-        files,
-    }))
-}
+const AFTER_HELP: &str = "\
+Exit status: 0 on success (also with warnings), 1 when the IDL has errors,
+2 on a usage error.";
 
 fn marshal(form: &str) -> Result<Marshal, String> {
     Marshal::from_name(form)
         .ok_or_else(|| format!("unknown marshaling `{form}` (compiled or interpreted)"))
 }
 
-fn define(b: Builder, spec: &str) -> Builder {
-    match spec.split_once('=') {
-        Some((n, v)) => b.define(n, v),
-        None => b.define(spec, "1"),
+fn interface_marshal(spec: &str) -> Result<(String, Marshal), String> {
+    let (name, form) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("needs ::I=FORM, not `{spec}`"))?;
+    Ok((name.to_string(), marshal(form)?))
+}
+
+impl Args {
+    fn builder(&self) -> Builder {
+        let mut b = Builder::new()
+            .cargo_directives(false)
+            .out_dir(&self.out)
+            .skip_unsupported(self.skip_unsupported)
+            .deny_warnings(self.deny_warnings)
+            .portability_warnings(!self.no_portability_warnings)
+            .build_client(!self.no_client)
+            .build_server(!self.no_server)
+            .marshal(self.marshal);
+        for dir in &self.include {
+            b = b.include_dir(dir);
+        }
+        for spec in &self.define {
+            b = match spec.split_once('=') {
+                Some((n, v)) => b.define(n, v),
+                None => b.define(spec, "1"),
+            };
+        }
+        if let Some(p) = &self.cdr_crate {
+            b = b.cdr_crate(p);
+        }
+        if let Some(p) = &self.dynamic_crate {
+            b = b.dynamic_crate(p);
+        }
+        if let Some(p) = &self.orb_crate {
+            b = b.orb_crate(p);
+        }
+        for (name, form) in &self.interface_marshal {
+            b = b.interface_marshal(name, *form);
+        }
+        b
     }
 }
 
 fn main() -> ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("error: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse();
+    let builder = args.builder();
     let result = if args.check {
-        args.builder.generate(&args.files).map(|out| {
+        builder.generate(&args.files).map(|out| {
             eprint!("{}", out.warnings);
             Vec::new()
         })
     } else {
-        args.builder.compile(&args.files)
+        // `compile` prints the warnings itself (to stderr outside cargo).
+        builder.compile(&args.files)
     };
     match result {
         Ok(written) => {
             for p in written {
                 println!("{}", p.display());
             }
-            let _ = args.out;
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -145,5 +174,48 @@ fn main() -> ExitCode {
             }
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn short_flags_take_attached_or_separate_values() {
+        let a = Args::try_parse_from([
+            "idlc", "-Iinc", "-I", "more", "-DFLAG", "-D", "V=3", "--out=o", "a.idl",
+        ])
+        .unwrap();
+        assert_eq!(a.include, [PathBuf::from("inc"), PathBuf::from("more")]);
+        assert_eq!(a.define, ["FLAG", "V=3"]);
+        assert_eq!(a.out, PathBuf::from("o"));
+        assert_eq!(a.files, [PathBuf::from("a.idl")]);
+        assert_eq!(a.marshal, Marshal::Compiled);
+    }
+
+    #[test]
+    fn interface_marshal_values() {
+        let a = Args::try_parse_from([
+            "idlc",
+            "--interface-marshal",
+            "::E=interpreted",
+            "--marshal",
+            "interpreted",
+            "e.idl",
+        ])
+        .unwrap();
+        assert_eq!(
+            a.interface_marshal,
+            [("::E".to_string(), Marshal::Interpreted)]
+        );
+        let e = Args::try_parse_from(["idlc", "--interface-marshal", "E", "e.idl"]).unwrap_err();
+        assert!(e.to_string().contains("needs ::I=FORM, not `E`"), "{e}");
     }
 }

@@ -102,11 +102,71 @@ fn defines_and_includes() {
 
 #[test]
 fn usage_errors_exit_2() {
-    assert_eq!(idlc(&[]).0, 2);
+    let (code, _, stderr) = idlc(&[]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("<FILE.idl>"), "{stderr}");
     assert_eq!(idlc(&["--bogus", "x.idl"]).0, 2);
     let (code, stdout, _) = idlc(&["--help"]);
     assert_eq!(code, 0);
-    assert!(stdout.contains("usage: idlc"));
+    assert!(
+        stdout.contains("Usage: idlc [OPTIONS] <FILE.idl>..."),
+        "{stdout}"
+    );
+    // The help says what is really unsupported: `any`, TypeCode and fixed
+    // are supported.
+    assert!(stdout.contains("valuetypes and ValueBase"), "{stdout}");
+    assert!(!stdout.contains("TypeCode"), "{stdout}");
+    assert!(stdout.contains("--deny-warnings"), "{stdout}");
+}
+
+#[test]
+fn version_and_flag_suggestions() {
+    let (code, stdout, _) = idlc(&["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, format!("idlc {}\n", env!("CARGO_PKG_VERSION")));
+    let (code, _, stderr) = idlc(&["--chek", "x.idl"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unexpected argument '--chek'"), "{stderr}");
+    assert!(stderr.contains("--check"), "{stderr}");
+}
+
+#[test]
+fn warnings_pass_unless_denied_or_silenced() {
+    let d = tmp("warn");
+    let idl = d.join("w.idl");
+    std::fs::write(&idl, "interface W {\n  void delete();\n};\n").unwrap();
+    let f = idl.to_str().unwrap();
+    let (code, _, stderr) = idlc(&["--check", f]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.starts_with("warning: `delete` is a reserved word in C++\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("w.idl:2:8"), "{stderr}");
+    assert!(stderr.contains("`_cxx_delete` in C++"), "{stderr}");
+
+    let (code, _, stderr) = idlc(&["--check", "--deny-warnings", f]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: `delete` is a reserved word"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("error: aborting due to 1 previous error\n"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = idlc(&["--check", "--no-portability-warnings", f]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr, "");
+
+    // Writing files reports the warnings too, and still succeeds.
+    let out = d.join("out");
+    let (code, stdout, stderr) = idlc(&["-o", out.to_str().unwrap(), f]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.starts_with("warning: `delete`"), "{stderr}");
+    assert!(stdout.contains("_include.rs"), "{stdout}");
+    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
@@ -134,5 +194,36 @@ fn marshal_option() {
     assert!(stderr.contains("unknown marshaling"), "{stderr}");
     let (code, _, stderr) = idlc(&["--interface-marshal", "E", idl.to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn missing_input_file_is_one_clear_line() {
+    let (code, stdout, stderr) = idlc(&["--check", "nosuch.idl"]);
+    assert_eq!(code, 1);
+    assert!(stdout.is_empty());
+    assert_eq!(
+        stderr,
+        "error: cannot read nosuch.idl: No such file or directory (os error 2)\n\
+         error: aborting due to 1 previous error\n"
+    );
+}
+
+#[test]
+fn misspelled_name_gets_a_suggestion() {
+    let d = tmp("typo");
+    let idl = d.join("bank.idl");
+    std::fs::write(
+        &idl,
+        "struct Account { long id; };\ninterface Bank { Acount open(); };\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = idlc(&["--check", idl.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("bank.idl:2:18"), "{stderr}");
+    assert!(
+        stderr.contains("= help: did you mean `Account`?"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&d).ok();
 }
