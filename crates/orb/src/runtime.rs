@@ -185,8 +185,12 @@ impl ObjectRef {
 
     /// True if the object supports `repo_id`: answered locally when the
     /// IOR's type id is `repo_id` (or `IDL:omg.org/CORBA/Object:1.0`),
-    /// otherwise by a remote `_is_a`.
+    /// otherwise by a remote `_is_a`. False for a nil reference.
     pub fn is_a(&self, repo_id: &str) -> Result<bool, SystemException> {
+        if self.is_nil() {
+            // A nil reference denotes no object (C++ `_narrow` of nil is nil).
+            return Ok(false);
+        }
         if repo_id == self.type_id() || repo_id == "IDL:omg.org/CORBA/Object:1.0" {
             return Ok(true);
         }
@@ -220,6 +224,20 @@ impl ObjectRef {
     /// is returned as the error.
     pub fn locate(&self) -> Result<bool, SystemException> {
         client::locate(self)
+    }
+
+    /// True for a nil reference (the nil IOR: no profiles), e.g. what
+    /// [`Orb::string_to_object`] returns for a stringified nil. Calling an
+    /// operation on it raises `INV_OBJREF` (`COMPLETED_NO`); `is_a` is
+    /// false for every interface, so a generated `narrow` gives `None`.
+    pub fn is_nil(&self) -> bool {
+        self.inner.ior.is_nil()
+    }
+
+    /// `Some(self)` unless nil: the `Option` form generated code uses for
+    /// interface-typed values (`None` is nil).
+    pub fn non_nil(self) -> Option<ObjectRef> {
+        (!self.is_nil()).then_some(self)
     }
 
     /// The repository id in the IOR (may be empty, e.g. for corbaloc).

@@ -319,6 +319,7 @@ impl PeregrineClient {
         let obj = orb
             .string_to_object(endpoint)
             .map_err(|e| orb_error(endpoint, e))?
+            .non_nil()
             .ok_or_else(|| io::Error::other("the endpoint is a nil reference"))?;
         let base = obj.ior().clone();
         let key = base

@@ -110,7 +110,7 @@ fn peregrine_dii_client_against_omniorb_server() {
             .call_timeout(Duration::from_secs(20))
             .build()
             .expect("client ORB");
-        let obj: ObjectRef = orb.string_to_object(&ior).unwrap().unwrap();
+        let obj: ObjectRef = orb.string_to_object(&ior).unwrap();
         let t = tree(3, 3, &mut 0);
 
         // An any holding a long, then a recursive struct.

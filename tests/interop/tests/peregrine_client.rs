@@ -36,6 +36,7 @@ fn client_orb() -> Orb {
 fn obj(orb: &Orb, ior: &str) -> ObjectRef {
     orb.string_to_object(ior)
         .expect("string_to_object")
+        .non_nil()
         .expect("non-nil")
 }
 

@@ -238,7 +238,7 @@ fn main() {
         .call_timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    let f = TinyFactoryRef::unchecked_narrow(orb.string_to_object(&factory).unwrap().unwrap());
+    let f = TinyFactoryRef::unchecked_narrow(orb.string_to_object(&factory).unwrap());
 
     let mut refs: Vec<TinyRef> = Vec::with_capacity(n);
     let rss0 = rss_bytes();

@@ -153,11 +153,7 @@ pub fn client() -> Orb {
 
 /// `obj` as seen through `orb`.
 pub fn through(orb: &Orb, obj: &EchoRef) -> EchoRef {
-    EchoRef::unchecked_narrow(
-        orb.string_to_object(&obj.object().to_string())
-            .unwrap()
-            .unwrap(),
-    )
+    EchoRef::unchecked_narrow(orb.string_to_object(&obj.object().to_string()).unwrap())
 }
 
 /// Runs `f` on a thread and fails the test if it takes longer than `secs`

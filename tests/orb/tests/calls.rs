@@ -235,7 +235,7 @@ fn dropped_connection_fails_all_pending_calls_at_once() {
         let (addr, h) = dropping_server(Duration::from_millis(500));
         let client = client();
         let url = format!("corbaloc:iiop:1.2@127.0.0.1:{}/Echo", addr.port());
-        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap());
         let t0 = Instant::now();
         let hs: Vec<_> = (0..4)
             .map(|_| {
@@ -302,8 +302,7 @@ fn stale_keys_are_object_not_exist() {
         let id = root.activate_object(s.clone()).unwrap();
         let r = root.id_to_reference(&id).unwrap();
         let client = client();
-        let e =
-            EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap());
         assert_eq!(e.echo_string("alive").unwrap(), "alive");
         root.deactivate_object(&id).unwrap();
         let err = e.echo_string("dead").unwrap_err();
@@ -333,7 +332,7 @@ fn stale_keys_are_object_not_exist() {
             "corbaloc:iiop:1.2@127.0.0.1:{}/nonsense",
             server.listen_addrs()[0].port()
         );
-        let g = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
+        let g = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap());
         assert_eq!(g.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
         other.shutdown(true);
         server.shutdown(true);

@@ -416,7 +416,7 @@ fn setup() -> Setup {
     let st = root.servant_to_reference(&st).unwrap();
     let dy = root.servant_to_reference(&dy).unwrap();
     let client = client();
-    let via = |o: &ObjectRef| client.string_to_object(&o.to_string()).unwrap().unwrap();
+    let via = |o: &ObjectRef| client.string_to_object(&o.to_string()).unwrap();
     Setup {
         static_shapes: via(&st),
         dyn_shapes: via(&dy),

@@ -10,8 +10,8 @@ use peregrine_giop::{
     decode_message, encode_reply, Message, ReplyHeader, ReplyStatus, ServiceContexts,
 };
 use peregrine_orb::{
-    IdAssignment, InitialReference, Lifespan, Orb, PoaError, Policies, RequestProcessing,
-    ServantRetention, SystemExceptionKind as K,
+    CompletionStatus, IdAssignment, InitialReference, Lifespan, Orb, PoaError, Policies,
+    RequestProcessing, ServantRetention, SystemExceptionKind as K,
 };
 use peregrine_orb_tests::*;
 
@@ -64,8 +64,7 @@ fn child_poas_user_ids_persistent_and_default_servant() {
         let r = child.id_to_reference(b"alice").unwrap();
         assert_eq!(child.reference_to_id(&r).unwrap(), b"alice");
         let client = client();
-        let a =
-            EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap().unwrap());
+        let a = EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap());
         assert_eq!(a.echo_string("persistent").unwrap(), "persistent");
         // The key is reachable by corbaloc too (its escaped form).
         let key = &r.ior().iiop_profiles().unwrap()[0].object_key;
@@ -74,7 +73,7 @@ fn child_poas_user_ids_persistent_and_default_servant() {
             server.listen_addrs()[0].port(),
             peregrine_giop::corbaloc::escape_key(key)
         );
-        let c = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
+        let c = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap());
         assert_eq!(c.echo_string("via corbaloc").unwrap(), "via corbaloc");
         child.deactivate_object(b"alice").unwrap();
         assert_eq!(a.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
@@ -169,8 +168,7 @@ fn orb_args_initial_references_and_published_addresses() {
             InitialReference::RootPoa(_)
         ));
         assert!(orb.resolve_initial_references("Nope").is_err());
-        let e =
-            EchoRef::unchecked_narrow(orb.string_to_object("corbaloc:rir:/Echo").unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(orb.string_to_object("corbaloc:rir:/Echo").unwrap());
         assert_eq!(e.echo_string("rir").unwrap(), "rir");
         assert_eq!(
             orb.string_to_object("bogus:x").unwrap_err().kind,
@@ -241,7 +239,7 @@ fn location_forward_is_followed() {
         });
         let client = client();
         let url = format!("corbaloc:iiop:1.2@127.0.0.1:{port}/Echo");
-        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap());
         assert_eq!(e.echo_string("forwarded").unwrap(), "forwarded");
         // The forward sticks for later calls.
         assert_eq!(e.echo_string("again").unwrap(), "again");
@@ -269,5 +267,43 @@ fn shutdown_sends_close_connection_and_clients_recover() {
         // Calls through a shut-down ORB: BAD_INV_ORDER.
         let own = through(&server, &obj);
         assert_eq!(own.echo_string("x").unwrap_err().kind, K::BadInvOrder);
+    });
+}
+
+/// A stringified nil IOR is a nil reference, as in C++: no error from
+/// `string_to_object`, `INV_OBJREF` from a call, `None` from a narrow; a
+/// nil `-ORBInitRef` is no initial reference.
+#[test]
+fn string_to_object_of_nil_is_a_nil_reference() {
+    bounded(30, || {
+        let nil_ior = peregrine_giop::Ior::nil()
+            .to_stringified(ByteOrder::NATIVE)
+            .unwrap();
+        let orb = Orb::builder()
+            .init_ref("Nothing", &nil_ior)
+            .build()
+            .unwrap();
+        let nil = orb.string_to_object(&nil_ior).unwrap();
+        assert!(nil.is_nil());
+        assert!(nil.clone().non_nil().is_none());
+        assert!(!nil.is_a(EchoRef::REPOSITORY_ID).unwrap());
+        assert!(EchoRef::narrow(nil.clone()).unwrap().is_none());
+        let e = EchoRef::unchecked_narrow(nil);
+        let err = e.echo_string("x").unwrap_err();
+        assert_eq!(
+            (err.kind, err.completed),
+            (K::InvObjref, CompletionStatus::No)
+        );
+        assert!(matches!(
+            orb.resolve_initial_references("Nothing"),
+            Err(peregrine_orb::ResolveError::InvalidName(_))
+        ));
+        // A real reference is not nil.
+        let (server, _imp, obj) = server();
+        let r = orb.string_to_object(&obj.object().to_string()).unwrap();
+        assert!(!r.is_nil());
+        assert!(r.non_nil().is_some());
+        server.shutdown(true);
+        orb.shutdown(true);
     });
 }

@@ -672,8 +672,8 @@ fn persistent_references_survive_a_server_restart() {
                 .unwrap(),
         );
         let client = client();
-        let alice = ProbeRef::unchecked_narrow(client.string_to_object(&ior).unwrap().unwrap());
-        let t = ProbeRef::unchecked_narrow(client.string_to_object(&transient).unwrap().unwrap());
+        let alice = ProbeRef::unchecked_narrow(client.string_to_object(&ior).unwrap());
+        let t = ProbeRef::unchecked_narrow(client.string_to_object(&transient).unwrap());
         assert_eq!(alice.echo_string("1").unwrap(), "first:1");
         assert_eq!(t.echo_string("1").unwrap(), "t:1");
         s1.destroy();
