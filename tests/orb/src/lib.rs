@@ -295,11 +295,7 @@ pub fn server_orb_with(model: peregrine_orb::ThreadModel) -> Orb {
 /// ids, under the root's manager.
 pub fn user_id_poa(server: &Orb, name: &str) -> peregrine_orb::Poa {
     let root = server.root_poa();
-    let p = peregrine_orb::Policies {
-        lifespan: peregrine_orb::Lifespan::Persistent,
-        id_assignment: peregrine_orb::IdAssignment::User,
-        ..peregrine_orb::Policies::default()
-    };
+    let p = peregrine_orb::Policies::persistent_user_ids();
     root.create_poa(name, Some(&root.manager()), p).unwrap()
 }
 

@@ -11,7 +11,7 @@ use peregrine_giop::{
 };
 use peregrine_orb::{
     CompletionStatus, IdAssignment, InitialReference, Lifespan, Orb, PoaError, Policies,
-    RequestProcessing, ServantRetention, SystemExceptionKind as K,
+    ServantRetention, SystemExceptionKind as K,
 };
 use peregrine_orb_tests::*;
 
@@ -43,11 +43,8 @@ fn child_poas_user_ids_persistent_and_default_servant() {
     bounded(30, || {
         let (server, _imp, _obj) = server();
         let root = server.root_poa();
-        let pol = Policies {
-            lifespan: Lifespan::Persistent,
-            id_assignment: IdAssignment::User,
-            ..Policies::default()
-        };
+        let pol = Policies::persistent_user_ids();
+        assert_eq!(pol.lifespan, Lifespan::Persistent);
         let child = root
             .create_poa("Persist", Some(&root.manager()), pol)
             .unwrap();
@@ -79,12 +76,7 @@ fn child_poas_user_ids_persistent_and_default_servant() {
         assert_eq!(a.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
 
         // Default servant, NON_RETAIN: every id reaches it.
-        let pol = Policies {
-            id_assignment: IdAssignment::User,
-            servant_retention: ServantRetention::NonRetain,
-            request_processing: RequestProcessing::DefaultServant,
-            ..Policies::default()
-        };
+        let pol = Policies::default_servant();
         let dflt = root
             .create_poa("Default", Some(&root.manager()), pol)
             .unwrap();
@@ -103,6 +95,22 @@ fn child_poas_user_ids_persistent_and_default_servant() {
         dflt.destroy(false, false).unwrap();
         let d = EchoRef::unchecked_narrow(client.object_from_ior(r.ior().clone()).unwrap());
         assert_eq!(d.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
+        // The `..Policies::ROOT` trap: refused, naming the clash and the fix.
+        match root.create_poa(
+            "Trap",
+            None,
+            Policies {
+                id_assignment: IdAssignment::User,
+                ..Policies::ROOT
+            },
+        ) {
+            Err(e @ PoaError::InvalidPolicy(_)) => {
+                let m = e.to_string();
+                assert!(m.contains("IMPLICIT_ACTIVATION with USER_ID"), "{m}");
+                assert!(m.contains("Policies::persistent_user_ids()"), "{m}");
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
             root.create_poa(
                 "Bad",
