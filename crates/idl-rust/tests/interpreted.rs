@@ -59,7 +59,7 @@ fn interpreted_interfaces_get_tables_and_engine_calls() {
         "::peregrine_orb::interp::TInOut(o)",
         "std::borrow::Cow<'_, str>,",
         "::peregrine_orb::interp::TVal::<String>::empty()",
-        "impl ::peregrine_orb::interp::Reference for ARef",
+        "impl ::peregrine_orb::Reference for ARef",
         "impl ::peregrine_orb::interp::Put for Oops",
     ] {
         assert!(s.contains(needle), "missing {needle:?} in\n{s}");

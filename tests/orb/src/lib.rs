@@ -137,8 +137,7 @@ pub fn server() -> (Orb, Arc<EchoSkeleton<EchoImpl>>, EchoRef) {
     let root = orb.root_poa();
     root.manager().activate().unwrap();
     let imp = Arc::new(EchoSkeleton::new(EchoImpl::default()));
-    let s: Arc<dyn Servant> = imp.clone();
-    let obj = EchoRef::unchecked_narrow(root.servant_to_reference(&s).unwrap());
+    let obj: EchoRef = root.servant_to_reference(&imp).unwrap();
     *imp.servant.me.lock().unwrap() = Some(obj.clone());
     (orb, imp, obj)
 }

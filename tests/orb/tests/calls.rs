@@ -49,7 +49,7 @@ fn echo_strings_sequences_and_exceptions() {
         // servant is a `Test::Evolved`, whose `fail` can raise
         // `Test::Unknown`, called through the `Echo` stub.
         let evolved: Arc<dyn Servant> = Arc::new(EvolvedSkeleton::new(EvolvedImpl));
-        let evolved = server.root_poa().servant_to_reference(&evolved).unwrap();
+        let evolved = server.root_poa().servant_to_object(&evolved).unwrap();
         let old = through(&client, &EchoRef::unchecked_narrow(evolved));
         assert_eq!(old.fail(5).unwrap(), 5);
         match old.fail(3) {
@@ -317,11 +317,8 @@ fn stale_keys_are_object_not_exist() {
             .listen("127.0.0.1", 0)
             .build()
             .unwrap();
-        let foreign = other
-            .root_poa()
-            .create_reference(EchoRef::REPOSITORY_ID)
-            .unwrap();
-        let mut ior = foreign.ior().clone();
+        let foreign = other.root_poa().create_reference::<EchoRef>().unwrap();
+        let mut ior = foreign.object().ior().clone();
         if let peregrine_giop::TaggedProfile::Iiop(p) = &mut ior.profiles[0] {
             p.port = server.listen_addrs()[0].port();
         }

@@ -82,18 +82,17 @@ fn child_poas_user_ids_persistent_and_default_servant() {
             .unwrap();
         dflt.set_servant(echo_servant()).unwrap();
         for id in [&b"one"[..], b"two"] {
-            let r = dflt
-                .create_reference_with_id(id, EchoRef::REPOSITORY_ID)
-                .unwrap();
-            let d = EchoRef::unchecked_narrow(client.object_from_ior(r.ior().clone()).unwrap());
+            let r = dflt.create_reference_with_id::<EchoRef>(id).unwrap();
+            let d = EchoRef::unchecked_narrow(
+                client.object_from_ior(r.object().ior().clone()).unwrap(),
+            );
             assert_eq!(d.echo_string("dflt").unwrap(), "dflt");
         }
         // Destroying a POA kills its references.
-        let r = dflt
-            .create_reference_with_id(b"x", EchoRef::REPOSITORY_ID)
-            .unwrap();
+        let r = dflt.create_reference_with_id::<EchoRef>(b"x").unwrap();
         dflt.destroy(false, false).unwrap();
-        let d = EchoRef::unchecked_narrow(client.object_from_ior(r.ior().clone()).unwrap());
+        let d =
+            EchoRef::unchecked_narrow(client.object_from_ior(r.object().ior().clone()).unwrap());
         assert_eq!(d.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
         // The `..Policies::ROOT` trap: refused, naming the clash and the fix.
         match root.create_poa(
@@ -154,11 +153,8 @@ fn orb_args_initial_references_and_published_addresses() {
         assert_eq!(eps[0].port, port);
         assert_eq!((eps[1].host.as_str(), eps[1].port), ("::1", 4321));
         // Published addresses go into IORs (the second as an alternate).
-        let r = orb
-            .root_poa()
-            .create_reference(EchoRef::REPOSITORY_ID)
-            .unwrap();
-        let ior_eps = r.ior().endpoints().unwrap();
+        let r = orb.root_poa().create_reference::<EchoRef>().unwrap();
+        let ior_eps = r.object().ior().endpoints().unwrap();
         assert_eq!(ior_eps, eps);
         match orb.resolve_initial_references("Echo").unwrap() {
             InitialReference::Object(o) => {
@@ -313,5 +309,57 @@ fn string_to_object_of_nil_is_a_nil_reference() {
         assert!(r.non_nil().is_some());
         server.shutdown(true);
         orb.shutdown(true);
+    });
+}
+
+/// The POA hands out the generated reference types: no narrow, the
+/// interface's repository id in the IOR, and the untyped forms agree.
+#[test]
+fn typed_references_from_the_poa() {
+    bounded(30, || {
+        let (server, _imp, _obj) = server();
+        let root = server.root_poa();
+        let imp = std::sync::Arc::new(EchoSkeleton::new(EchoImpl::default()));
+        let echo: EchoRef = root.servant_to_reference(&imp).unwrap();
+        assert_eq!(echo.object().type_id(), EchoRef::REPOSITORY_ID);
+        // The same servant (UNIQUE_ID) gives the same object untyped.
+        let dyn_servant: std::sync::Arc<dyn peregrine_orb::Servant> = imp.clone();
+        let untyped = root.servant_to_object(&dyn_servant).unwrap();
+        assert!(untyped.is_equivalent(echo.object()));
+        let client = client();
+        assert_eq!(
+            through(&client, &echo).echo_string("typed").unwrap(),
+            "typed"
+        );
+
+        let users = root
+            .create_poa(
+                "Typed",
+                Some(&root.manager()),
+                Policies::persistent_user_ids(),
+            )
+            .unwrap();
+        let c: EchoRef = users.create_reference_with_id(b"c1").unwrap();
+        assert_eq!(c.object().type_id(), EchoRef::REPOSITORY_ID);
+        assert_eq!(users.reference_to_id(c.object()).unwrap(), b"c1");
+        // Nothing active under the id yet: the typed reference is real.
+        let seen =
+            EchoRef::unchecked_narrow(client.string_to_object(&c.object().to_string()).unwrap());
+        assert!(seen.object().non_existent().unwrap());
+        users
+            .activate_object_with_id(b"c1", echo_servant())
+            .unwrap();
+        assert!(!seen.object().non_existent().unwrap());
+        // The untyped form with a type id chosen at run time.
+        let o = users.create_object_with_id(b"c2", "IDL:Other:1.0").unwrap();
+        assert_eq!(o.type_id(), "IDL:Other:1.0");
+        // A system id, typed.
+        let fresh: EchoRef = root.create_reference().unwrap();
+        assert_eq!(fresh.object().type_id(), EchoRef::REPOSITORY_ID);
+        // `ObjectRef` is a `Reference` too: CORBA::Object.
+        let any: peregrine_orb::ObjectRef = users.create_reference_with_id(b"c3").unwrap();
+        assert_eq!(any.type_id(), "IDL:omg.org/CORBA/Object:1.0");
+        client.shutdown(true);
+        server.shutdown(true);
     });
 }

@@ -96,7 +96,7 @@ fn checker_server(client: &Orb) -> (Orb, ObjectRef) {
     let root = orb.root_poa();
     root.manager().activate().unwrap();
     let s: Arc<dyn Servant> = Arc::new(Checker::default());
-    let obj = root.servant_to_reference(&s).unwrap();
+    let obj = root.servant_to_object(&s).unwrap();
     let seen = client.string_to_object(&obj.to_string()).unwrap();
     (orb, seen)
 }

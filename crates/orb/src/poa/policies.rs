@@ -108,7 +108,7 @@ impl Policies {
     /// let orb = Orb::builder().listen("127.0.0.1", 0).build()?;
     /// let root = orb.root_poa();
     /// let accounts = root.create_poa("Accounts", Some(&root.manager()), Policies::persistent_user_ids())?;
-    /// let obj = accounts.create_reference_with_id(b"alice", "IDL:Bank/Account:1.0")?;
+    /// let obj = accounts.create_reference_with_id::<peregrine_orb::ObjectRef>(b"alice")?;
     /// assert_eq!(accounts.reference_to_id(&obj)?, b"alice");
     /// # orb.shutdown(true);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -161,7 +161,7 @@ impl Policies {
     /// let p = Policies { lifespan: Lifespan::Persistent, ..Policies::default_servant() };
     /// let files = root.create_poa("Files", Some(&root.manager()), p)?;
     /// // files.set_servant(Arc::new(FileSkeleton::new(MyFiles)))? serves every id;
-    /// let f = files.create_reference_with_id(b"/etc/hosts", "IDL:Fs/File:1.0")?;
+    /// let f = files.create_reference_with_id::<peregrine_orb::ObjectRef>(b"/etc/hosts")?;
     /// assert_eq!(files.reference_to_id(&f)?, b"/etc/hosts");
     /// # orb.shutdown(true);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
