@@ -1939,7 +1939,8 @@ impl {cdr}::Encode for {name}Ref {{
     fn encode(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{ {cdr}::Encode::encode(&self.0, w) }}
 }}
 
-impl {rt}::ObjRef for {name}Ref {{
+impl {orb}::Reference for {name}Ref {{
+    const REPOSITORY_ID: &'static str = {rid};
     fn object_ref(&self) -> &{orb}::ObjectRef {{ &self.0 }}
     fn from_object_ref(obj: {orb}::ObjectRef) -> Self {{ Self(obj) }}
 }}
@@ -1947,14 +1948,14 @@ impl {rt}::ObjRef for {name}Ref {{
 ",
                 scoped = d.scoped_name,
                 rid = lit_str(&d.repo_id),
-                rt = self.rt(cur),
             );
-            if self.any_interp() {
+            if self.o.server {
+                // The POA's typed `servant_to_reference` needs the skeleton
+                // to name its reference type (both halves are generated).
                 let _ = write!(
                     out,
-                    "impl {orb}::interp::Reference for {name}Ref {{
-    fn object_ref(&self) -> &{orb}::ObjectRef {{ &self.0 }}
-    fn from_object_ref(obj: {orb}::ObjectRef) -> Self {{ Self(obj) }}
+                    "impl<S: {name} + Send + Sync + 'static> {orb}::Skeleton for {name}Skeleton<S> {{
+    type Reference = {name}Ref;
 }}
 
 "

@@ -195,22 +195,9 @@ pub mod idl_rt {
 "#;
 
 const ORB: &str = r#"
-    /// An object reference type: `ObjectRef` or a generated `IRef`.
-    pub trait ObjRef: Sized {
-        /// The untyped reference.
-        fn object_ref(&self) -> &{orb}::ObjectRef;
-        /// Wraps a reference without checking its type.
-        fn from_object_ref(obj: {orb}::ObjectRef) -> Self;
-    }
-
-    impl ObjRef for {orb}::ObjectRef {
-        fn object_ref(&self) -> &{orb}::ObjectRef {
-            self
-        }
-        fn from_object_ref(obj: {orb}::ObjectRef) -> Self {
-            obj
-        }
-    }
+    /// Object reference types: `ObjectRef` and every generated `IRef`
+    /// (the ORB runtime's one reference trait).
+    pub use {orb}::Reference as ObjRef;
 
     /// A possibly nil reference (`None` is the nil IOR).
     pub fn encode_ref<R: ObjRef>(v: Option<&R>, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {

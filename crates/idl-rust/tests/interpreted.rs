@@ -59,7 +59,7 @@ fn interpreted_interfaces_get_tables_and_engine_calls() {
         "::peregrine::orb::interp::TInOut(o)",
         "std::borrow::Cow<'_, str>,",
         "::peregrine::orb::interp::TVal::<String>::empty()",
-        "impl ::peregrine::orb::interp::Reference for ARef",
+        "impl ::peregrine::orb::Reference for ARef",
         "impl ::peregrine::orb::interp::Put for Oops",
     ] {
         assert!(s.contains(needle), "missing {needle:?} in\n{s}");

@@ -56,7 +56,7 @@ use crate::dii::{minor, ArgFlags, NVList};
 use crate::error::{raise, record};
 use crate::orb::Orb;
 use crate::runtime::{
-    CompletionStatus, Servant, ServerRequest, SystemException, SystemExceptionKind as K,
+    CompletionStatus, ObjectRef, Servant, ServerRequest, SystemException, SystemExceptionKind as K,
 };
 
 /// A servant implemented dynamically (`PortableServer::DynamicImplementation`).
@@ -115,6 +115,12 @@ fn intern(id: String) -> &'static str {
     let s: &'static str = Box::leak(id.into_boxed_str());
     ids.insert(s);
     s
+}
+
+/// The interface is known only at run time: references are untyped
+/// (their IOR type id is still `primary_interface`).
+impl<T: DynamicImplementation> crate::runtime::Skeleton for DynamicServant<T> {
+    type Reference = ObjectRef;
 }
 
 impl<T: DynamicImplementation> Servant for DynamicServant<T> {

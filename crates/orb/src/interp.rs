@@ -883,25 +883,9 @@ impl<'de, T: Take<'de>, const N: usize> Take<'de> for [T; N] {
     }
 }
 
-/// An object reference type: [`ObjectRef`] or a generated `IRef`.
-pub trait Reference: Sized {
-    /// The untyped reference.
-    fn object_ref(&self) -> &ObjectRef;
-    /// Wraps a reference without checking its type (the compiled form's
-    /// `decode_ref`).
-    fn from_object_ref(obj: ObjectRef) -> Self;
-}
-
-impl Reference for ObjectRef {
-    #[inline]
-    fn object_ref(&self) -> &ObjectRef {
-        self
-    }
-    #[inline]
-    fn from_object_ref(obj: ObjectRef) -> Self {
-        obj
-    }
-}
+/// The object reference types the engine marshals: [`ObjectRef`] or a
+/// generated `IRef` (the one trait of the runtime, re-exported here).
+pub use crate::runtime::Reference;
 
 /// A possibly nil reference (`None` is the nil IOR).
 impl<R: Reference> Put for Option<R> {

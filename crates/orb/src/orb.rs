@@ -519,9 +519,16 @@ impl Orb {
         }
     }
 
-    /// `string_to_object`: an `IOR:`, `corbaloc:` or `corbaname:` string;
-    /// `None` for a nil IOR.
-    pub fn string_to_object(&self, s: &str) -> Result<Option<ObjectRef>, SystemException> {
+    /// `string_to_object`: an `IOR:`, `corbaloc:` or `corbaname:` string.
+    ///
+    /// A nil IOR gives a nil reference ([`ObjectRef::is_nil`]), as in the
+    /// C++ mapping, not an error: a nil reference is a value a CORBA
+    /// program may legitimately pass around (its operations raise
+    /// `INV_OBJREF`). [`ObjectRef::non_nil`] turns it into the
+    /// `Option` that generated code uses for interface-typed values. A
+    /// string that is not a reference is `BAD_PARAM` (minor 7: unknown
+    /// scheme, 8/9: bad address or scheme-specific part).
+    pub fn string_to_object(&self, s: &str) -> Result<ObjectRef, SystemException> {
         let url = ObjectUrl::parse(s).map_err(|e| {
             let m = match &e {
                 ObjectUrlError::Url(u) if u.pos == 0 => minor::BAD_PARAM_BAD_SCHEME_NAME,
@@ -536,13 +543,13 @@ impl Orb {
             )
         })?;
         match url {
-            ObjectUrl::Ior(ior) => Ok(self.object_from_ior(ior)),
-            ObjectUrl::Corbaloc(loc) => self.corbaloc(&loc, s).map(Some),
+            ObjectUrl::Ior(ior) => Ok(ObjectRef::from_ior(self, ior)),
+            ObjectUrl::Corbaloc(loc) => self.corbaloc(&loc, s),
             ObjectUrl::Corbaname(cn) => {
                 let ctx = self.corbaloc(&cn.loc, s)?;
                 match cn.name {
-                    None => Ok(Some(ctx)),
-                    Some(n) => crate::naming::resolve_str(&ctx, &n).map(Some),
+                    None => Ok(ctx),
+                    Some(n) => crate::naming::resolve_str(&ctx, &n),
                 }
             }
         }
@@ -615,8 +622,8 @@ impl Orb {
             (None, None) => return Err(ResolveError::InvalidName(name.to_string())),
         };
         match self.string_to_object(&url) {
-            Ok(Some(o)) => Ok(InitialReference::Object(o)),
-            Ok(None) => Err(ResolveError::InvalidName(name.to_string())),
+            Ok(o) if o.is_nil() => Err(ResolveError::InvalidName(name.to_string())),
+            Ok(o) => Ok(InitialReference::Object(o)),
             Err(e) => Err(ResolveError::System(e)),
         }
     }

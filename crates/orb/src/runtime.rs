@@ -11,7 +11,10 @@
 //! [`ObjectRef::decode`], [`ObjectRef::encode_opt`],
 //! [`ObjectRef::with_timeout`], [`ObjectRef::is_equivalent`],
 //! [`ObjectRef::hash`], [`ObjectRef::from_ior`], [`ObjectRef::locate`],
-//! `impl Encode for ObjectRef`, and the traits [`EncodeArgs`],
+//! [`ObjectRef::is_nil`], [`ObjectRef::non_nil`],
+//! `impl Encode for ObjectRef`, the traits [`Reference`] (implemented by
+//! every generated `IRef`) and [`Skeleton`] (every generated
+//! `ISkeleton<S>`, naming its `IRef`), and the traits [`EncodeArgs`],
 //! [`DecodeResult`] and [`DecodeUserException`], names for the closure
 //! types the invoke signatures always took (any such closure implements
 //! them).
@@ -185,8 +188,12 @@ impl ObjectRef {
 
     /// True if the object supports `repo_id`: answered locally when the
     /// IOR's type id is `repo_id` (or `IDL:omg.org/CORBA/Object:1.0`),
-    /// otherwise by a remote `_is_a`.
+    /// otherwise by a remote `_is_a`. False for a nil reference.
     pub fn is_a(&self, repo_id: &str) -> Result<bool, SystemException> {
+        if self.is_nil() {
+            // A nil reference denotes no object (C++ `_narrow` of nil is nil).
+            return Ok(false);
+        }
         if repo_id == self.type_id() || repo_id == "IDL:omg.org/CORBA/Object:1.0" {
             return Ok(true);
         }
@@ -220,6 +227,20 @@ impl ObjectRef {
     /// is returned as the error.
     pub fn locate(&self) -> Result<bool, SystemException> {
         client::locate(self)
+    }
+
+    /// True for a nil reference (the nil IOR: no profiles), e.g. what
+    /// [`Orb::string_to_object`] returns for a stringified nil. Calling an
+    /// operation on it raises `INV_OBJREF` (`COMPLETED_NO`); `is_a` is
+    /// false for every interface, so a generated `narrow` gives `None`.
+    pub fn is_nil(&self) -> bool {
+        self.inner.ior.is_nil()
+    }
+
+    /// `Some(self)` unless nil: the `Option` form generated code uses for
+    /// interface-typed values (`None` is nil).
+    pub fn non_nil(self) -> Option<ObjectRef> {
+        (!self.is_nil()).then_some(self)
     }
 
     /// The repository id in the IOR (may be empty, e.g. for corbaloc).
@@ -342,6 +363,52 @@ pub enum SyncScope {
     /// connection (the default).
     #[default]
     Transport,
+}
+
+/// An object reference type: [`ObjectRef`] itself or a generated typed
+/// reference `IRef` (one per IDL interface), which wraps an `ObjectRef`
+/// and offers the interface's operations.
+///
+/// It lets the POA hand out typed references
+/// ([`Poa::servant_to_reference`](crate::Poa::servant_to_reference),
+/// [`Poa::create_reference_with_id`](crate::Poa::create_reference_with_id))
+/// and generated code marshal any reference type.
+///
+/// ```
+/// use peregrine_orb::{ObjectRef, Reference};
+///
+/// // The untyped reference stands for `CORBA::Object`.
+/// assert_eq!(<ObjectRef as Reference>::REPOSITORY_ID, "IDL:omg.org/CORBA/Object:1.0");
+/// ```
+pub trait Reference: Sized {
+    /// The repository id of the interface (`IDL:omg.org/CORBA/Object:1.0`
+    /// for [`ObjectRef`]); the type id of the references the POA makes.
+    const REPOSITORY_ID: &'static str;
+    /// The untyped reference.
+    fn object_ref(&self) -> &ObjectRef;
+    /// Wraps a reference without checking its type (an unchecked narrow).
+    fn from_object_ref(obj: ObjectRef) -> Self;
+}
+
+impl Reference for ObjectRef {
+    const REPOSITORY_ID: &'static str = "IDL:omg.org/CORBA/Object:1.0";
+    #[inline]
+    fn object_ref(&self) -> &ObjectRef {
+        self
+    }
+    #[inline]
+    fn from_object_ref(obj: ObjectRef) -> Self {
+        obj
+    }
+}
+
+/// A servant type that knows the typed reference of its interface:
+/// implemented by every generated `ISkeleton<S>` (with `Reference =
+/// IRef`) and by [`DynamicServant`](crate::DynamicServant) (with
+/// `Reference = ObjectRef`, the interface being known only at run time).
+pub trait Skeleton: Servant {
+    /// The reference type clients of this servant's objects use.
+    type Reference: Reference;
 }
 
 /// Server side, implemented by generated skeletons.

@@ -39,8 +39,7 @@ use std::sync::{Arc, Mutex};
 
 use peregrine_giop::{Ior, TaggedProfile};
 use peregrine_orb::{
-    CompletionStatus, IdAssignment, ImplicitActivation, Lifespan, ObjectRef, Orb, Poa, PoaError,
-    Policies, SystemException, SystemExceptionKind,
+    CompletionStatus, ObjectRef, Orb, Poa, PoaError, Policies, SystemException, SystemExceptionKind,
 };
 
 use crate::param;
@@ -215,12 +214,7 @@ fn start_server(bind: SocketAddr) -> Result<(Orb, ObjectRef), SystemException> {
         .build()?;
     let root = orb.root_poa();
     let manager = root.manager();
-    let policies = Policies {
-        lifespan: Lifespan::Persistent,
-        id_assignment: IdAssignment::User,
-        implicit_activation: ImplicitActivation::NoImplicit,
-        ..Policies::default()
-    };
+    let policies = Policies::persistent_user_ids();
     let poa = root
         .create_poa(POA_NAME, Some(&manager), policies)
         .map_err(poa_error)?;
@@ -319,6 +313,7 @@ impl PeregrineClient {
         let obj = orb
             .string_to_object(endpoint)
             .map_err(|e| orb_error(endpoint, e))?
+            .non_nil()
             .ok_or_else(|| io::Error::other("the endpoint is a nil reference"))?;
         let base = obj.ior().clone();
         let key = base

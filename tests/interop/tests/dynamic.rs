@@ -19,7 +19,7 @@ use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
 use peregrine_orb::{
     CompletionStatus, DynServerRequest, DynamicImplementation, DynamicServant, NVList, ObjectRef,
-    Orb, RequestError, Servant, SystemException, SystemExceptionKind as K,
+    Orb, RequestError, SystemException, SystemExceptionKind as K,
 };
 
 const NODE_ID: &str = "IDL:DynInterop/Node:1.0";
@@ -110,7 +110,7 @@ fn peregrine_dii_client_against_omniorb_server() {
             .call_timeout(Duration::from_secs(20))
             .build()
             .expect("client ORB");
-        let obj: ObjectRef = orb.string_to_object(&ior).unwrap().unwrap();
+        let obj: ObjectRef = orb.string_to_object(&ior).unwrap();
         let t = tree(3, 3, &mut 0);
 
         // An any holding a long, then a recursive struct.
@@ -293,7 +293,7 @@ fn omniorb_dii_client_against_peregrine_dsi_server() {
             .expect("server ORB");
         let root = orb.root_poa();
         root.manager().activate().expect("activate");
-        let servant: Arc<dyn Servant> = Arc::new(DynamicServant::new(DynServant));
+        let servant = Arc::new(DynamicServant::new(DynServant));
         let obj = root.servant_to_reference(&servant).expect("activate Dyn");
         let args: Vec<String> = [
             orb.object_to_string(&obj),

@@ -16,7 +16,7 @@ use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::interop::EchoSkeleton;
 use peregrine_interop_tests::peers::{peers, Peer};
 use peregrine_interop_tests::servants::EchoImpl;
-use peregrine_orb::{Orb, Servant};
+use peregrine_orb::Orb;
 
 /// Runs the omniORB client against a fresh Peregrine server speaking at
 /// most GIOP 1.`minor` and returns its step lines.
@@ -33,9 +33,9 @@ fn run(minor: u8) -> Vec<String> {
     root.manager().activate().expect("activate");
     let imp = EchoImpl::default();
     let stats = imp.stats.clone();
-    let servant: Arc<dyn Servant> = Arc::new(EchoSkeleton::new(imp));
+    let servant = Arc::new(EchoSkeleton::new(imp));
     let obj = root.servant_to_reference(&servant).expect("activate Echo");
-    let ior = orb.object_to_string(&obj);
+    let ior = orb.object_to_string(obj.object());
     let ep = &orb.published_endpoints().expect("endpoints")[0];
     let badkey = format!("corbaloc:iiop:1.{minor}@{}:{}/NoSuchKey", ep.host, ep.port);
     let args = vec![

@@ -21,7 +21,7 @@ use peregrine_interop_tests::interop::{
 };
 use peregrine_interop_tests::peers::OmniServer;
 use peregrine_interop_tests::servants::CallbackImpl;
-use peregrine_orb::{CompletionStatus, ObjectRef, Orb, Servant, SystemExceptionKind as K};
+use peregrine_orb::{CompletionStatus, ObjectRef, Orb, SystemExceptionKind as K};
 
 /// A Peregrine ORB that also serves the callback object.
 fn client_orb() -> Orb {
@@ -36,6 +36,7 @@ fn client_orb() -> Orb {
 fn obj(orb: &Orb, ior: &str) -> ObjectRef {
     orb.string_to_object(ior)
         .expect("string_to_object")
+        .non_nil()
         .expect("non-nil")
 }
 
@@ -167,10 +168,10 @@ fn run(minor: u8) {
     assert_eq!(me.echo_long(17).unwrap(), 17);
     assert!(e.echo_self(None).unwrap().is_none());
     let cb_impl = Arc::new(CallbackImpl::default());
-    let servant: Arc<dyn Servant> = Arc::new(CallbackSkeleton::new(cb_impl.clone()));
+    let servant = Arc::new(CallbackSkeleton::new(cb_impl.clone()));
     let root = orb.root_poa();
     root.manager().activate().unwrap();
-    let cb = CallbackRef::unchecked_narrow(root.servant_to_reference(&servant).unwrap());
+    let cb: CallbackRef = root.servant_to_reference(&servant).unwrap();
     assert_eq!(e.call_back(Some(&cb), 41).unwrap(), 42);
     assert_eq!(cb_impl.pings.load(Ordering::SeqCst), 1);
     assert_eq!(*cb_impl.last.lock().unwrap(), "from omniORB");

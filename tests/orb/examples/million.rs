@@ -97,8 +97,8 @@ impl TinyFactory for FactoryImpl {
         ids.iter()
             .map(|id| {
                 self.poa
-                    .create_reference_with_id(id, TinyRef::REPOSITORY_ID)
-                    .map(|r| Some(TinyRef::unchecked_narrow(r)))
+                    .create_reference_with_id::<TinyRef>(id)
+                    .map(Some)
                     .map_err(|_| bad_op())
             })
             .collect()
@@ -155,7 +155,7 @@ fn server(n: usize, cpu: Option<usize>, user_ids: bool) {
     );
     println!("poa_bytes_per_object {poa_bytes:.1}");
     let factory: Arc<dyn Servant> = Arc::new(TinyFactorySkeleton::new(FactoryImpl { poa, ids }));
-    let f = root.servant_to_reference(&factory).unwrap();
+    let f = root.servant_to_object(&factory).unwrap();
     root.manager().activate().unwrap();
     println!("factory {}", orb.object_to_string(&f));
     std::io::stdout().flush().unwrap();
@@ -238,7 +238,7 @@ fn main() {
         .call_timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    let f = TinyFactoryRef::unchecked_narrow(orb.string_to_object(&factory).unwrap().unwrap());
+    let f = TinyFactoryRef::unchecked_narrow(orb.string_to_object(&factory).unwrap());
 
     let mut refs: Vec<TinyRef> = Vec::with_capacity(n);
     let rss0 = rss_bytes();

@@ -137,8 +137,7 @@ pub fn server() -> (Orb, Arc<EchoSkeleton<EchoImpl>>, EchoRef) {
     let root = orb.root_poa();
     root.manager().activate().unwrap();
     let imp = Arc::new(EchoSkeleton::new(EchoImpl::default()));
-    let s: Arc<dyn Servant> = imp.clone();
-    let obj = EchoRef::unchecked_narrow(root.servant_to_reference(&s).unwrap());
+    let obj: EchoRef = root.servant_to_reference(&imp).unwrap();
     *imp.servant.me.lock().unwrap() = Some(obj.clone());
     (orb, imp, obj)
 }
@@ -153,11 +152,7 @@ pub fn client() -> Orb {
 
 /// `obj` as seen through `orb`.
 pub fn through(orb: &Orb, obj: &EchoRef) -> EchoRef {
-    EchoRef::unchecked_narrow(
-        orb.string_to_object(&obj.object().to_string())
-            .unwrap()
-            .unwrap(),
-    )
+    EchoRef::unchecked_narrow(orb.string_to_object(&obj.object().to_string()).unwrap())
 }
 
 /// Runs `f` on a thread and fails the test if it takes longer than `secs`
@@ -299,11 +294,7 @@ pub fn server_orb_with(model: peregrine_orb::ThreadModel) -> Orb {
 /// ids, under the root's manager.
 pub fn user_id_poa(server: &Orb, name: &str) -> peregrine_orb::Poa {
     let root = server.root_poa();
-    let p = peregrine_orb::Policies {
-        lifespan: peregrine_orb::Lifespan::Persistent,
-        id_assignment: peregrine_orb::IdAssignment::User,
-        ..peregrine_orb::Policies::default()
-    };
+    let p = peregrine_orb::Policies::persistent_user_ids();
     root.create_poa(name, Some(&root.manager()), p).unwrap()
 }
 

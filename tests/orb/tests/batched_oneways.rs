@@ -84,7 +84,7 @@ fn destroy_waits_during_a_batch_and_nothing_runs_after_it() {
         let a = key_of(&poa.id_to_reference(b"a").unwrap());
         let root = server.root_poa();
         let (t, _) = tagged_probe("tail", None);
-        let tail = root.servant_to_reference(&t).unwrap();
+        let tail = root.servant_to_object(&t).unwrap();
         let mut batch = Vec::new();
         for i in 0..16 {
             batch.extend(string_request(&a, i, "hook", "", false));
@@ -184,7 +184,7 @@ fn close_connection_in_the_middle_of_a_batch() {
                 Ok(String::new())
             })),
         );
-        let obj = root.servant_to_reference(&s).unwrap();
+        let obj = root.servant_to_object(&s).unwrap();
         let k = key_of(&obj);
         let mut batch = Vec::new();
         for i in 0..8 {

@@ -49,7 +49,7 @@ fn echo_strings_sequences_and_exceptions() {
         // servant is a `Test::Evolved`, whose `fail` can raise
         // `Test::Unknown`, called through the `Echo` stub.
         let evolved: Arc<dyn Servant> = Arc::new(EvolvedSkeleton::new(EvolvedImpl));
-        let evolved = server.root_poa().servant_to_reference(&evolved).unwrap();
+        let evolved = server.root_poa().servant_to_object(&evolved).unwrap();
         let old = through(&client, &EchoRef::unchecked_narrow(evolved));
         assert_eq!(old.fail(5).unwrap(), 5);
         match old.fail(3) {
@@ -235,7 +235,7 @@ fn dropped_connection_fails_all_pending_calls_at_once() {
         let (addr, h) = dropping_server(Duration::from_millis(500));
         let client = client();
         let url = format!("corbaloc:iiop:1.2@127.0.0.1:{}/Echo", addr.port());
-        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap());
         let t0 = Instant::now();
         let hs: Vec<_> = (0..4)
             .map(|_| {
@@ -302,8 +302,7 @@ fn stale_keys_are_object_not_exist() {
         let id = root.activate_object(s.clone()).unwrap();
         let r = root.id_to_reference(&id).unwrap();
         let client = client();
-        let e =
-            EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap());
         assert_eq!(e.echo_string("alive").unwrap(), "alive");
         root.deactivate_object(&id).unwrap();
         let err = e.echo_string("dead").unwrap_err();
@@ -318,11 +317,8 @@ fn stale_keys_are_object_not_exist() {
             .listen("127.0.0.1", 0)
             .build()
             .unwrap();
-        let foreign = other
-            .root_poa()
-            .create_reference(EchoRef::REPOSITORY_ID)
-            .unwrap();
-        let mut ior = foreign.ior().clone();
+        let foreign = other.root_poa().create_reference::<EchoRef>().unwrap();
+        let mut ior = foreign.object().ior().clone();
         if let peregrine_giop::TaggedProfile::Iiop(p) = &mut ior.profiles[0] {
             p.port = server.listen_addrs()[0].port();
         }
@@ -333,7 +329,7 @@ fn stale_keys_are_object_not_exist() {
             "corbaloc:iiop:1.2@127.0.0.1:{}/nonsense",
             server.listen_addrs()[0].port()
         );
-        let g = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
+        let g = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap());
         assert_eq!(g.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
         other.shutdown(true);
         server.shutdown(true);

@@ -413,10 +413,10 @@ fn setup() -> Setup {
     let root = server.root_poa();
     let st: Arc<dyn Servant> = Arc::new(ShapesSkeleton::new(StaticShapes::default()));
     let dy: Arc<dyn Servant> = Arc::new(DynamicServant::new(DynShapes::default()));
-    let st = root.servant_to_reference(&st).unwrap();
-    let dy = root.servant_to_reference(&dy).unwrap();
+    let st = root.servant_to_object(&st).unwrap();
+    let dy = root.servant_to_object(&dy).unwrap();
     let client = client();
-    let via = |o: &ObjectRef| client.string_to_object(&o.to_string()).unwrap().unwrap();
+    let via = |o: &ObjectRef| client.string_to_object(&o.to_string()).unwrap();
     Setup {
         static_shapes: via(&st),
         dyn_shapes: via(&dy),

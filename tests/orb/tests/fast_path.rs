@@ -85,7 +85,7 @@ fn location_forward_on_a_bound_connection_is_followed() {
         // A 5-byte key: the header fields of `notes` end at 52, its body
         // would start at 56.
         let url = format!("corbaloc:iiop:1.2@127.0.0.1:{port}/Echo5");
-        let fresh = || EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
+        let fresh = || EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap());
         // Brings the connection up and caches the headers (general path).
         assert_eq!(fresh().echo_string("first").unwrap(), "first");
         assert_eq!(fresh().notes().unwrap(), 0);

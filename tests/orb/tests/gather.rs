@@ -33,7 +33,6 @@ fn recorder() -> (SocketAddr, mpsc::Receiver<Vec<u8>>) {
 fn object(orb: &Orb, addr: SocketAddr) -> ObjectRef {
     orb.string_to_object(&format!("corbaloc:iiop:1.2@{addr}/Gather"))
         .unwrap()
-        .unwrap()
 }
 
 fn orb(fragment_size: Option<usize>) -> Orb {

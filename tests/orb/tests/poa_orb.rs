@@ -10,7 +10,7 @@ use peregrine_giop::{
     decode_message, encode_reply, Message, ReplyHeader, ReplyStatus, ServiceContexts,
 };
 use peregrine_orb::{
-    IdAssignment, InitialReference, Lifespan, Orb, PoaError, Policies, RequestProcessing,
+    CompletionStatus, IdAssignment, InitialReference, Lifespan, Orb, PoaError, Policies,
     ServantRetention, SystemExceptionKind as K,
 };
 use peregrine_orb_tests::*;
@@ -43,11 +43,8 @@ fn child_poas_user_ids_persistent_and_default_servant() {
     bounded(30, || {
         let (server, _imp, _obj) = server();
         let root = server.root_poa();
-        let pol = Policies {
-            lifespan: Lifespan::Persistent,
-            id_assignment: IdAssignment::User,
-            ..Policies::default()
-        };
+        let pol = Policies::persistent_user_ids();
+        assert_eq!(pol.lifespan, Lifespan::Persistent);
         let child = root
             .create_poa("Persist", Some(&root.manager()), pol)
             .unwrap();
@@ -64,8 +61,7 @@ fn child_poas_user_ids_persistent_and_default_servant() {
         let r = child.id_to_reference(b"alice").unwrap();
         assert_eq!(child.reference_to_id(&r).unwrap(), b"alice");
         let client = client();
-        let a =
-            EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap().unwrap());
+        let a = EchoRef::unchecked_narrow(client.string_to_object(&r.to_string()).unwrap());
         assert_eq!(a.echo_string("persistent").unwrap(), "persistent");
         // The key is reachable by corbaloc too (its escaped form).
         let key = &r.ior().iiop_profiles().unwrap()[0].object_key;
@@ -74,36 +70,46 @@ fn child_poas_user_ids_persistent_and_default_servant() {
             server.listen_addrs()[0].port(),
             peregrine_giop::corbaloc::escape_key(key)
         );
-        let c = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
+        let c = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap());
         assert_eq!(c.echo_string("via corbaloc").unwrap(), "via corbaloc");
         child.deactivate_object(b"alice").unwrap();
         assert_eq!(a.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
 
         // Default servant, NON_RETAIN: every id reaches it.
-        let pol = Policies {
-            id_assignment: IdAssignment::User,
-            servant_retention: ServantRetention::NonRetain,
-            request_processing: RequestProcessing::DefaultServant,
-            ..Policies::default()
-        };
+        let pol = Policies::default_servant();
         let dflt = root
             .create_poa("Default", Some(&root.manager()), pol)
             .unwrap();
         dflt.set_servant(echo_servant()).unwrap();
         for id in [&b"one"[..], b"two"] {
-            let r = dflt
-                .create_reference_with_id(id, EchoRef::REPOSITORY_ID)
-                .unwrap();
-            let d = EchoRef::unchecked_narrow(client.object_from_ior(r.ior().clone()).unwrap());
+            let r = dflt.create_reference_with_id::<EchoRef>(id).unwrap();
+            let d = EchoRef::unchecked_narrow(
+                client.object_from_ior(r.object().ior().clone()).unwrap(),
+            );
             assert_eq!(d.echo_string("dflt").unwrap(), "dflt");
         }
         // Destroying a POA kills its references.
-        let r = dflt
-            .create_reference_with_id(b"x", EchoRef::REPOSITORY_ID)
-            .unwrap();
+        let r = dflt.create_reference_with_id::<EchoRef>(b"x").unwrap();
         dflt.destroy(false, false).unwrap();
-        let d = EchoRef::unchecked_narrow(client.object_from_ior(r.ior().clone()).unwrap());
+        let d =
+            EchoRef::unchecked_narrow(client.object_from_ior(r.object().ior().clone()).unwrap());
         assert_eq!(d.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
+        // The `..Policies::ROOT` trap: refused, naming the clash and the fix.
+        match root.create_poa(
+            "Trap",
+            None,
+            Policies {
+                id_assignment: IdAssignment::User,
+                ..Policies::ROOT
+            },
+        ) {
+            Err(e @ PoaError::InvalidPolicy(_)) => {
+                let m = e.to_string();
+                assert!(m.contains("IMPLICIT_ACTIVATION with USER_ID"), "{m}");
+                assert!(m.contains("Policies::persistent_user_ids()"), "{m}");
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
             root.create_poa(
                 "Bad",
@@ -147,11 +153,8 @@ fn orb_args_initial_references_and_published_addresses() {
         assert_eq!(eps[0].port, port);
         assert_eq!((eps[1].host.as_str(), eps[1].port), ("::1", 4321));
         // Published addresses go into IORs (the second as an alternate).
-        let r = orb
-            .root_poa()
-            .create_reference(EchoRef::REPOSITORY_ID)
-            .unwrap();
-        let ior_eps = r.ior().endpoints().unwrap();
+        let r = orb.root_poa().create_reference::<EchoRef>().unwrap();
+        let ior_eps = r.object().ior().endpoints().unwrap();
         assert_eq!(ior_eps, eps);
         match orb.resolve_initial_references("Echo").unwrap() {
             InitialReference::Object(o) => {
@@ -169,8 +172,7 @@ fn orb_args_initial_references_and_published_addresses() {
             InitialReference::RootPoa(_)
         ));
         assert!(orb.resolve_initial_references("Nope").is_err());
-        let e =
-            EchoRef::unchecked_narrow(orb.string_to_object("corbaloc:rir:/Echo").unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(orb.string_to_object("corbaloc:rir:/Echo").unwrap());
         assert_eq!(e.echo_string("rir").unwrap(), "rir");
         assert_eq!(
             orb.string_to_object("bogus:x").unwrap_err().kind,
@@ -241,7 +243,7 @@ fn location_forward_is_followed() {
         });
         let client = client();
         let url = format!("corbaloc:iiop:1.2@127.0.0.1:{port}/Echo");
-        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap().unwrap());
+        let e = EchoRef::unchecked_narrow(client.string_to_object(&url).unwrap());
         assert_eq!(e.echo_string("forwarded").unwrap(), "forwarded");
         // The forward sticks for later calls.
         assert_eq!(e.echo_string("again").unwrap(), "again");
@@ -269,5 +271,95 @@ fn shutdown_sends_close_connection_and_clients_recover() {
         // Calls through a shut-down ORB: BAD_INV_ORDER.
         let own = through(&server, &obj);
         assert_eq!(own.echo_string("x").unwrap_err().kind, K::BadInvOrder);
+    });
+}
+
+/// A stringified nil IOR is a nil reference, as in C++: no error from
+/// `string_to_object`, `INV_OBJREF` from a call, `None` from a narrow; a
+/// nil `-ORBInitRef` is no initial reference.
+#[test]
+fn string_to_object_of_nil_is_a_nil_reference() {
+    bounded(30, || {
+        let nil_ior = peregrine_giop::Ior::nil()
+            .to_stringified(ByteOrder::NATIVE)
+            .unwrap();
+        let orb = Orb::builder()
+            .init_ref("Nothing", &nil_ior)
+            .build()
+            .unwrap();
+        let nil = orb.string_to_object(&nil_ior).unwrap();
+        assert!(nil.is_nil());
+        assert!(nil.clone().non_nil().is_none());
+        assert!(!nil.is_a(EchoRef::REPOSITORY_ID).unwrap());
+        assert!(EchoRef::narrow(nil.clone()).unwrap().is_none());
+        let e = EchoRef::unchecked_narrow(nil);
+        let err = e.echo_string("x").unwrap_err();
+        assert_eq!(
+            (err.kind, err.completed),
+            (K::InvObjref, CompletionStatus::No)
+        );
+        assert!(matches!(
+            orb.resolve_initial_references("Nothing"),
+            Err(peregrine_orb::ResolveError::InvalidName(_))
+        ));
+        // A real reference is not nil.
+        let (server, _imp, obj) = server();
+        let r = orb.string_to_object(&obj.object().to_string()).unwrap();
+        assert!(!r.is_nil());
+        assert!(r.non_nil().is_some());
+        server.shutdown(true);
+        orb.shutdown(true);
+    });
+}
+
+/// The POA hands out the generated reference types: no narrow, the
+/// interface's repository id in the IOR, and the untyped forms agree.
+#[test]
+fn typed_references_from_the_poa() {
+    bounded(30, || {
+        let (server, _imp, _obj) = server();
+        let root = server.root_poa();
+        let imp = std::sync::Arc::new(EchoSkeleton::new(EchoImpl::default()));
+        let echo: EchoRef = root.servant_to_reference(&imp).unwrap();
+        assert_eq!(echo.object().type_id(), EchoRef::REPOSITORY_ID);
+        // The same servant (UNIQUE_ID) gives the same object untyped.
+        let dyn_servant: std::sync::Arc<dyn peregrine_orb::Servant> = imp.clone();
+        let untyped = root.servant_to_object(&dyn_servant).unwrap();
+        assert!(untyped.is_equivalent(echo.object()));
+        let client = client();
+        assert_eq!(
+            through(&client, &echo).echo_string("typed").unwrap(),
+            "typed"
+        );
+
+        let users = root
+            .create_poa(
+                "Typed",
+                Some(&root.manager()),
+                Policies::persistent_user_ids(),
+            )
+            .unwrap();
+        let c: EchoRef = users.create_reference_with_id(b"c1").unwrap();
+        assert_eq!(c.object().type_id(), EchoRef::REPOSITORY_ID);
+        assert_eq!(users.reference_to_id(c.object()).unwrap(), b"c1");
+        // Nothing active under the id yet: the typed reference is real.
+        let seen =
+            EchoRef::unchecked_narrow(client.string_to_object(&c.object().to_string()).unwrap());
+        assert!(seen.object().non_existent().unwrap());
+        users
+            .activate_object_with_id(b"c1", echo_servant())
+            .unwrap();
+        assert!(!seen.object().non_existent().unwrap());
+        // The untyped form with a type id chosen at run time.
+        let o = users.create_object_with_id(b"c2", "IDL:Other:1.0").unwrap();
+        assert_eq!(o.type_id(), "IDL:Other:1.0");
+        // A system id, typed.
+        let fresh: EchoRef = root.create_reference().unwrap();
+        assert_eq!(fresh.object().type_id(), EchoRef::REPOSITORY_ID);
+        // `ObjectRef` is a `Reference` too: CORBA::Object.
+        let any: peregrine_orb::ObjectRef = users.create_reference_with_id(b"c3").unwrap();
+        assert_eq!(any.type_id(), "IDL:omg.org/CORBA/Object:1.0");
+        client.shutdown(true);
+        server.shutdown(true);
     });
 }

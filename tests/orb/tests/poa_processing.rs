@@ -188,14 +188,8 @@ fn servant_activator_incarnates_and_etherealizes() {
             poa.set_servant_manager(ServantManager::Activator(act.clone())),
             Err(PoaError::System(e)) if e.kind == K::BadInvOrder
         ));
-        let a = via(
-            &client,
-            &poa.create_reference_with_id(b"a", PROBE_ID).unwrap(),
-        );
-        let b = via(
-            &client,
-            &poa.create_reference_with_id(b"b", PROBE_ID).unwrap(),
-        );
+        let a = via(&client, &poa.create_object_with_id(b"a", PROBE_ID).unwrap());
+        let b = via(&client, &poa.create_object_with_id(b"b", PROBE_ID).unwrap());
         assert_eq!(poa.active_objects(), 0);
         assert_eq!(a.echo_string("1").unwrap(), "a:1");
         assert_eq!(a.echo_string("2").unwrap(), "a:2");
@@ -210,7 +204,7 @@ fn servant_activator_incarnates_and_etherealizes() {
         // A system exception from incarnate reaches the client.
         let m = via(
             &client,
-            &poa.create_reference_with_id(b"missing", PROBE_ID).unwrap(),
+            &poa.create_object_with_id(b"missing", PROBE_ID).unwrap(),
         );
         assert_eq!(m.echo_string("x").unwrap_err().kind, K::ObjectNotExist);
         log.take();
@@ -247,10 +241,7 @@ fn etherealize_waits_for_the_upcall_and_counts_remaining_activations() {
                 self_deactivating: true,
             }),
         );
-        let x = via(
-            &client,
-            &poa.create_reference_with_id(b"x", PROBE_ID).unwrap(),
-        );
+        let x = via(&client, &poa.create_object_with_id(b"x", PROBE_ID).unwrap());
         // The servant deactivates its own object inside its upcall (a
         // callback into the same POA: no deadlock); etherealize comes
         // only after the upcall has returned.
@@ -278,10 +269,7 @@ fn etherealize_waits_for_the_upcall_and_counts_remaining_activations() {
             }),
         );
         for id in [&b"p"[..], b"q"] {
-            let r = via(
-                &client,
-                &poa.create_reference_with_id(id, PROBE_ID).unwrap(),
-            );
+            let r = via(&client, &poa.create_object_with_id(id, PROBE_ID).unwrap());
             assert_eq!(r.echo_string("m").unwrap(), "shared:m");
         }
         log.take();
@@ -366,7 +354,7 @@ fn servant_locator_pre_and_postinvoke_with_cookies_and_forwarding() {
         // The forward target: an object in the RootPOA.
         let target = server
             .root_poa()
-            .servant_to_reference(&ProbeImpl::tagged("target"))
+            .servant_to_object(&ProbeImpl::tagged("target"))
             .unwrap();
         let p = child(
             &server,
@@ -379,10 +367,7 @@ fn servant_locator_pre_and_postinvoke_with_cookies_and_forwarding() {
                 ..Policies::default()
             },
         );
-        let r = via(
-            &client,
-            &p.create_reference_with_id(b"k", PROBE_ID).unwrap(),
-        );
+        let r = via(&client, &p.create_object_with_id(b"k", PROBE_ID).unwrap());
         // No manager yet: OBJ_ADAPTER.
         assert_eq!(r.echo_string("x").unwrap_err().kind, K::ObjAdapter);
         p.set_servant_manager(ServantManager::Locator(Arc::new(Locator {
@@ -405,14 +390,14 @@ fn servant_locator_pre_and_postinvoke_with_cookies_and_forwarding() {
         // An exception from postinvoke replaces the reply.
         let f = via(
             &client,
-            &p.create_reference_with_id(b"postfail", PROBE_ID).unwrap(),
+            &p.create_object_with_id(b"postfail", PROBE_ID).unwrap(),
         );
         let e = f.echo_string("x").unwrap_err();
         assert_eq!((e.kind, e.minor), (K::NoPermission, 9));
         // ForwardRequest from preinvoke: the client follows it.
         let fw = via(
             &client,
-            &p.create_reference_with_id(b"elsewhere", PROBE_ID).unwrap(),
+            &p.create_object_with_id(b"elsewhere", PROBE_ID).unwrap(),
         );
         assert_eq!(fw.echo_string("go").unwrap(), "target:go");
         server.shutdown(true);
@@ -427,7 +412,7 @@ fn forward_request_from_incarnate() {
         let client = client();
         let target = other
             .root_poa()
-            .servant_to_reference(&ProbeImpl::tagged("over-there"))
+            .servant_to_object(&ProbeImpl::tagged("over-there"))
             .unwrap();
         let log = Arc::new(Log::default());
         let poa = activator_poa(
@@ -443,7 +428,7 @@ fn forward_request_from_incarnate() {
         );
         let r = via(
             &client,
-            &poa.create_reference_with_id(b"moved", PROBE_ID).unwrap(),
+            &poa.create_object_with_id(b"moved", PROBE_ID).unwrap(),
         );
         assert_eq!(r.echo_string("hi").unwrap(), "over-there:hi");
         assert_eq!(poa.active_objects(), 0);
@@ -479,7 +464,7 @@ fn default_servant_with_retain_and_system_ids() {
                 Ok(format!("{}", id.len()))
             }),
         );
-        let unset = via(&client, &p.create_reference(PROBE_ID).unwrap());
+        let unset = via(&client, &p.create_object(PROBE_ID).unwrap());
         assert_eq!(unset.echo_string("x").unwrap_err().kind, K::ObjAdapter);
         p.set_servant(dflt.clone()).unwrap();
         let own = p.activate_object(ProbeImpl::tagged("own")).unwrap();
@@ -513,7 +498,7 @@ fn implicit_activation_and_id_uniqueness() {
             root.activate_object(s.clone()),
             Err(PoaError::ServantAlreadyActive)
         );
-        let r = root.servant_to_reference(&s).unwrap();
+        let r = root.servant_to_object(&s).unwrap();
         assert_eq!(root.reference_to_id(&r).unwrap(), id1);
         assert!(Arc::ptr_eq(&root.reference_to_servant(&r).unwrap(), &s));
         // MULTIPLE_ID + IMPLICIT: every call activates anew.
@@ -574,9 +559,7 @@ fn poa_current_and_callbacks_into_the_same_poa() {
         };
         assert_eq!(cur.get_poa().unwrap_err(), NoContext);
         assert!(cur.get_object_id().is_err() && cur.get_servant().is_err());
-        let peer = root
-            .servant_to_reference(&ProbeImpl::tagged("peer"))
-            .unwrap();
+        let peer = root.servant_to_object(&ProbeImpl::tagged("peer")).unwrap();
         // The servant calls out through its own ORB (the server's), as a
         // real server would: the client's connection is busy with the
         // outer request (thread-per-connection reads the next request
@@ -596,7 +579,7 @@ fn poa_current_and_callbacks_into_the_same_poa() {
                 // deactivate, and a remote call to another object of it.
                 let tmp = ProbeImpl::tagged("tmp");
                 let tid = poa.activate_object(tmp.clone()).unwrap();
-                let _ = poa.servant_to_reference(&tmp).unwrap();
+                let _ = poa.servant_to_object(&tmp).unwrap();
                 poa.deactivate_object(&tid).unwrap();
                 let nested = peer_for_hook.echo_string("nested")?;
                 // destroy(wait) from an upcall would deadlock.
@@ -605,7 +588,7 @@ fn poa_current_and_callbacks_into_the_same_poa() {
                 Ok(format!("{nested} from {}", id.len()))
             }),
         );
-        let r = via(&client, &root.servant_to_reference(&callee).unwrap());
+        let r = via(&client, &root.servant_to_object(&callee).unwrap());
         assert_eq!(r.hook("").unwrap(), "peer:nested from 8");
         // Several threads at once, each nesting a call.
         let hs: Vec<_> = (0..4)
@@ -668,12 +651,12 @@ fn persistent_references_survive_a_server_restart() {
         // A transient reference of the same server, for contrast.
         let transient = s1.object_to_string(
             &s1.root_poa()
-                .servant_to_reference(&ProbeImpl::tagged("t"))
+                .servant_to_object(&ProbeImpl::tagged("t"))
                 .unwrap(),
         );
         let client = client();
-        let alice = ProbeRef::unchecked_narrow(client.string_to_object(&ior).unwrap().unwrap());
-        let t = ProbeRef::unchecked_narrow(client.string_to_object(&transient).unwrap().unwrap());
+        let alice = ProbeRef::unchecked_narrow(client.string_to_object(&ior).unwrap());
+        let t = ProbeRef::unchecked_narrow(client.string_to_object(&transient).unwrap());
         assert_eq!(alice.echo_string("1").unwrap(), "first:1");
         assert_eq!(t.echo_string("1").unwrap(), "t:1");
         s1.destroy();
@@ -684,7 +667,7 @@ fn persistent_references_survive_a_server_restart() {
             .unwrap();
         let _ = s2
             .root_poa()
-            .servant_to_reference(&ProbeImpl::tagged("t2"))
+            .servant_to_object(&ProbeImpl::tagged("t2"))
             .unwrap();
         assert_eq!(alice.echo_string("2").unwrap(), "second:2");
         // The old transient reference is stale in the new process.
@@ -725,7 +708,7 @@ fn concurrent_first_requests_incarnate_once() {
         poa.set_servant_manager(ServantManager::Activator(act.clone()))
             .unwrap();
         // System ids: the reference reserves its slot before activation.
-        let r = poa.create_reference(PROBE_ID).unwrap();
+        let r = poa.create_object(PROBE_ID).unwrap();
         // Separate client ORBs: separate connections, truly concurrent.
         let hs: Vec<_> = (0..4)
             .map(|_| {

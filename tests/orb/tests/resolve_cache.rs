@@ -260,7 +260,7 @@ fn manager_states_act_on_a_cached_object() {
         let client = client();
         let root = server.root_poa();
         let (a, _) = tagged("a");
-        let p = via(&client, &root.servant_to_reference(&a).unwrap());
+        let p = via(&client, &root.servant_to_object(&a).unwrap());
         assert_eq!(p.echo_string("1").unwrap(), "a:1");
         let m = root.manager();
         m.discard_requests().unwrap();

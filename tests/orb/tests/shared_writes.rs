@@ -96,8 +96,8 @@ fn checker_server(client: &Orb) -> (Orb, ObjectRef) {
     let root = orb.root_poa();
     root.manager().activate().unwrap();
     let s: Arc<dyn Servant> = Arc::new(Checker::default());
-    let obj = root.servant_to_reference(&s).unwrap();
-    let seen = client.string_to_object(&obj.to_string()).unwrap().unwrap();
+    let obj = root.servant_to_object(&s).unwrap();
+    let seen = client.string_to_object(&obj.to_string()).unwrap();
     (orb, seen)
 }
 
@@ -335,7 +335,6 @@ fn revocation_while_the_owner_is_blocked_writing() {
         let orb = client();
         let obj = orb
             .string_to_object(&format!("corbaloc:iiop:1.2@{addr}/Raw"))
-            .unwrap()
             .unwrap();
         let owner_started = Arc::new(Barrier::new(4));
         // The owner: a small oneway takes the bias, then large ones fill

@@ -50,7 +50,7 @@ fn sync_none_returns_while_the_peer_does_not_read() {
         });
         let client = client();
         let url = format!("corbaloc:iiop:1.2@{addr}/Echo");
-        let obj = client.string_to_object(&url).unwrap().unwrap();
+        let obj = client.string_to_object(&url).unwrap();
         let big = "x".repeat(64 * 1024);
 
         let none = EchoRef::unchecked_narrow(obj.with_sync_scope(SyncScope::None));

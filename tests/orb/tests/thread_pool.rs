@@ -2,6 +2,7 @@
 //! concurrently on the workers; results, exceptions and oneways are
 //! intact; shutdown closes every connection.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use peregrine_orb::{Orb, SystemExceptionKind as K, ThreadModel};
@@ -15,9 +16,9 @@ fn pool_server(n: usize) -> (Orb, EchoRef) {
         .unwrap();
     let root = orb.root_poa();
     root.manager().activate().unwrap();
-    let s = echo_servant();
+    let s = Arc::new(EchoSkeleton::new(EchoImpl::default()));
     let obj = root.servant_to_reference(&s).unwrap();
-    (orb, EchoRef::unchecked_narrow(obj))
+    (orb, obj)
 }
 
 #[test]

@@ -189,7 +189,7 @@ impl PoaCurrent {
             })
             .ok_or(NoContext)
         })?;
-        poa.create_reference_with_id(&oid, servant.repository_id())
+        poa.create_object_with_id(&oid, servant.repository_id())
             .map_err(|_| NoContext)
     }
 

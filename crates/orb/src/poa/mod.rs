@@ -40,7 +40,8 @@ use crate::client::lock;
 use crate::error::raise;
 use crate::orb::{Orb, OrbInner};
 use crate::runtime::{
-    CompletionStatus, ObjectRef, Servant, SystemException, SystemExceptionKind as K,
+    CompletionStatus, ObjectRef, Reference, Servant, Skeleton, SystemException,
+    SystemExceptionKind as K,
 };
 use aom::Aom;
 pub use current::{NoContext, PoaCurrent};
@@ -1379,12 +1380,32 @@ impl Poa {
         Ok(())
     }
 
-    /// A reference for `id` with interface `type_id` (no servant needed).
-    pub fn create_reference_with_id(
-        &self,
-        id: &[u8],
-        type_id: &str,
-    ) -> Result<ObjectRef, PoaError> {
+    /// `POA::create_reference_with_id`: a typed reference `R` (a
+    /// generated `IRef`, or [`ObjectRef`]) for object `id` of this POA,
+    /// with `R`'s repository id as its type id. No servant is needed yet:
+    /// a request on it finds whatever is active (or the default servant,
+    /// or the servant manager) under `id` when it arrives.
+    ///
+    /// ```
+    /// use peregrine_orb::{ObjectRef, Orb, Policies};
+    ///
+    /// let orb = Orb::builder().listen("127.0.0.1", 0).build()?;
+    /// let root = orb.root_poa();
+    /// let poa = root.create_poa("Accounts", Some(&root.manager()), Policies::persistent_user_ids())?;
+    /// // With generated code: `let r: AccountRef = poa.create_reference_with_id(b"alice")?;`
+    /// let r = poa.create_reference_with_id::<ObjectRef>(b"alice")?;
+    /// assert_eq!(poa.reference_to_id(&r)?, b"alice");
+    /// # orb.shutdown(true);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn create_reference_with_id<R: Reference>(&self, id: &[u8]) -> Result<R, PoaError> {
+        self.create_object_with_id(id, R::REPOSITORY_ID)
+            .map(R::from_object_ref)
+    }
+
+    /// [`Poa::create_reference_with_id`] untyped, with the type id given
+    /// at run time (dynamic servants, interfaces without generated code).
+    pub fn create_object_with_id(&self, id: &[u8], type_id: &str) -> Result<ObjectRef, PoaError> {
         self.check_alive()?;
         let mut key = Vec::with_capacity(self.inner.key_prefix.len() + id.len());
         key.extend_from_slice(&self.inner.key_prefix);
@@ -1393,8 +1414,15 @@ impl Poa {
         Ok(orb.make_reference(type_id, key)?)
     }
 
-    /// A reference with a new system id, not yet activated (SYSTEM_ID).
-    pub fn create_reference(&self, type_id: &str) -> Result<ObjectRef, PoaError> {
+    /// `POA::create_reference`: a typed reference `R` with a new system
+    /// id, not yet activated (SYSTEM_ID).
+    pub fn create_reference<R: Reference>(&self) -> Result<R, PoaError> {
+        self.create_object(R::REPOSITORY_ID).map(R::from_object_ref)
+    }
+
+    /// [`Poa::create_reference`] untyped, with the type id given at run
+    /// time.
+    pub fn create_object(&self, type_id: &str) -> Result<ObjectRef, PoaError> {
         self.check_alive()?;
         if !self.p().system_id() {
             return Err(PoaError::WrongPolicy);
@@ -1405,7 +1433,7 @@ impl Poa {
             // No map to index: any fresh number will do.
             key::system_id(self.inner.next_id.fetch_add(1, Ordering::Relaxed), u32::MAX)
         };
-        self.create_reference_with_id(&id, type_id)
+        self.create_object_with_id(&id, type_id)
     }
 
     /// The reference of the active object `id` (RETAIN).
@@ -1416,7 +1444,7 @@ impl Poa {
             .get(id)
             .cloned()
             .ok_or(PoaError::ObjectNotActive)?;
-        self.create_reference_with_id(id, servant.repository_id())
+        self.create_object_with_id(id, servant.repository_id())
     }
 
     /// The servant of the active object `id`, or the default servant
@@ -1487,9 +1515,51 @@ impl Poa {
         Err(PoaError::ServantNotActive)
     }
 
-    /// `POA::servant_to_reference`: as [`Poa::servant_to_id`], and inside
-    /// an upcall on `servant` in this POA, the current request's target.
-    pub fn servant_to_reference(&self, servant: &Arc<dyn Servant>) -> Result<ObjectRef, PoaError> {
+    /// `POA::servant_to_reference`, typed: the reference of `servant`'s
+    /// object as its interface's generated reference type (`EchoRef` for
+    /// an `EchoSkeleton<_>`), no narrow needed. Which object: as
+    /// [`Poa::servant_to_id`] (with IMPLICIT_ACTIVATION, as in the
+    /// RootPOA, an inactive servant is activated), and inside an upcall
+    /// on `servant` in this POA, the current request's target.
+    ///
+    /// For a servant known only as `Arc<dyn Servant>`, use
+    /// [`Poa::servant_to_object`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use peregrine_orb::{DynServerRequest, DynamicImplementation, DynamicServant, Orb, SystemException};
+    ///
+    /// struct Hello;
+    /// impl DynamicImplementation for Hello {
+    ///     fn invoke(&self, _req: &mut DynServerRequest<'_>) -> Result<(), SystemException> {
+    ///         Ok(())
+    ///     }
+    ///     fn primary_interface(&self, _oid: &[u8]) -> String {
+    ///         "IDL:Demo/Hello:1.0".into()
+    ///     }
+    /// }
+    ///
+    /// let orb = Orb::builder().listen("127.0.0.1", 0).build()?;
+    /// let root = orb.root_poa();
+    /// let servant = Arc::new(DynamicServant::new(Hello));
+    /// // Generated skeletons give their `IRef`; a dynamic servant, an `ObjectRef`.
+    /// let obj = root.servant_to_reference(&servant)?;
+    /// assert_eq!(obj.type_id(), "IDL:Demo/Hello:1.0");
+    /// # orb.shutdown(true);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn servant_to_reference<K: Skeleton>(
+        &self,
+        servant: &Arc<K>,
+    ) -> Result<K::Reference, PoaError> {
+        let s: Arc<dyn Servant> = servant.clone();
+        self.servant_to_object(&s)
+            .map(K::Reference::from_object_ref)
+    }
+
+    /// [`Poa::servant_to_reference`] for any servant, untyped (the type id
+    /// is the servant's `repository_id`).
+    pub fn servant_to_object(&self, servant: &Arc<dyn Servant>) -> Result<ObjectRef, PoaError> {
         let id = match self.servant_to_id(servant) {
             Ok(id) => id,
             Err(e @ (PoaError::ServantNotActive | PoaError::WrongPolicy)) => {
@@ -1497,7 +1567,7 @@ impl Poa {
             }
             Err(e) => return Err(e),
         };
-        self.create_reference_with_id(&id, servant.repository_id())
+        self.create_object_with_id(&id, servant.repository_id())
     }
 
     /// The object id inside a reference made by this POA.
