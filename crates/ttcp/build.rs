@@ -35,7 +35,10 @@ mod orb {
         assert!(ttcp.is_file(), "{} not found", ttcp.display());
         let demux = manifest.join("idl/demux.idl");
         let control = manifest.join("idl/control.idl");
+        // ttcp.idl is the benchmark IDL every ORB is measured on, kept
+        // verbatim (its anonymous array member is deprecated, not refused).
         if let Err(e) = Builder::new()
+            .portability_warnings(false)
             .out_dir(out.join("idl"))
             .compile(&[&ttcp, &demux, &control])
         {
