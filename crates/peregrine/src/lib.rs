@@ -16,7 +16,9 @@
 //! | [`dynamic`] | `TypeCode`, `Any` and the interpretive marshaling engine |
 //!
 //! and, at the top, what nearly every program names: [`Orb`], [`Poa`],
-//! [`ObjectRef`], [`Servant`], [`SystemException`].
+//! [`ObjectRef`], [`Servant`], [`SystemException`], and the traits
+//! generated references and skeletons implement ([`Reference`],
+//! [`Skeleton`]).
 //!
 //! ## A server and a client
 //!
@@ -43,7 +45,7 @@
 //! use std::sync::Arc;
 //!
 //! use idl::hello::{Greeter, GreeterRef, GreeterSkeleton};
-//! use peregrine::{Orb, Servant, SystemException};
+//! use peregrine::{Orb, SystemException};
 //!
 //! /// The servant: implements the generated trait.
 //! struct Hi;
@@ -59,13 +61,13 @@
 //!     let server = Orb::builder().listen("127.0.0.1", 0).build()?;
 //!     let poa = server.root_poa();
 //!     poa.manager().activate()?;
-//!     let servant: Arc<dyn Servant> = Arc::new(GreeterSkeleton::new(Hi));
-//!     let ior = server.object_to_string(&poa.servant_to_reference(&servant)?);
+//!     let greeter: GreeterRef = poa.servant_to_reference(&Arc::new(GreeterSkeleton::new(Hi)))?;
+//!     let ior = server.object_to_string(greeter.object());
 //!
-//!     // Client: its own ORB, the stringified reference, a typed call.
+//!     // Client: its own ORB, the stringified reference, a checked narrow
+//!     // (`None` if the object is not a Hello::Greeter), a typed call.
 //!     let client = Orb::builder().build()?;
-//!     let obj = client.string_to_object(&ior)?.expect("not a nil reference");
-//!     let greeter = GreeterRef::narrow(obj)?.expect("a Hello::Greeter");
+//!     let greeter = GreeterRef::narrow(client.string_to_object(&ior)?)?.expect("a Greeter");
 //!     assert_eq!(greeter.greet("world")?, "Hello, world!");
 //!
 //!     server.shutdown(true);
@@ -85,7 +87,7 @@ pub use peregrine_orb as orb;
 pub use peregrine_dynamic::{Any, TypeCode};
 pub use peregrine_orb::{
     CompletionStatus, ObjectId, ObjectRef, Orb, OrbBuilder, Poa, PoaError, PoaManager, Policies,
-    Servant, SystemException, SystemExceptionKind, ThreadModel,
+    Reference, Servant, Skeleton, SystemException, SystemExceptionKind, ThreadModel,
 };
 
 /// Includes the Rust that `peregrine-build` generated into `$OUT_DIR`

@@ -215,21 +215,9 @@ pub mod idl_rt {
                 remaining: 0,
             })
     }
-    /// An object reference type: `ObjectRef` or a generated `IRef`.
-    pub trait ObjRef: Sized {
-        /// The untyped reference.
-        fn object_ref(&self) -> &::peregrine::orb::ObjectRef;
-        /// Wraps a reference without checking its type.
-        fn from_object_ref(obj: ::peregrine::orb::ObjectRef) -> Self;
-    }
-    impl ObjRef for ::peregrine::orb::ObjectRef {
-        fn object_ref(&self) -> &::peregrine::orb::ObjectRef {
-            self
-        }
-        fn from_object_ref(obj: ::peregrine::orb::ObjectRef) -> Self {
-            obj
-        }
-    }
+    /// Object reference types: `ObjectRef` and every generated `IRef`
+    /// (the ORB runtime's one reference trait).
+    pub use ::peregrine::orb::Reference as ObjRef;
     /// A possibly nil reference (`None` is the nil IOR).
     pub fn encode_ref<R: ObjRef>(
         v: Option<&R>,

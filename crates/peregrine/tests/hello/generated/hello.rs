@@ -165,13 +165,18 @@ pub mod hello {
             ::peregrine::cdr::Encode::encode(&self.0, w)
         }
     }
-    impl super::idl_rt::ObjRef for GreeterRef {
+    impl ::peregrine::orb::Reference for GreeterRef {
+        const REPOSITORY_ID: &'static str = "IDL:Hello/Greeter:1.0";
         fn object_ref(&self) -> &::peregrine::orb::ObjectRef {
             &self.0
         }
         fn from_object_ref(obj: ::peregrine::orb::ObjectRef) -> Self {
             Self(obj)
         }
+    }
+    impl<S: Greeter + Send + Sync + 'static> ::peregrine::orb::Skeleton
+    for GreeterSkeleton<S> {
+        type Reference = GreeterRef;
     }
     /// TypeCode of IDL interface (object reference) `::Hello::Greeter` (`IDL:Hello/Greeter:1.0`), built once.
     pub fn tc_greeter() -> ::peregrine::dynamic::TypeCode {
