@@ -35,6 +35,7 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use peregrine_giop::system_exception::minor;
+use peregrine_giop::Ior;
 
 use crate::client::lock;
 use crate::error::raise;
@@ -286,9 +287,9 @@ fn panicked(what: &str) -> SystemException {
 pub(crate) enum Resolution<'a> {
     /// Call this servant.
     Upcall(Upcall<'a>),
-    /// Answer LOCATION_FORWARD to this reference (`ForwardRequest` from a
-    /// servant manager).
-    Forward(ObjectRef),
+    /// Answer LOCATION_FORWARD to this IOR (`ForwardRequest` from a
+    /// servant manager, or a key bound with `Orb::bind_object_key`).
+    Forward(Ior),
 }
 
 /// An `Arc` an upcall either owns (resolved the slow way) or borrows
@@ -776,6 +777,12 @@ pub(crate) fn resolve<'a>(
         Some(found) => found,
         None => {
             let Some(found) = orb.poas.find(orb, key) else {
+                // Not a key of a live POA: perhaps a readable name bound
+                // with `Orb::bind_object_key` (looked up only here, off
+                // the path of every POA key).
+                if let Some(ior) = orb.bound_key(key) {
+                    return Ok(Resolution::Forward(ior));
+                }
                 return Err(not_exist(format_args!(
                     "no POA for object key {}",
                     peregrine_giop::corbaloc::escape_key(key)
@@ -829,7 +836,9 @@ pub(crate) fn resolve<'a>(
                     Some((loc, cookie)),
                     false,
                 ))),
-                Ok(Err(ServantManagerError::ForwardRequest(r))) => Ok(Resolution::Forward(r)),
+                Ok(Err(ServantManagerError::ForwardRequest(r))) => {
+                    Ok(Resolution::Forward(r.ior().clone()))
+                }
                 Ok(Err(ServantManagerError::System(e))) => Err(e),
                 Err(_) => Err(panicked("ServantLocator::preinvoke")),
             }
@@ -910,22 +919,45 @@ fn no_manager(poa: &PoaInner) -> SystemException {
     )
 }
 
-/// True if `key` names an object that exists now or that a default
-/// servant or servant manager may serve (LocateRequest).
-pub(crate) fn exists(orb: &OrbInner, key: &[u8]) -> bool {
+/// The answer to a LocateRequest.
+pub(crate) enum Located {
+    /// `OBJECT_HERE`: an object that exists now or that a default servant
+    /// or servant manager may serve.
+    Here,
+    /// `UNKNOWN_OBJECT`.
+    Unknown,
+    /// `OBJECT_FORWARD`: a name bound with `Orb::bind_object_key`.
+    Forward(Ior),
+}
+
+/// Where the object `key` names is (LocateRequest).
+pub(crate) fn locate(orb: &OrbInner, key: &[u8]) -> Located {
     let Some((poa, id)) = orb.poas.find(orb, key) else {
-        return false;
+        return orb
+            .bound_key(key)
+            .map_or(Located::Unknown, Located::Forward);
     };
     if poa.destroyed.load(Ordering::Acquire) {
-        return false;
+        return Located::Unknown;
     }
     let p = poa.policies;
     if !p.retain() {
-        return true;
+        return Located::Here;
     }
     let aom = rlock(&poa.aom);
-    aom.get(id).is_some()
+    if aom.get(id).is_some()
         || (p.request_processing != RequestProcessing::ActiveObjectMapOnly && aom.valid(id))
+    {
+        Located::Here
+    } else {
+        Located::Unknown
+    }
+}
+
+/// True if `key` has the form of a key made by a POA (whether or not the
+/// POA exists): such a key can never reach a bound name.
+pub(crate) fn is_poa_key(key: &[u8]) -> bool {
+    key::parse(key).is_some()
 }
 
 fn refused(poa: &PoaInner, s: PoaManagerState) -> SystemException {
@@ -1056,7 +1088,7 @@ impl PoaInner {
             let servant = match catch_unwind(AssertUnwindSafe(|| act.incarnate(id, &adapter))) {
                 Ok(Ok(s)) => s,
                 Ok(Err(ServantManagerError::ForwardRequest(r))) => {
-                    return Ok(Resolution::Forward(r))
+                    return Ok(Resolution::Forward(r.ior().clone()))
                 }
                 Ok(Err(ServantManagerError::System(e))) => return Err(e),
                 Err(_) => return Err(panicked("ServantActivator::incarnate")),
