@@ -22,6 +22,8 @@ pub mod poa;
 pub mod runtime;
 mod server;
 mod short_bytes;
+#[cfg(unix)]
+mod signals;
 mod sock_io;
 mod thread_conns;
 pub mod transport;

@@ -778,6 +778,25 @@ impl Orb {
     /// Serves requests until [`Orb::shutdown`]. Connections are served by
     /// their own threads whether or not anyone calls `run`; `run` only
     /// blocks the caller.
+    ///
+    /// Any thread may end it: `shutdown` from a servant, a control thread
+    /// or, for Ctrl-C, [`Orb::shutdown_on_signals`]:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use peregrine_orb::Orb;
+    ///
+    /// let orb = Orb::builder().listen("127.0.0.1", 0).build()?;
+    /// orb.shutdown_on_signals()?; // Ctrl-C or SIGTERM: `run` returns
+    /// let stopper = orb.clone();
+    /// std::thread::spawn(move || {
+    ///     std::thread::sleep(Duration::from_millis(10));
+    ///     stopper.shutdown(false); // what the signal does
+    /// });
+    /// orb.run();
+    /// orb.destroy(); // waits for the servants still running, destroys the POAs
+    /// # Ok::<(), peregrine_orb::SystemException>(())
+    /// ```
     pub fn run(&self) {
         let mut g = lock(&self.inner.state_lock);
         while !self.is_shut_down() {
@@ -815,6 +834,28 @@ impl Orb {
         }
         self.inner.server.shutdown(wait);
         self.inner.cache.close_all();
+    }
+
+    /// Shuts this ORB down ([`Orb::shutdown`]`(false)`) when the process
+    /// gets SIGINT (Ctrl-C) or SIGTERM, so [`Orb::run`] returns and `main`
+    /// can clean up ([`Orb::destroy`]). No signal crate needed: the
+    /// handler only writes a byte that a watcher thread waits for, and the
+    /// watcher shuts down every ORB registered this way. After that first
+    /// signal the default actions are back: a second Ctrl-C ends the
+    /// process even if a servant never returns. Call it any time after
+    /// building the ORB; it installs the handlers once per process.
+    ///
+    /// `INITIALIZE` if the handlers or the watcher cannot be set up.
+    #[cfg(unix)]
+    pub fn shutdown_on_signals(&self) -> Result<(), SystemException> {
+        crate::signals::register(&self.inner).map_err(|e| {
+            raise(
+                K::Initialize,
+                0,
+                CompletionStatus::No,
+                format_args!("shutdown_on_signals: {e}"),
+            )
+        })
     }
 
     /// Shuts down (waiting) and destroys every POA.
