@@ -72,7 +72,83 @@ pub(crate) struct OrbInner {
     state_cv: Condvar,
 }
 
-/// The ORB (cheap to clone: `Arc` inside).
+/// The ORB (cheap to clone: `Arc` inside): the client side (connections
+/// shared by every reference to one endpoint, calls through
+/// [`ObjectRef`]s and generated stubs) and the server side (listeners,
+/// the RootPOA and its children).
+///
+/// A server and a client in one process, over TCP on 127.0.0.1. The
+/// servant is written by hand here to show the runtime contract; from
+/// IDL, the IDL compiler generates the skeleton (`GreeterSkeleton<S>`,
+/// around a `Greeter` trait you implement) and the stub (`GreeterRef`,
+/// with a `greet` method), and `root.servant_to_reference(&skeleton)`
+/// returns a `GreeterRef`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use peregrine_orb::{
+///     CompletionStatus, ObjectRef, Orb, Servant, ServerRequest, Skeleton, SystemException,
+///     SystemExceptionKind,
+/// };
+///
+/// struct Greeter;
+///
+/// impl Servant for Greeter {
+///     fn repository_id(&self) -> &'static str {
+///         "IDL:Demo/Greeter:1.0"
+///     }
+///     fn is_a(&self, id: &str) -> bool {
+///         id == self.repository_id()
+///     }
+///     fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
+///         match req.operation() {
+///             "greet" => {
+///                 let name = req.args().read_string()?;
+///                 req.reply().write_string(&format!("hello, {name}"))?;
+///                 Ok(())
+///             }
+///             _ => Err(SystemException::new(
+///                 SystemExceptionKind::BadOperation,
+///                 0,
+///                 CompletionStatus::No,
+///             )),
+///         }
+///     }
+/// }
+///
+/// // Untyped references for a hand-written servant (generated skeletons
+/// // name their generated reference type).
+/// impl Skeleton for Greeter {
+///     type Reference = ObjectRef;
+/// }
+///
+/// // Server: listen, let the POA manager pass requests, activate.
+/// let server = Orb::builder().listen("127.0.0.1", 0).build()?;
+/// let root = server.root_poa();
+/// root.manager().activate()?;
+/// let greeter = root.servant_to_reference(&Arc::new(Greeter))?;
+/// let ior = server.object_to_string(&greeter);
+/// let serving = {
+///     let server = server.clone();
+///     std::thread::spawn(move || server.run())
+/// };
+///
+/// // Client (any process, any ORB): from the stringified reference to a call.
+/// let client = Orb::builder().build()?;
+/// let obj = client.string_to_object(&ior)?;
+/// let reply: String = obj.invoke(
+///     "greet",
+///     |w| w.write_string("Ada"),
+///     |r| r.read_string(),
+///     |_, _| None::<peregrine_cdr::Result<SystemException>>,
+/// )?;
+/// assert_eq!(reply, "hello, Ada");
+///
+/// client.shutdown(true);
+/// server.shutdown(true); // `run` returns
+/// serving.join().unwrap();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct Orb {
     inner: Arc<OrbInner>,
@@ -87,7 +163,24 @@ impl std::fmt::Debug for Orb {
 }
 
 /// Builds an [`Orb`]: listen and publish addresses, timeouts, limits,
-/// initial references, `-ORB...` arguments.
+/// initial references, `-ORB...` arguments ([`OrbBuilder::args`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use peregrine_orb::Orb;
+///
+/// let orb = Orb::builder()
+///     .listen("127.0.0.1", 0) // -ORBendPoint giop:tcp:127.0.0.1:0
+///     .publish("server.example", 2809) // what IORs say (NAT, DNS names)
+///     .call_timeout(Duration::from_secs(5)) // every call's deadline
+///     .init_ref("NameService", "corbaloc::ns.example:2809/NameService")
+///     .build()?;
+/// let obj = orb.root_poa().create_object("IDL:Demo/Greeter:1.0")?;
+/// assert_eq!(obj.ior().endpoints().unwrap()[0].host, "server.example");
+/// assert!(orb.list_initial_services().contains(&"NameService".to_string()));
+/// # orb.shutdown(true);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct OrbBuilder {
     listen: Vec<(String, u16)>,
     publish: Vec<Endpoint>,
@@ -155,8 +248,15 @@ fn endpoint_arg(v: &str) -> Option<(String, u16)> {
 }
 
 impl OrbBuilder {
-    /// Listens on `host:port` (port 0: any; `::` is dual-stack where the
-    /// OS allows). May be called several times.
+    /// Listens on `host:port` (port 0: any; `0.0.0.0` every IPv4
+    /// interface; `::` is dual-stack where the OS allows). May be called
+    /// several times. Without it, the first reference a POA makes starts
+    /// a listener on every interface on a port of the OS's choosing; a
+    /// server whose references must survive a restart (PERSISTENT POAs,
+    /// `corbaloc` URLs) needs a fixed port. The addresses written into
+    /// IORs are the listen addresses (a wildcard replaced by the host's
+    /// address) unless [`OrbBuilder::publish`] says otherwise.
+    /// `-ORBendPoint giop:tcp:host:port`.
     pub fn listen(mut self, host: &str, port: u16) -> Self {
         self.listen.push((
             host.trim_matches(|c| c == '[' || c == ']').to_string(),
@@ -166,9 +266,10 @@ impl OrbBuilder {
     }
 
     /// Publishes `host:port` in IORs instead of the listen addresses
-    /// (NAT, multi-homed hosts). The first is the profile's address, the
-    /// others become `TAG_ALTERNATE_IIOP_ADDRESS` components. Port 0
-    /// means the port of the first listener.
+    /// (NAT, multi-homed hosts, DNS names). The first is the profile's
+    /// address, the others become `TAG_ALTERNATE_IIOP_ADDRESS` components.
+    /// Port 0 means the port of the first listener.
+    /// `-ORBendPointPublish giop:tcp:host:port`.
     pub fn publish(mut self, host: &str, port: u16) -> Self {
         self.publish.push(Endpoint::new(
             host.trim_matches(|c| c == '[' || c == ']'),

@@ -149,7 +149,59 @@ pub(crate) struct PoaInner {
     hazards: Arc<lend::Hazards>,
 }
 
-/// `PortableServer::POA` (cheap to clone).
+/// `PortableServer::POA` (cheap to clone): activates servants, makes
+/// references, and routes each request to its servant. The RootPOA
+/// ([`Orb::root_poa`]) has the policies of [`Policies::ROOT`]; children
+/// ([`Poa::create_poa`]) take any valid set, best one of the named ones
+/// ([`Policies::persistent_user_ids`], [`Policies::transient`],
+/// [`Policies::default_servant`]).
+///
+/// Requests wait (up to 30 s) until the POA's manager is activated.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use peregrine_orb::{CompletionStatus, ObjectRef, Servant, ServerRequest, Skeleton, SystemException, SystemExceptionKind};
+/// # struct Greeter;
+/// # impl Servant for Greeter {
+/// #     fn repository_id(&self) -> &'static str { "IDL:Demo/Greeter:1.0" }
+/// #     fn is_a(&self, id: &str) -> bool { id == self.repository_id() }
+/// #     fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
+/// #         match req.operation() {
+/// #             "greet" => {
+/// #                 let name = req.args().read_string()?;
+/// #                 req.reply().write_string(&format!("hello, {name}"))?;
+/// #                 Ok(())
+/// #             }
+/// #             _ => Err(SystemException::new(SystemExceptionKind::BadOperation, 0, CompletionStatus::No)),
+/// #         }
+/// #     }
+/// # }
+/// # impl Skeleton for Greeter { type Reference = ObjectRef; }
+/// use peregrine_orb::{Orb, PoaError, Policies};
+///
+/// let orb = Orb::builder().listen("127.0.0.1", 0).build()?;
+/// let root = orb.root_poa();
+/// root.manager().activate()?;
+///
+/// // Named objects that survive a restart on the same port.
+/// let people = root.create_poa("People", Some(&root.manager()), Policies::persistent_user_ids())?;
+/// people.activate_object_with_id(b"ada", Arc::new(Greeter))?;
+/// let ada = people.id_to_reference(b"ada")?;
+/// assert_eq!(people.reference_to_id(&ada)?, b"ada");
+///
+/// // A call arrives: the servant answers.
+/// let client = Orb::builder().build()?;
+/// let remote = client.string_to_object(&ada.to_string())?;
+/// assert!(!remote.non_existent()?);
+///
+/// // Deactivated: its references are OBJECT_NOT_EXIST.
+/// people.deactivate_object(b"ada")?;
+/// assert!(remote.non_existent()?);
+/// assert_eq!(people.deactivate_object(b"ada"), Err(PoaError::ObjectNotActive));
+/// # client.shutdown(true);
+/// # orb.shutdown(true);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct Poa {
     inner: Arc<PoaInner>,
