@@ -1982,6 +1982,7 @@ impl<'o> Call<'o> {
                 }
             }
         };
+        let mut version = target.version;
         if let Some(old) = &self.st.conn {
             if let Some(p) = &self.st.pending {
                 // Re-sending already-encoded arguments is only sound when
@@ -1989,7 +1990,14 @@ impl<'o> Call<'o> {
                 let has_args = w.len() > p.body_start;
                 let same_cs = self.st.codesets.char == cs.char
                     && (self.st.codesets.wchar.is_none() || self.st.codesets.wchar == cs.wchar);
-                if has_args && (!same_cs || self.st.version != target.version) {
+                if has_args && self.st.version < version {
+                    // Forwarded to a profile of a higher GIOP version
+                    // (e.g. `corbaloc::` is 1.0, the object's IOR 1.2):
+                    // the target speaks every lower version too, so the
+                    // arguments go as encoded, in the request's version.
+                    version = self.st.version;
+                }
+                if has_args && (!same_cs || self.st.version != version) {
                     give_up(&conn, id, led);
                     return Err(raise(
                         K::Transient,
@@ -2046,7 +2054,7 @@ impl<'o> Call<'o> {
                 service_contexts: contexts,
                 requesting_principal: principal,
             };
-            let p = encode_request(w, target.version, &h)
+            let p = encode_request(w, version, &h)
                 .and_then(|p| Framing::of(p, w))
                 .map_err(|e| {
                     give_up(&conn, id, std::mem::take(&mut led));
@@ -2058,7 +2066,7 @@ impl<'o> Call<'o> {
                     )
                 })?;
             match align {
-                Some(a) if target.version < GiopVersion::V1_2 && w.len() % 8 != a % 8 => {
+                Some(a) if version < GiopVersion::V1_2 && w.len() % 8 != a % 8 => {
                     // Pad with the (ignored) requesting principal.
                     let n = (a % 8 + 8 - w.len() % 8) % 8;
                     principal = &pad[..n];
@@ -2069,7 +2077,7 @@ impl<'o> Call<'o> {
         if cacheable {
             target.store_header(self.op, self.st.twoway, w, pending);
         }
-        self.finish_prepare(w, pending, id, cs, target.version, conn, led);
+        self.finish_prepare(w, pending, id, cs, version, conn, led);
         Ok(())
     }
 

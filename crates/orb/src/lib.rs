@@ -7,6 +7,23 @@
 //!
 //! Generated code programs against [`runtime`] (re-exported here).
 //! Architecture notes: `docs/orb.md`.
+//!
+//! # Start here
+//!
+//! * [`Orb`]: a server and a client in one runnable example;
+//!   [`Orb::builder`] ([`OrbBuilder`]) for listen/publish addresses,
+//!   deadlines and `-ORB...` arguments ([`OrbBuilder::args`]);
+//!   [`Orb::run`] and [`Orb::shutdown_on_signals`] for Ctrl-C.
+//! * [`Poa`]: activating servants and making references; the generated
+//!   skeletons implement [`Skeleton`], so
+//!   [`Poa::servant_to_reference`] returns the generated reference type.
+//!   Policy sets: [`Policies::persistent_user_ids`],
+//!   [`Policies::transient`], [`Policies::default_servant`].
+//! * [`ObjectRef`]: `CORBA::Object` (nil, `is_a`, `locate`, deadlines);
+//!   [`Orb::string_to_object`] for `IOR:`, `corbaloc:` and `corbaname:`
+//!   strings, [`Orb::bind_object_key`] for readable
+//!   `corbaloc::host:port/Name` URLs.
+//! * [`dii`] and [`dsi`]: calls and servants without generated code.
 
 mod biased_lock;
 mod client;
@@ -22,6 +39,8 @@ pub mod poa;
 pub mod runtime;
 mod server;
 mod short_bytes;
+#[cfg(unix)]
+mod signals;
 mod sock_io;
 mod thread_conns;
 pub mod transport;

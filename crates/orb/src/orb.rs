@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use peregrine_cdr::{ByteOrder, CodeSetId, GiopVersion};
@@ -17,7 +17,9 @@ use peregrine_giop::{
 use crate::client::{lock, ConnCache};
 use crate::error::raise;
 use crate::poa::{Poa, PoaManager, PoaRegistry, Policies};
-use crate::runtime::{CompletionStatus, ObjectRef, SystemException, SystemExceptionKind as K};
+use crate::runtime::{
+    CompletionStatus, ObjectRef, Reference, SystemException, SystemExceptionKind as K,
+};
 use crate::server::Server;
 use crate::transport::{bind, Connector, TcpConnector};
 
@@ -61,12 +63,92 @@ pub(crate) struct OrbInner {
     published: OnceLock<Result<Vec<Endpoint>, String>>,
     init_refs: HashMap<String, String>,
     default_init_ref: Option<String>,
+    /// Readable object keys (`Orb::bind_object_key`) -> the IOR a request
+    /// for them is forwarded to. IORs, not `ObjectRef`s: a reference holds
+    /// its ORB, and the ORB holding it would never be freed.
+    object_keys: RwLock<HashMap<Box<[u8]>, Ior>>,
     state: AtomicU8,
     state_lock: Mutex<()>,
     state_cv: Condvar,
 }
 
-/// The ORB (cheap to clone: `Arc` inside).
+/// The ORB (cheap to clone: `Arc` inside): the client side (connections
+/// shared by every reference to one endpoint, calls through
+/// [`ObjectRef`]s and generated stubs) and the server side (listeners,
+/// the RootPOA and its children).
+///
+/// A server and a client in one process, over TCP on 127.0.0.1. The
+/// servant is written by hand here to show the runtime contract; from
+/// IDL, the IDL compiler generates the skeleton (`GreeterSkeleton<S>`,
+/// around a `Greeter` trait you implement) and the stub (`GreeterRef`,
+/// with a `greet` method), and `root.servant_to_reference(&skeleton)`
+/// returns a `GreeterRef`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use peregrine_orb::{
+///     CompletionStatus, ObjectRef, Orb, Servant, ServerRequest, Skeleton, SystemException,
+///     SystemExceptionKind,
+/// };
+///
+/// struct Greeter;
+///
+/// impl Servant for Greeter {
+///     fn repository_id(&self) -> &'static str {
+///         "IDL:Demo/Greeter:1.0"
+///     }
+///     fn is_a(&self, id: &str) -> bool {
+///         id == self.repository_id()
+///     }
+///     fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
+///         match req.operation() {
+///             "greet" => {
+///                 let name = req.args().read_string()?;
+///                 req.reply().write_string(&format!("hello, {name}"))?;
+///                 Ok(())
+///             }
+///             _ => Err(SystemException::new(
+///                 SystemExceptionKind::BadOperation,
+///                 0,
+///                 CompletionStatus::No,
+///             )),
+///         }
+///     }
+/// }
+///
+/// // Untyped references for a hand-written servant (generated skeletons
+/// // name their generated reference type).
+/// impl Skeleton for Greeter {
+///     type Reference = ObjectRef;
+/// }
+///
+/// // Server: listen, let the POA manager pass requests, activate.
+/// let server = Orb::builder().listen("127.0.0.1", 0).build()?;
+/// let root = server.root_poa();
+/// root.manager().activate()?;
+/// let greeter = root.servant_to_reference(&Arc::new(Greeter))?;
+/// let ior = server.object_to_string(&greeter);
+/// let serving = {
+///     let server = server.clone();
+///     std::thread::spawn(move || server.run())
+/// };
+///
+/// // Client (any process, any ORB): from the stringified reference to a call.
+/// let client = Orb::builder().build()?;
+/// let obj = client.string_to_object(&ior)?;
+/// let reply: String = obj.invoke(
+///     "greet",
+///     |w| w.write_string("Ada"),
+///     |r| r.read_string(),
+///     |_, _| None::<peregrine_cdr::Result<SystemException>>,
+/// )?;
+/// assert_eq!(reply, "hello, Ada");
+///
+/// client.shutdown(true);
+/// server.shutdown(true); // `run` returns
+/// serving.join().unwrap();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct Orb {
     inner: Arc<OrbInner>,
@@ -81,7 +163,24 @@ impl std::fmt::Debug for Orb {
 }
 
 /// Builds an [`Orb`]: listen and publish addresses, timeouts, limits,
-/// initial references, `-ORB...` arguments.
+/// initial references, `-ORB...` arguments ([`OrbBuilder::args`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use peregrine_orb::Orb;
+///
+/// let orb = Orb::builder()
+///     .listen("127.0.0.1", 0) // -ORBendPoint giop:tcp:127.0.0.1:0
+///     .publish("server.example", 2809) // what IORs say (NAT, DNS names)
+///     .call_timeout(Duration::from_secs(5)) // every call's deadline
+///     .init_ref("NameService", "corbaloc::ns.example:2809/NameService")
+///     .build()?;
+/// let obj = orb.root_poa().create_object("IDL:Demo/Greeter:1.0")?;
+/// assert_eq!(obj.ior().endpoints().unwrap()[0].host, "server.example");
+/// assert!(orb.list_initial_services().contains(&"NameService".to_string()));
+/// # orb.shutdown(true);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct OrbBuilder {
     listen: Vec<(String, u16)>,
     publish: Vec<Endpoint>,
@@ -137,9 +236,27 @@ fn split_host_port(s: &str) -> Option<(String, u16)> {
     }
 }
 
+/// An endpoint argument: `host:port`, omniORB's `giop:tcp:host:port`
+/// or TAO's `iiop://host:port` (an empty host is returned empty).
+fn endpoint_arg(v: &str) -> Option<(String, u16)> {
+    let v = v.trim();
+    let v = v
+        .strip_prefix("giop:tcp:")
+        .or_else(|| v.strip_prefix("iiop://"))
+        .unwrap_or(v);
+    split_host_port(v.trim_end_matches('/'))
+}
+
 impl OrbBuilder {
-    /// Listens on `host:port` (port 0: any; `::` is dual-stack where the
-    /// OS allows). May be called several times.
+    /// Listens on `host:port` (port 0: any; `0.0.0.0` every IPv4
+    /// interface; `::` is dual-stack where the OS allows). May be called
+    /// several times. Without it, the first reference a POA makes starts
+    /// a listener on every interface on a port of the OS's choosing; a
+    /// server whose references must survive a restart (PERSISTENT POAs,
+    /// `corbaloc` URLs) needs a fixed port. The addresses written into
+    /// IORs are the listen addresses (a wildcard replaced by the host's
+    /// address) unless [`OrbBuilder::publish`] says otherwise.
+    /// `-ORBendPoint giop:tcp:host:port`.
     pub fn listen(mut self, host: &str, port: u16) -> Self {
         self.listen.push((
             host.trim_matches(|c| c == '[' || c == ']').to_string(),
@@ -149,9 +266,10 @@ impl OrbBuilder {
     }
 
     /// Publishes `host:port` in IORs instead of the listen addresses
-    /// (NAT, multi-homed hosts). The first is the profile's address, the
-    /// others become `TAG_ALTERNATE_IIOP_ADDRESS` components. Port 0
-    /// means the port of the first listener.
+    /// (NAT, multi-homed hosts, DNS names). The first is the profile's
+    /// address, the others become `TAG_ALTERNATE_IIOP_ADDRESS` components.
+    /// Port 0 means the port of the first listener.
+    /// `-ORBendPointPublish giop:tcp:host:port`.
     pub fn publish(mut self, host: &str, port: u16) -> Self {
         self.publish.push(Endpoint::new(
             host.trim_matches(|c| c == '[' || c == ']'),
@@ -229,12 +347,35 @@ impl OrbBuilder {
         self
     }
 
-    /// Takes the `-ORB...` options out of `args` (the rest stay):
-    /// `-ORBInitRef name=url`, `-ORBDefaultInitRef url`,
-    /// `-ORBListenEndpoint host:port`, `-ORBPublishAddress host:port`,
-    /// `-ORBCallTimeout ms`, `-ORBConnectTimeout ms`, `-ORBFragmentSize
-    /// bytes`, `-ORBMaxGIOPVersion 1.x`. Both `-ORBopt value`
-    /// and `-ORBopt=value` forms are accepted.
+    /// Takes the `-ORB...` options out of `args` (the rest stay), names
+    /// compared without regard to case:
+    ///
+    /// | option | as |
+    /// |---|---|
+    /// | `-ORBInitRef name=url` | [`OrbBuilder::init_ref`] |
+    /// | `-ORBDefaultInitRef url` | [`OrbBuilder::default_init_ref`] |
+    /// | `-ORBendPoint giop:tcp:host:port` (omniORB; `giop:tcp::port` is every interface), `-ORBListenEndpoints iiop://host:port` (TAO), `-ORBListenEndpoint host:port` | [`OrbBuilder::listen`] |
+    /// | `-ORBendPointPublish giop:tcp:host:port[,...]` (omniORB), `-ORBPublishAddress host:port` | [`OrbBuilder::publish`] |
+    /// | `-ORBCallTimeout ms`, `-ORBConnectTimeout ms` | [`OrbBuilder::call_timeout`], [`OrbBuilder::connect_timeout`] |
+    /// | `-ORBFragmentSize bytes` | [`OrbBuilder::fragment_size`] |
+    /// | `-ORBMaxGIOPVersion 1.x` | [`OrbBuilder::max_giop_version`] |
+    ///
+    /// Both `-ORBopt value` and `-ORBopt=value` forms are accepted. An
+    /// unknown `-ORB` option or a bad value makes [`OrbBuilder::build`]
+    /// fail with `BAD_PARAM`.
+    ///
+    /// ```
+    /// use peregrine_orb::Orb;
+    ///
+    /// let mut args: Vec<String> = ["server", "-ORBendPoint", "giop:tcp:127.0.0.1:0", "--verbose"]
+    ///     .map(String::from)
+    ///     .to_vec();
+    /// let orb = Orb::builder().args(&mut args).build()?;
+    /// assert_eq!(args, ["server", "--verbose"]); // the ORB's options are taken out
+    /// assert!(orb.listen_addrs()[0].ip().is_loopback());
+    /// # orb.shutdown(true);
+    /// # Ok::<(), peregrine_orb::SystemException>(())
+    /// ```
     pub fn args(mut self, args: &mut Vec<String>) -> Self {
         let mut rest = Vec::with_capacity(args.len());
         let mut it = std::mem::take(args).into_iter();
@@ -264,19 +405,31 @@ impl OrbBuilder {
                     None => self.args_error = Some(format!("-ORBInitRef {val}: expected name=URL")),
                 },
                 "-orbdefaultinitref" => self.default_init_ref = Some(val),
-                "-orblistenendpoint" | "-orbendpoint" => {
-                    let v = val
-                        .trim_start_matches("giop:tcp:")
-                        .trim_start_matches("iiop://");
-                    match split_host_port(v) {
+                "-orblistenendpoint" | "-orblistenendpoints" | "-orbendpoint" => {
+                    match endpoint_arg(&val) {
+                        // omniORB's `giop:tcp::port`: every interface.
+                        Some((h, p)) if h.is_empty() => self.listen.push(("0.0.0.0".into(), p)),
                         Some(hp) => self.listen.push(hp),
-                        None => self.args_error = Some(format!("{opt} {val}: expected host:port")),
+                        None => {
+                            self.args_error = Some(format!(
+                                "{opt} {val}: expected host:port, giop:tcp:host:port or iiop://host:port"
+                            ))
+                        }
                     }
                 }
-                "-orbpublishaddress" => match split_host_port(&val) {
-                    Some((h, p)) => self.publish.push(Endpoint::new(h, p)),
-                    None => self.args_error = Some(format!("{opt} {val}: expected host:port")),
-                },
+                "-orbpublishaddress" | "-orbendpointpublish" => {
+                    // omniORB accepts a comma-separated list of endpoints.
+                    for one in val.split(',') {
+                        match endpoint_arg(one) {
+                            Some((h, p)) => self.publish.push(Endpoint::new(h, p)),
+                            None => {
+                                self.args_error = Some(format!(
+                                    "{opt} {val}: expected host:port or giop:tcp:host:port"
+                                ))
+                            }
+                        }
+                    }
+                }
                 "-orbcalltimeout" | "-orbconnecttimeout" => match val.parse::<u64>() {
                     Ok(ms) if opt.eq_ignore_ascii_case("-orbcalltimeout") => {
                         self.config.call_timeout = Duration::from_millis(ms)
@@ -327,6 +480,7 @@ impl OrbBuilder {
             published: OnceLock::new(),
             init_refs: self.init_refs,
             default_init_ref: self.default_init_ref,
+            object_keys: RwLock::new(HashMap::new()),
             state: AtomicU8::new(RUNNING),
             state_lock: Mutex::new(()),
             state_cv: Condvar::new(),
@@ -405,6 +559,14 @@ fn publish_for(addr: SocketAddr) -> Endpoint {
         ip.to_string()
     };
     Endpoint::new(host, addr.port())
+}
+
+impl OrbInner {
+    /// The IOR a name bound with [`Orb::bind_object_key`] forwards to.
+    pub(crate) fn bound_key(&self, key: &[u8]) -> Option<Ior> {
+        let keys = self.object_keys.read().unwrap_or_else(|e| e.into_inner());
+        keys.get(key).cloned()
+    }
 }
 
 impl Orb {
@@ -579,6 +741,85 @@ impl Orb {
         Ok(ObjectRef::from_ior(self, ior))
     }
 
+    /// Makes `corbaloc::host:port/name` reach `obj`: a request or
+    /// LocateRequest whose object key is the bytes of `name` is answered
+    /// with a forward (`LOCATION_FORWARD` / `OBJECT_FORWARD`) to `obj`'s
+    /// IOR, which every client ORB follows (what TAO's `IORTable::bind`
+    /// and JacORB's `addObjectKey` do). A second bind of `name` replaces
+    /// the first.
+    ///
+    /// The keys the POA makes have a binary prefix, so a URL with a name
+    /// a person chose would otherwise be `OBJECT_NOT_EXIST`. The table is
+    /// consulted only for keys that name no POA: requests on POA keys do
+    /// not pay for it.
+    ///
+    /// `BAD_PARAM` for an empty name, a nil `obj`, or a name that has the
+    /// form of a POA key (it could never be reached).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use peregrine_orb::{DynServerRequest, DynamicImplementation, DynamicServant, Orb, SystemException};
+    ///
+    /// struct Bank;
+    /// impl DynamicImplementation for Bank {
+    ///     fn invoke(&self, _req: &mut DynServerRequest<'_>) -> Result<(), SystemException> {
+    ///         Ok(())
+    ///     }
+    ///     fn primary_interface(&self, _oid: &[u8]) -> String {
+    ///         "IDL:Demo/Bank:1.0".into()
+    ///     }
+    /// }
+    ///
+    /// let server = Orb::builder().listen("127.0.0.1", 0).build()?;
+    /// let root = server.root_poa();
+    /// root.manager().activate()?;
+    /// let bank = root.servant_to_reference(&Arc::new(DynamicServant::new(Bank)))?;
+    /// server.bind_object_key("Bank", &bank)?;
+    ///
+    /// // Any client ORB: the readable URL reaches the object.
+    /// let port = server.listen_addrs()[0].port();
+    /// let client = Orb::builder().build()?;
+    /// let by_name = client.string_to_object(&format!("corbaloc::127.0.0.1:{port}/Bank"))?;
+    /// assert!(by_name.locate()?); // followed the OBJECT_FORWARD to `bank`
+    ///
+    /// assert!(server.unbind_object_key("Bank"));
+    /// # client.shutdown(true);
+    /// # server.shutdown(true);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn bind_object_key(&self, name: &str, obj: &impl Reference) -> Result<(), SystemException> {
+        let obj = obj.object_ref();
+        let why = if name.is_empty() {
+            Some("an empty name")
+        } else if obj.is_nil() {
+            Some("a nil reference")
+        } else if crate::poa::is_poa_key(name.as_bytes()) {
+            Some("a name in the form of a POA object key")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(bad_param(format_args!("bind_object_key({name:?}): {why}")));
+        }
+        self.inner
+            .object_keys
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.as_bytes().into(), obj.ior().clone());
+        Ok(())
+    }
+
+    /// Removes a name bound with [`Orb::bind_object_key`]: requests for it
+    /// are `OBJECT_NOT_EXIST` again. False if it was not bound.
+    pub fn unbind_object_key(&self, name: &str) -> bool {
+        self.inner
+            .object_keys
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name.as_bytes())
+            .is_some()
+    }
+
     /// `object_to_string`: the stringified IOR (native byte order).
     pub fn object_to_string(&self, obj: &ObjectRef) -> String {
         obj.ior()
@@ -638,6 +879,25 @@ impl Orb {
     /// Serves requests until [`Orb::shutdown`]. Connections are served by
     /// their own threads whether or not anyone calls `run`; `run` only
     /// blocks the caller.
+    ///
+    /// Any thread may end it: `shutdown` from a servant, a control thread
+    /// or, for Ctrl-C, [`Orb::shutdown_on_signals`]:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use peregrine_orb::Orb;
+    ///
+    /// let orb = Orb::builder().listen("127.0.0.1", 0).build()?;
+    /// orb.shutdown_on_signals()?; // Ctrl-C or SIGTERM: `run` returns
+    /// let stopper = orb.clone();
+    /// std::thread::spawn(move || {
+    ///     std::thread::sleep(Duration::from_millis(10));
+    ///     stopper.shutdown(false); // what the signal does
+    /// });
+    /// orb.run();
+    /// orb.destroy(); // waits for the servants still running, destroys the POAs
+    /// # Ok::<(), peregrine_orb::SystemException>(())
+    /// ```
     pub fn run(&self) {
         let mut g = lock(&self.inner.state_lock);
         while !self.is_shut_down() {
@@ -677,9 +937,36 @@ impl Orb {
         self.inner.cache.close_all();
     }
 
+    /// Shuts this ORB down ([`Orb::shutdown`]`(false)`) when the process
+    /// gets SIGINT (Ctrl-C) or SIGTERM, so [`Orb::run`] returns and `main`
+    /// can clean up ([`Orb::destroy`]). No signal crate needed: the
+    /// handler only writes a byte that a watcher thread waits for, and the
+    /// watcher shuts down every ORB registered this way. After that first
+    /// signal the default actions are back: a second Ctrl-C ends the
+    /// process even if a servant never returns. Call it any time after
+    /// building the ORB; it installs the handlers once per process.
+    ///
+    /// `INITIALIZE` if the handlers or the watcher cannot be set up.
+    #[cfg(unix)]
+    pub fn shutdown_on_signals(&self) -> Result<(), SystemException> {
+        crate::signals::register(&self.inner).map_err(|e| {
+            raise(
+                K::Initialize,
+                0,
+                CompletionStatus::No,
+                format_args!("shutdown_on_signals: {e}"),
+            )
+        })
+    }
+
     /// Shuts down (waiting) and destroys every POA.
     pub fn destroy(&self) {
         self.shutdown(true);
+        self.inner
+            .object_keys
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         if let Some(root) = self.inner.root.get() {
             let _ = root.destroy(true, false);
         }
@@ -695,5 +982,29 @@ impl Orb {
     /// Open server connections.
     pub fn server_connections(&self) -> usize {
         self.inner.server.connections()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The endpoint spellings of omniORB (`giop:tcp:`), TAO (`iiop://`)
+    /// and plain `host:port`, IPv6 literals in brackets.
+    #[test]
+    fn endpoint_arguments() {
+        let hp = |h: &str, p| Some((h.to_string(), p));
+        assert_eq!(
+            endpoint_arg("giop:tcp:127.0.0.1:2809"),
+            hp("127.0.0.1", 2809)
+        );
+        assert_eq!(endpoint_arg("giop:tcp::2809"), hp("", 2809));
+        assert_eq!(endpoint_arg("giop:tcp:[::1]:2809"), hp("::1", 2809));
+        assert_eq!(
+            endpoint_arg("iiop://host.example:7/"),
+            hp("host.example", 7)
+        );
+        assert_eq!(endpoint_arg(" 10.0.0.1:1 "), hp("10.0.0.1", 1));
+        assert_eq!(endpoint_arg("giop:tcp:host:port"), None);
     }
 }

@@ -89,6 +89,65 @@ impl<E, F> DecodeUserException<E> for F where
 /// Client side: an object reference (cheap to clone: `Arc` inside).
 /// Shares the ORB's connection cache: every reference to one endpoint uses
 /// the same connection(s).
+///
+/// Generated stubs (`IRef`) wrap one and add the interface's operations;
+/// on its own it offers `CORBA::Object`'s (`is_a`, `non_existent`,
+/// `locate`, `is_equivalent`, `hash`), per-reference policies
+/// ([`ObjectRef::with_timeout`], [`ObjectRef::with_sync_scope`]) and
+/// untyped calls ([`ObjectRef::invoke`], [`ObjectRef::request`] for DII).
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use peregrine_orb::{CompletionStatus, ObjectRef, Servant, ServerRequest, Skeleton, SystemException, SystemExceptionKind};
+/// # struct Greeter;
+/// # impl Servant for Greeter {
+/// #     fn repository_id(&self) -> &'static str { "IDL:Demo/Greeter:1.0" }
+/// #     fn is_a(&self, id: &str) -> bool { id == self.repository_id() }
+/// #     fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
+/// #         match req.operation() {
+/// #             "greet" => {
+/// #                 let name = req.args().read_string()?;
+/// #                 req.reply().write_string(&format!("hello, {name}"))?;
+/// #                 Ok(())
+/// #             }
+/// #             _ => Err(SystemException::new(SystemExceptionKind::BadOperation, 0, CompletionStatus::No)),
+/// #         }
+/// #     }
+/// # }
+/// # impl Skeleton for Greeter { type Reference = ObjectRef; }
+/// use std::time::Duration;
+/// use peregrine_orb::Orb;
+///
+/// # let server = Orb::builder().listen("127.0.0.1", 0).build()?;
+/// # let root = server.root_poa();
+/// # root.manager().activate()?;
+/// # server.bind_object_key("Greeter", &root.servant_to_reference(&Arc::new(Greeter))?)?;
+/// # let port = server.listen_addrs()[0].port();
+/// let orb = Orb::builder().build()?;
+/// let obj = orb.string_to_object(&format!("corbaloc::127.0.0.1:{port}/Greeter"))?;
+/// assert!(!obj.is_nil());
+/// assert!(obj.locate()?); // a LocateRequest: the server has it
+/// assert!(obj.is_a("IDL:Demo/Greeter:1.0")?); // a remote `_is_a`
+///
+/// // A shorter deadline for this reference only.
+/// let quick = obj.with_timeout(Duration::from_millis(500));
+/// let hello: String = quick.invoke(
+///     "greet",
+///     |w| w.write_string("Bob"),
+///     |r| r.read_string(),
+///     |_, _| None::<peregrine_cdr::Result<SystemException>>,
+/// )?;
+/// assert_eq!(hello, "hello, Bob");
+///
+/// // An operation the servant does not have.
+/// let err = obj
+///     .invoke("nope", |_| Ok(()), |_| Ok(()), |_, _| None::<peregrine_cdr::Result<SystemException>>)
+///     .unwrap_err();
+/// assert_eq!(err.kind, SystemExceptionKind::BadOperation);
+/// # orb.shutdown(true);
+/// # server.shutdown(true);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct ObjectRef {
     pub(crate) inner: Arc<RefInner>,

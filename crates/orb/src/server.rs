@@ -926,18 +926,26 @@ impl ConnCtx<'_> {
                     TargetAddress::Profile(TaggedProfile::Iiop(p)) => &p.object_key,
                     _ => &[],
                 };
-                let status = if poa::exists(self.orb.inner(), key) {
-                    LocateStatus::ObjectHere
-                } else {
-                    LocateStatus::UnknownObject
+                let (status, forward) = match poa::locate(self.orb.inner(), key) {
+                    poa::Located::Here => (LocateStatus::ObjectHere, None),
+                    poa::Located::Unknown => (LocateStatus::UnknownObject, None),
+                    poa::Located::Forward(ior) => (LocateStatus::ObjectForward, Some(ior)),
                 };
                 let rh = LocateReplyHeader {
                     request_id: lh.request_id,
                     status,
                 };
-                match encode_locate_reply(&mut self.tx, version, &rh) {
-                    Ok(p) if p.finish(&mut self.tx).is_ok() => self.send_tx(),
-                    _ => Next::Close,
+                let Ok(p) = encode_locate_reply(&mut self.tx, version, &rh) else {
+                    return Next::Close;
+                };
+                if let Some(ior) = forward {
+                    if peregrine_cdr::Encode::encode(&ior, &mut self.tx).is_err() {
+                        return Next::Close;
+                    }
+                }
+                match p.finish(&mut self.tx) {
+                    Ok(()) => self.send_tx(),
+                    Err(_) => Next::Close,
                 }
             }
             Message::CancelRequest { .. } => Next::Continue,
@@ -1152,14 +1160,14 @@ fn call_servant(
 }
 
 /// A LOCATION_FORWARD reply to `to` (`ForwardRequest` from a servant
-/// manager).
+/// manager, or a bound object key).
 #[cold]
 fn location_forward(
     tx: &mut Writer,
     version: GiopVersion,
     request_id: u32,
     operation: &str,
-    to: &crate::runtime::ObjectRef,
+    to: &peregrine_giop::Ior,
 ) -> Result<(), SystemException> {
     let h = peregrine_giop::ReplyHeader {
         request_id,

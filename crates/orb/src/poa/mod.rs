@@ -35,6 +35,7 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use peregrine_giop::system_exception::minor;
+use peregrine_giop::Ior;
 
 use crate::client::lock;
 use crate::error::raise;
@@ -148,7 +149,59 @@ pub(crate) struct PoaInner {
     hazards: Arc<lend::Hazards>,
 }
 
-/// `PortableServer::POA` (cheap to clone).
+/// `PortableServer::POA` (cheap to clone): activates servants, makes
+/// references, and routes each request to its servant. The RootPOA
+/// ([`Orb::root_poa`]) has the policies of [`Policies::ROOT`]; children
+/// ([`Poa::create_poa`]) take any valid set, best one of the named ones
+/// ([`Policies::persistent_user_ids`], [`Policies::transient`],
+/// [`Policies::default_servant`]).
+///
+/// Requests wait (up to 30 s) until the POA's manager is activated.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use peregrine_orb::{CompletionStatus, ObjectRef, Servant, ServerRequest, Skeleton, SystemException, SystemExceptionKind};
+/// # struct Greeter;
+/// # impl Servant for Greeter {
+/// #     fn repository_id(&self) -> &'static str { "IDL:Demo/Greeter:1.0" }
+/// #     fn is_a(&self, id: &str) -> bool { id == self.repository_id() }
+/// #     fn dispatch(&self, req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
+/// #         match req.operation() {
+/// #             "greet" => {
+/// #                 let name = req.args().read_string()?;
+/// #                 req.reply().write_string(&format!("hello, {name}"))?;
+/// #                 Ok(())
+/// #             }
+/// #             _ => Err(SystemException::new(SystemExceptionKind::BadOperation, 0, CompletionStatus::No)),
+/// #         }
+/// #     }
+/// # }
+/// # impl Skeleton for Greeter { type Reference = ObjectRef; }
+/// use peregrine_orb::{Orb, PoaError, Policies};
+///
+/// let orb = Orb::builder().listen("127.0.0.1", 0).build()?;
+/// let root = orb.root_poa();
+/// root.manager().activate()?;
+///
+/// // Named objects that survive a restart on the same port.
+/// let people = root.create_poa("People", Some(&root.manager()), Policies::persistent_user_ids())?;
+/// people.activate_object_with_id(b"ada", Arc::new(Greeter))?;
+/// let ada = people.id_to_reference(b"ada")?;
+/// assert_eq!(people.reference_to_id(&ada)?, b"ada");
+///
+/// // A call arrives: the servant answers.
+/// let client = Orb::builder().build()?;
+/// let remote = client.string_to_object(&ada.to_string())?;
+/// assert!(!remote.non_existent()?);
+///
+/// // Deactivated: its references are OBJECT_NOT_EXIST.
+/// people.deactivate_object(b"ada")?;
+/// assert!(remote.non_existent()?);
+/// assert_eq!(people.deactivate_object(b"ada"), Err(PoaError::ObjectNotActive));
+/// # client.shutdown(true);
+/// # orb.shutdown(true);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct Poa {
     inner: Arc<PoaInner>,
@@ -286,9 +339,9 @@ fn panicked(what: &str) -> SystemException {
 pub(crate) enum Resolution<'a> {
     /// Call this servant.
     Upcall(Upcall<'a>),
-    /// Answer LOCATION_FORWARD to this reference (`ForwardRequest` from a
-    /// servant manager).
-    Forward(ObjectRef),
+    /// Answer LOCATION_FORWARD to this IOR (`ForwardRequest` from a
+    /// servant manager, or a key bound with `Orb::bind_object_key`).
+    Forward(Ior),
 }
 
 /// An `Arc` an upcall either owns (resolved the slow way) or borrows
@@ -776,6 +829,12 @@ pub(crate) fn resolve<'a>(
         Some(found) => found,
         None => {
             let Some(found) = orb.poas.find(orb, key) else {
+                // Not a key of a live POA: perhaps a readable name bound
+                // with `Orb::bind_object_key` (looked up only here, off
+                // the path of every POA key).
+                if let Some(ior) = orb.bound_key(key) {
+                    return Ok(Resolution::Forward(ior));
+                }
                 return Err(not_exist(format_args!(
                     "no POA for object key {}",
                     peregrine_giop::corbaloc::escape_key(key)
@@ -829,7 +888,9 @@ pub(crate) fn resolve<'a>(
                     Some((loc, cookie)),
                     false,
                 ))),
-                Ok(Err(ServantManagerError::ForwardRequest(r))) => Ok(Resolution::Forward(r)),
+                Ok(Err(ServantManagerError::ForwardRequest(r))) => {
+                    Ok(Resolution::Forward(r.ior().clone()))
+                }
                 Ok(Err(ServantManagerError::System(e))) => Err(e),
                 Err(_) => Err(panicked("ServantLocator::preinvoke")),
             }
@@ -910,22 +971,45 @@ fn no_manager(poa: &PoaInner) -> SystemException {
     )
 }
 
-/// True if `key` names an object that exists now or that a default
-/// servant or servant manager may serve (LocateRequest).
-pub(crate) fn exists(orb: &OrbInner, key: &[u8]) -> bool {
+/// The answer to a LocateRequest.
+pub(crate) enum Located {
+    /// `OBJECT_HERE`: an object that exists now or that a default servant
+    /// or servant manager may serve.
+    Here,
+    /// `UNKNOWN_OBJECT`.
+    Unknown,
+    /// `OBJECT_FORWARD`: a name bound with `Orb::bind_object_key`.
+    Forward(Ior),
+}
+
+/// Where the object `key` names is (LocateRequest).
+pub(crate) fn locate(orb: &OrbInner, key: &[u8]) -> Located {
     let Some((poa, id)) = orb.poas.find(orb, key) else {
-        return false;
+        return orb
+            .bound_key(key)
+            .map_or(Located::Unknown, Located::Forward);
     };
     if poa.destroyed.load(Ordering::Acquire) {
-        return false;
+        return Located::Unknown;
     }
     let p = poa.policies;
     if !p.retain() {
-        return true;
+        return Located::Here;
     }
     let aom = rlock(&poa.aom);
-    aom.get(id).is_some()
+    if aom.get(id).is_some()
         || (p.request_processing != RequestProcessing::ActiveObjectMapOnly && aom.valid(id))
+    {
+        Located::Here
+    } else {
+        Located::Unknown
+    }
+}
+
+/// True if `key` has the form of a key made by a POA (whether or not the
+/// POA exists): such a key can never reach a bound name.
+pub(crate) fn is_poa_key(key: &[u8]) -> bool {
+    key::parse(key).is_some()
 }
 
 fn refused(poa: &PoaInner, s: PoaManagerState) -> SystemException {
@@ -1056,7 +1140,7 @@ impl PoaInner {
             let servant = match catch_unwind(AssertUnwindSafe(|| act.incarnate(id, &adapter))) {
                 Ok(Ok(s)) => s,
                 Ok(Err(ServantManagerError::ForwardRequest(r))) => {
-                    return Ok(Resolution::Forward(r))
+                    return Ok(Resolution::Forward(r.ior().clone()))
                 }
                 Ok(Err(ServantManagerError::System(e))) => return Err(e),
                 Err(_) => return Err(panicked("ServantActivator::incarnate")),
