@@ -31,7 +31,7 @@ use crate::{to_string, Name, NamingContextRef};
 /// assert_eq!(e.to_string(), "NotFound (missing_node) at `b/c`");
 /// assert!(e.is_not_found());
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum NamingError {
     /// `CosNaming::NamingContext::NotFound`: `rest_of_name` could not be
@@ -155,10 +155,13 @@ impl fmt::Display for NamingError {
             }
             NamingError::NotEmpty => f.write_str("NotEmpty"),
             NamingError::WrongType { name, expected } if name.is_empty() => {
-                write!(f, "the object is not a {expected}")
+                write!(f, "the object does not implement {expected}")
             }
             NamingError::WrongType { name, expected } => {
-                write!(f, "`{name}` is bound to an object that is not a {expected}")
+                write!(
+                    f,
+                    "`{name}` is bound to an object that does not implement {expected}"
+                )
             }
             NamingError::Nil { name } => write!(f, "`{name}` is bound to a nil reference"),
             NamingError::NotConfigured => f.write_str(

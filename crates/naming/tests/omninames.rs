@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use peregrine::{ObjectRef, Orb, Servant, SystemException, SystemExceptionKind};
 use peregrine_naming::cos_naming::{BindingIterator, BindingIteratorSkeleton};
 use peregrine_naming::{
-    to_name, Binding, BindingIteratorRef, BindingList, BindingType, NameComponent, NamingClient,
+    to_string, Binding, BindingIteratorRef, BindingList, BindingType, NameComponent, NamingClient,
     NamingContextRef, NamingError, NotFoundReason,
 };
 
@@ -81,7 +81,9 @@ impl OmniNames {
                 .expect("corbaloc parses")
                 .expect("not nil")
                 .with_timeout(Duration::from_secs(1));
-            if NamingClient::from_object(obj).is_ok() {
+            // The log line proves that the service answering is this
+            // omniNames, not one of a concurrent test given the same port.
+            if NamingClient::from_object(obj).is_ok() && self.errlog().contains("Root context is") {
                 return true;
             }
             assert!(
@@ -225,17 +227,10 @@ fn label_of(naming: &NamingClient, name: &str) -> String {
 
 fn expect_not_found(r: Result<ObjectRef, NamingError>, why: NotFoundReason, rest: &str) {
     match r {
-        Err(e @ NamingError::NotFound { .. }) => {
-            let NamingError::NotFound {
-                why: w,
-                rest_of_name,
-            } = &e
-            else {
-                unreachable!()
-            };
-            assert_eq!(*w, why, "{e}");
-            assert_eq!(peregrine_naming::to_string(rest_of_name), rest, "{e}");
-        }
+        Err(NamingError::NotFound {
+            why: w,
+            rest_of_name,
+        }) => assert_eq!((w, to_string(&rest_of_name).as_str()), (why, rest)),
         other => panic!("expected NotFound ({why:?}) at {rest}, got {other:?}"),
     }
 }
@@ -455,7 +450,6 @@ fn corbaname_urls_resolve_through_the_service() {
         .string_to_object(&format!("corbaname::127.0.0.1:{}#a/missing", ns.port))
         .unwrap_err();
     assert_eq!(e.kind, SystemExceptionKind::BadParam, "{e}");
-    assert!(to_name("a/b.kind").is_ok());
 }
 
 #[test]
@@ -484,9 +478,10 @@ fn from_orb_needs_a_name_service_reference() {
     assert!(matches!(e, NamingError::NotConfigured), "{e:?}");
     assert!(e.to_string().contains("-ORBInitRef NameService="), "{e}");
 
-    // Configured, but nothing listens there: the system exception.
-    let port = free_port();
-    let gone = client_orb(Some(&format!("corbaloc::127.0.0.1:{port}/NameService")));
+    // Configured, but nothing listens there: the system exception. Port
+    // 1 (tcpmux) is refused on any machine that runs these tests; a port
+    // freed by this test could be taken by another test's omniNames.
+    let gone = client_orb(Some("corbaloc::127.0.0.1:1/NameService"));
     match NamingClient::from_orb(&gone) {
         Err(NamingError::System(e)) => {
             assert_eq!(e.kind, SystemExceptionKind::Transient, "{e}")
