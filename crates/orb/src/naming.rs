@@ -1,5 +1,8 @@
 //! The bit of a CosNaming client that `corbaname:` needs: parsing a
-//! stringified name and calling `NamingContext::resolve`.
+//! stringified name and calling `NamingContext::resolve`. The stringified
+//! form's escaping rules (the Interoperable Naming Service's) live here
+//! in both directions, so `peregrine-naming`'s `to_name`/`to_string` and
+//! `corbaname:` read and write names the same way.
 
 use peregrine_giop::system_exception::minor;
 
@@ -60,6 +63,35 @@ pub fn parse_name(s: &str) -> Option<Vec<NameComponent>> {
     }
     out.push(cur);
     Some(out)
+}
+
+/// The stringified form of a name given as `(id, kind)` pairs, per
+/// CosNaming's `to_string`: components joined by `/`, `id.kind` (only
+/// `id` when the kind is empty, `.kind` when the id is empty, `.` when
+/// both are), with `/`, `.` and `\` escaped by `\`. [`parse_name`]
+/// reads it back; an empty name gives the empty string, which is not a
+/// valid stringified name.
+pub fn format_name<'a>(components: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    fn escaped(out: &mut String, s: &str) {
+        for c in s.chars() {
+            if matches!(c, '/' | '.' | '\\') {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    let mut out = String::new();
+    for (i, (id, kind)) in components.into_iter().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        escaped(&mut out, id);
+        if !kind.is_empty() || id.is_empty() {
+            out.push('.');
+            escaped(&mut out, kind);
+        }
+    }
+    out
 }
 
 /// `NamingContext::resolve` of a stringified name.
@@ -123,5 +155,25 @@ mod tests {
         assert_eq!((n[2].id.as_str(), n[2].kind.as_str()), ("d/e", ""));
         assert!(parse_name("a//b").is_none());
         assert!(parse_name("").is_none());
+    }
+
+    #[test]
+    fn formatted_names_parse_back() {
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (&[("a", "b"), ("c", "")], "a.b/c"),
+            (&[("", "")], "."),
+            (&[("", "k")], ".k"),
+            (&[("d/e", ""), ("x.y", "z\\")], "d\\/e/x\\.y.z\\\\"),
+        ];
+        for (pairs, text) in cases {
+            assert_eq!(format_name(pairs.iter().copied()), *text);
+            let back = parse_name(text).unwrap();
+            let back: Vec<(&str, &str)> = back
+                .iter()
+                .map(|c| (c.id.as_str(), c.kind.as_str()))
+                .collect();
+            assert_eq!(back, *pairs, "{text}");
+        }
+        assert_eq!(format_name([]), "");
     }
 }
