@@ -1,0 +1,8 @@
+//! Generates the Rust stubs and skeletons of every example's IDL into
+//! `$OUT_DIR`; each binary includes them with `peregrine::include_idl!()`.
+
+fn main() {
+    peregrine_build::Builder::new()
+        .compile(&["idl/hello.idl"])
+        .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -1,0 +1,192 @@
+//! Runs every example the way a newcomer would: the server binary in one
+//! process, the client binary in another, the IOR passed between them on
+//! the command line. Each test checks what the programs print, so a
+//! change that breaks an example fails CI.
+//!
+//! Waits are bounded: a server's IOR line or a client's exit is awaited
+//! for at most [`WAIT`], and every process still running when its test
+//! ends is killed.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// The longest any one step (a server starting, a client running) may
+/// take before the test fails.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A running example binary whose stdout lines are read on a thread and
+/// whose stderr is collected; killed when dropped.
+struct Proc {
+    name: String,
+    child: Child,
+    lines: Receiver<String>,
+    /// Every stdout line seen so far, for failure messages.
+    seen: Vec<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Proc {
+    fn start(bin: &str, args: &[&str]) -> Proc {
+        let mut child = Command::new(bin)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {bin}: {e}"));
+        let (tx, lines) = channel();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut err = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let name = bin.rsplit('/').next().unwrap_or(bin).to_string();
+        Proc {
+            name,
+            child,
+            lines,
+            seen: Vec::new(),
+            stderr: Some(stderr),
+        }
+    }
+
+    /// The next stdout line containing `text` (earlier lines are kept in
+    /// `seen`); fails the test if none comes within [`WAIT`].
+    fn line_with(&mut self, text: &str) -> String {
+        let end = Instant::now() + WAIT;
+        loop {
+            match self
+                .lines
+                .recv_timeout(end.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(text) {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.fail(&format!("no line with {text:?} within {WAIT:?}"))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.fail(&format!("stdout closed before a line with {text:?}"))
+                }
+            }
+        }
+    }
+
+    /// Waits (at most [`WAIT`]) for the process to close its stdout and
+    /// exit; returns its exit status, stdout and stderr.
+    fn finish(&mut self) -> (ExitStatus, String, String) {
+        let end = Instant::now() + WAIT;
+        loop {
+            match self
+                .lines
+                .recv_timeout(end.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) => self.seen.push(line),
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    self.fail(&format!("did not finish within {WAIT:?}"))
+                }
+            }
+        }
+        // Stdout is closed: the process has exited (or is exiting).
+        let status = self.child.wait().unwrap();
+        let stderr = self.stderr_text();
+        (status, self.seen.join("\n"), stderr)
+    }
+
+    /// Kills the process and waits for it.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Everything written to stderr (once the process has exited).
+    fn stderr_text(&mut self) -> String {
+        self.stderr
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    fn fail(&mut self, why: &str) -> ! {
+        self.kill();
+        let stderr = self.stderr_text();
+        panic!(
+            "{}: {why}\n--- stdout ---\n{}\n--- stderr ---\n{stderr}",
+            self.name,
+            self.seen.join("\n")
+        )
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Runs a client to completion, asserts it succeeded, and returns its
+/// stdout.
+fn run_ok(bin: &str, args: &[&str]) -> String {
+    let mut p = Proc::start(bin, args);
+    let (status, out, err) = p.finish();
+    assert!(status.success(), "{bin} exited with {status}\n{out}\n{err}");
+    out
+}
+
+/// Runs a client that must fail; returns its stderr.
+fn run_err(bin: &str, args: &[&str]) -> String {
+    let mut p = Proc::start(bin, args);
+    let (status, out, err) = p.finish();
+    assert!(!status.success(), "{bin} succeeded\n{out}\n{err}");
+    err
+}
+
+/// Starts a server and returns it with the IOR it printed.
+fn server(bin: &str, args: &[&str]) -> (Proc, String) {
+    let mut p = Proc::start(bin, args);
+    let ior = p.line_with("IOR:").trim().to_string();
+    assert!(ior.starts_with("IOR:"), "{ior}");
+    (p, ior)
+}
+
+#[test]
+fn hello() {
+    let (mut server, ior) = server(env!("CARGO_BIN_EXE_hello-server"), &[]);
+    let out = run_ok(env!("CARGO_BIN_EXE_hello-client"), &[&ior, "Ferris"]);
+    assert!(out.contains("the server answered: Hello, Ferris!"), "{out}");
+    // Once the server is gone, the client reports the system exception.
+    server.kill();
+    let err = run_err(env!("CARGO_BIN_EXE_hello-client"), &[&ior]);
+    assert!(err.contains("CORBA::TRANSIENT"), "{err}");
+}
+
+#[test]
+fn hello_with_the_ior_in_a_file() {
+    let dir = std::env::temp_dir().join(format!("peregrine-hello-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("greeter.ior");
+    let file = file.to_str().unwrap();
+    let mut server = Proc::start(env!("CARGO_BIN_EXE_hello-server"), &[file]);
+    server.line_with("wrote the Greeter's IOR");
+    let out = run_ok(env!("CARGO_BIN_EXE_hello-client"), &[file]);
+    assert!(out.contains("the server answered: Hello, world!"), "{out}");
+    // The server logs each call it serves.
+    server.line_with("greet(\"world\") called");
+    let _ = std::fs::remove_dir_all(&dir);
+}
