@@ -190,3 +190,33 @@ fn hello_with_the_ior_in_a_file() {
     server.line_with("greet(\"world\") called");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bank() {
+    let (mut server, ior) = server(env!("CARGO_BIN_EXE_bank-server"), &[]);
+    let out = run_ok(env!("CARGO_BIN_EXE_bank-client"), &[&ior]);
+    for expected in [
+        "alice has 150.00 after depositing 50.00",
+        // The user exception, with its member.
+        "bob cannot withdraw 80.00: only 20.00 on the account",
+        // A system exception raised by the servant.
+        "depositing -5.00 failed: CORBA::BAD_PARAM",
+        // A writable attribute, set then read.
+        "alice's nickname is now \"Al\"",
+        "no account for carol",
+        // A sequence of references, each called for its attributes.
+        "accounts: alice 150.00, bob 20.00",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in\n{out}");
+    }
+    // The oneway reached the server.
+    server.line_with("audit: bank-client was here");
+
+    // The server keeps its state between clients; `shutdown` stops it.
+    let out = run_ok(env!("CARGO_BIN_EXE_bank-client"), &[&ior, "shutdown"]);
+    assert!(out.contains("alice has 200.00"), "{out}");
+    assert!(out.contains("asked the server to shut down"), "{out}");
+    server.line_with("bank closed");
+    let (status, _, err) = server.finish();
+    assert!(status.success(), "bank-server exited with {status}: {err}");
+}

@@ -3,8 +3,9 @@
 //!
 //! Usage: `hello-client <IOR | corbaloc URL | file holding either> [name]`
 
-// Generated from idl/hello.idl by build.rs (see src/lib.rs).
 use peregrine::Orb;
+
+// Generated from idl/hello.idl by build.rs (see src/lib.rs).
 use peregrine_examples::idl::hello::GreeterRef;
 
 fn main() -> std::process::ExitCode {

@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
-// Generated from idl/hello.idl by build.rs (see src/lib.rs).
 use peregrine::{Orb, Servant, SystemException};
+
+// Generated from idl/hello.idl by build.rs (see src/lib.rs).
 use peregrine_examples::idl::hello::{Greeter, GreeterSkeleton};
 
 /// The servant: the object's implementation. The ORB calls it from its
