@@ -3,6 +3,6 @@
 
 fn main() {
     peregrine_build::Builder::new()
-        .compile(&["idl/hello.idl", "idl/bank.idl"])
+        .compile(&["idl/hello.idl", "idl/bank.idl", "idl/persistent.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
 }

@@ -220,3 +220,49 @@ fn bank() {
     let (status, _, err) = server.finish();
     assert!(status.success(), "bank-server exited with {status}: {err}");
 }
+
+/// A port that was free a moment ago (the persistent server needs the
+/// same fixed port in both of its runs).
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// "served by process N" -> N.
+fn server_pid(out: &str) -> &str {
+    out.rsplit("served by process ").next().unwrap().trim()
+}
+
+#[test]
+fn persistent_reference_survives_a_restart() {
+    let port = free_port().to_string();
+    let bin = env!("CARGO_BIN_EXE_persistent-server");
+    let client = env!("CARGO_BIN_EXE_persistent-client");
+
+    let (mut first, ior) = server(bin, &[&port]);
+    let url = first.seen[0].clone();
+    assert!(
+        url.starts_with(&format!("corbaloc::127.0.0.1:{port}/")),
+        "{url}"
+    );
+    let out = run_ok(client, &[&ior]);
+    assert!(out.contains("count is 1"), "{out}");
+    let out = run_ok(client, &[&url]);
+    assert!(out.contains("count is 2"), "{out}");
+    let first_pid = server_pid(&out).to_string();
+    first.kill();
+
+    // Nobody listens now: the reference fails, it is not yet "wrong".
+    let err = run_err(client, &[&ior]);
+    assert!(err.contains("CORBA::TRANSIENT"), "{err}");
+
+    let (_second, second_ior) = server(bin, &[&port]);
+    assert_eq!(second_ior, ior, "a restarted server makes the same IOR");
+    // The first run's reference (and URL) reach the new process, whose
+    // count started again from zero.
+    let out = run_ok(client, &[&ior]);
+    assert!(out.contains("count is 1"), "{out}");
+    assert_ne!(server_pid(&out), first_pid, "{out}");
+    let out = run_ok(client, &[&url]);
+    assert!(out.contains("count is 2"), "{out}");
+}
