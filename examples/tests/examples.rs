@@ -266,3 +266,39 @@ fn persistent_reference_survives_a_restart() {
     let out = run_ok(client, &[&url]);
     assert!(out.contains("count is 2"), "{out}");
 }
+
+/// The number right after `prefix` in `out`.
+fn number_after(out: &str, prefix: &str) -> u64 {
+    let rest = &out[out
+        .find(prefix)
+        .unwrap_or_else(|| panic!("no {prefix:?} in\n{out}"))
+        + prefix.len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after {prefix:?} in\n{out}"))
+}
+
+#[test]
+fn concurrency_and_deadlines() {
+    let (_server, ior) = server(env!("CARGO_BIN_EXE_concurrency-server"), &[]);
+    let out = run_ok(env!("CARGO_BIN_EXE_concurrency-client"), &[&ior]);
+    // Eight threads, one connection, calls overlapping in the server:
+    // 32 calls of 100 ms take far less than 3.2 s.
+    assert!(out.contains("32 calls of 100 ms from 8 threads"), "{out}");
+    assert!(out.contains("over 1 connection(s)"), "{out}");
+    assert!(number_after(&out, "the server ran up to ") >= 2, "{out}");
+    assert!(number_after(&out, "from 8 threads took ") < 3000, "{out}");
+    // The deadline: TIMEOUT, outcome unknown, and the reference still works.
+    assert!(
+        out.contains("work(2000) with a 200 ms deadline failed: CORBA::TIMEOUT")
+            && out.contains("COMPLETED_MAYBE"),
+        "{out}"
+    );
+    assert!(out.contains("  detail: "), "{out}");
+    // The server still runs the abandoned 2 s call beside the new one.
+    assert!(
+        out.contains("afterwards, work(1) saw 2 call(s) running"),
+        "{out}"
+    );
+}
