@@ -302,3 +302,27 @@ fn concurrency_and_deadlines() {
         "{out}"
     );
 }
+
+#[test]
+fn dynamic_invocation_and_dynamic_skeleton() {
+    let dii = env!("CARGO_BIN_EXE_dynamic-client");
+    let (mut dsi, dsi_ior) = server(env!("CARGO_BIN_EXE_dynamic-server"), &[]);
+    let (_typed, typed_ior) = server(env!("CARGO_BIN_EXE_hello-server"), &[]);
+
+    // DII against the generated skeleton and against the DSI servant.
+    for ior in [&typed_ior, &dsi_ior] {
+        let out = run_ok(dii, &[ior, "DII"]);
+        assert!(
+            out.contains("the IOR names the type \"IDL:Hello/Greeter:1.0\""),
+            "{out}"
+        );
+        assert!(out.contains("the server answered: Hello, DII!"), "{out}");
+        assert!(out.contains("shout failed: CORBA::BAD_OPERATION"), "{out}");
+    }
+    // The generated stub (with its `narrow`) against the DSI servant.
+    let out = run_ok(env!("CARGO_BIN_EXE_hello-client"), &[&dsi_ior, "stub"]);
+    assert!(out.contains("the server answered: Hello, stub!"), "{out}");
+    // Both calls really reached the DSI servant.
+    dsi.line_with("greet(\"DII\") called (DSI)");
+    dsi.line_with("greet(\"stub\") called (DSI)");
+}
