@@ -8,6 +8,7 @@
 //! ends is killed.
 
 use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -29,8 +30,14 @@ struct Proc {
 
 impl Proc {
     fn start(bin: &str, args: &[&str]) -> Proc {
-        let mut child = Command::new(bin)
-            .args(args)
+        let mut cmd = Command::new(bin);
+        cmd.args(args);
+        Proc::spawn(cmd)
+    }
+
+    fn spawn(mut cmd: Command) -> Proc {
+        let bin = cmd.get_program().to_string_lossy().into_owned();
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -52,7 +59,7 @@ impl Proc {
             let _ = err.read_to_string(&mut s);
             s
         });
-        let name = bin.rsplit('/').next().unwrap_or(bin).to_string();
+        let name = bin.rsplit('/').next().unwrap_or(&bin).to_string();
         Proc {
             name,
             child,
@@ -325,4 +332,97 @@ fn dynamic_invocation_and_dynamic_skeleton() {
     // Both calls really reached the DSI servant.
     dsi.line_with("greet(\"DII\") called (DSI)");
     dsi.line_with("greet(\"stub\") called (DSI)");
+}
+
+/// The Python virtual environment holding omniORBpy and omniidl with its
+/// Python back end (`scripts/install-deps.sh` creates it).
+fn omniorbpy() -> PathBuf {
+    let venv = match std::env::var_os("PEREGRINE_OMNIORBPY_VENV") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+            .join(".cache/peregrine/omniorbpy-venv"),
+    };
+    assert!(
+        venv.join("bin/omniidl").is_file(),
+        "omniORBpy is not installed in {}: run scripts/install-deps.sh",
+        venv.display()
+    );
+    venv
+}
+
+/// Generates the Python stubs of `idl` into a new directory for `test`,
+/// as the Python examples' instructions say.
+fn python_stubs(venv: &Path, test: &str, idl: &[&str]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("omniorbpy-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cmd = Command::new(venv.join("bin/omniidl"));
+    cmd.arg("-bpython").arg("-C").arg(&dir);
+    for f in idl {
+        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(f));
+    }
+    let (status, out, err) = Proc::spawn(cmd).finish();
+    assert!(status.success(), "omniidl failed: {out}\n{err}");
+    dir
+}
+
+/// Runs `python/<script>` of the examples with omniORBpy and `stubs`.
+fn python(venv: &Path, stubs: &Path, script: &str, args: &[&str]) -> Proc {
+    let mut cmd = Command::new(venv.join("bin/python"));
+    // -u: unbuffered, so each line reaches the test as it is printed.
+    cmd.arg("-u")
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("python")
+                .join(script),
+        )
+        .args(args)
+        .env("PYTHONPATH", stubs);
+    Proc::spawn(cmd)
+}
+
+#[test]
+fn omniorbpy_client_against_the_rust_bank() {
+    let venv = omniorbpy();
+    let stubs = python_stubs(&venv, "bank", &["idl/bank.idl"]);
+    let (mut server, ior) = server(env!("CARGO_BIN_EXE_bank-server"), &[]);
+    let mut client = python(&venv, &stubs, "bank_client.py", &[&ior, "shutdown"]);
+    let (status, out, err) = client.finish();
+    assert!(status.success(), "bank_client.py failed\n{out}\n{err}");
+    for expected in [
+        "alice has 150.00 after depositing 50.00",
+        // Peregrine's user exception, as omniORBpy's generated class.
+        "bob cannot withdraw 80.00: only 20.00 on the account",
+        "depositing -5.00 failed: CORBA.BAD_PARAM",
+        "alice's nickname is now 'Al'",
+        "no account for carol",
+        "accounts: alice 150.00, bob 20.00",
+        "asked the server to shut down",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in\n{out}");
+    }
+    server.line_with("audit: bank_client.py was here");
+    server.line_with("bank closed");
+    let (status, _, err) = server.finish();
+    assert!(status.success(), "bank-server exited with {status}: {err}");
+    let _ = std::fs::remove_dir_all(&stubs);
+}
+
+#[test]
+fn rust_clients_against_an_omniorbpy_server() {
+    let venv = omniorbpy();
+    let stubs = python_stubs(&venv, "greeter", &["idl/hello.idl"]);
+    let mut server = python(&venv, &stubs, "greeter_server.py", &[]);
+    let ior = server.line_with("IOR:").trim().to_string();
+    // The typed stub, with its `narrow`...
+    let out = run_ok(env!("CARGO_BIN_EXE_hello-client"), &[&ior, "Rust"]);
+    assert!(out.contains("the server answered: Hello, Rust!"), "{out}");
+    server.line_with("greet('Rust') called (omniORBpy)");
+    // ... and DII, including omniORB's BAD_OPERATION for an unknown name.
+    let out = run_ok(env!("CARGO_BIN_EXE_dynamic-client"), &[&ior, "DII"]);
+    assert!(out.contains("the server answered: Hello, DII!"), "{out}");
+    assert!(out.contains("shout failed: CORBA::BAD_OPERATION"), "{out}");
+    server.line_with("greet('DII') called (omniORBpy)");
+    let _ = std::fs::remove_dir_all(&stubs);
 }
