@@ -116,6 +116,16 @@ impl Proc {
         (status, self.seen.join("\n"), stderr)
     }
 
+    /// Sends `signal` (a `kill` option: `-STOP`, `-CONT`) to the process.
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(signal)
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {signal} {}", self.child.id());
+    }
+
     /// Kills the process and waits for it.
     fn kill(&mut self) {
         let _ = self.child.kill();
@@ -185,7 +195,7 @@ fn hello() {
 
 #[test]
 fn hello_with_the_ior_in_a_file() {
-    let dir = std::env::temp_dir().join(format!("peregrine-hello-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hello-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("greeter.ior");
     let file = file.to_str().unwrap();
@@ -288,7 +298,7 @@ fn number_after(out: &str, prefix: &str) -> u64 {
 
 #[test]
 fn concurrency_and_deadlines() {
-    let (_server, ior) = server(env!("CARGO_BIN_EXE_concurrency-server"), &[]);
+    let (server, ior) = server(env!("CARGO_BIN_EXE_concurrency-server"), &[]);
     let out = run_ok(env!("CARGO_BIN_EXE_concurrency-client"), &[&ior]);
     // Eight threads, one connection, calls overlapping in the server:
     // 32 calls of 100 ms take far less than 3.2 s.
@@ -308,6 +318,17 @@ fn concurrency_and_deadlines() {
         out.contains("afterwards, work(1) saw 2 call(s) running"),
         "{out}"
     );
+
+    // A hung server (stopped, so its kernel still accepts connections):
+    // the client's first call gets no reply and gives up after the ORB's
+    // 3 s call timeout instead of hanging.
+    server.signal("-STOP");
+    let start = Instant::now();
+    let err = run_err(env!("CARGO_BIN_EXE_concurrency-client"), &[&ior]);
+    let took = start.elapsed();
+    server.signal("-CONT");
+    assert!(err.contains("CORBA::TIMEOUT"), "{err}");
+    assert!(took >= Duration::from_secs(3), "gave up after {took:?}");
 }
 
 #[test]

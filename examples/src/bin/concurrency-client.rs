@@ -41,9 +41,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
 
     // Every call made through this ORB fails with TIMEOUT if no reply
-    // comes within 5 s (the default is 30 s); a reference can override it.
+    // comes within 3 s (the default is 30 s), so a hung server cannot
+    // hang the client; a reference can override it.
     let orb = Orb::builder()
-        .call_timeout(Duration::from_secs(5))
+        .call_timeout(Duration::from_secs(3))
         .build()?;
     let obj = orb
         .string_to_object(&reference)?
