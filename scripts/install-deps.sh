@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian 12 machine: the omniORB
 # interop peers and the CORBA services' IDL from Debian, a C++ compiler
-# for the peers, and the nightly toolchain + cargo-fuzz for the fuzz
-# replay. Idempotent; needs root (or sudo) for apt-get.
+# for the peers, omniORBpy for the examples' Python peers, and the
+# nightly toolchain + cargo-fuzz for the fuzz replay. Idempotent; needs
+# root (or sudo) for apt-get.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-pkgs=(omniorb omniidl libomniorb4-dev omniorb-idl omniorb-nameserver g++ pkg-config python3)
+pkgs=(omniorb omniidl libomniorb4-dev omniorb-idl omniorb-nameserver g++ pkg-config python3 python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,6 +17,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# omniORBpy (omniORB's Python mapping, and omniidl's Python back end) for
+# examples/python: Debian 12 does not package it; PyPI's jeteve-omniorb
+# wheel (omniORB 4.3.3 built for CPython 3.11 on manylinux, its libraries
+# bundled) has both. It goes into a virtual environment because Debian's
+# Python refuses pip installs into the system; examples/tests/examples.rs
+# looks for it at the same place (PEREGRINE_OMNIORBPY_VENV overrides).
+omniorbpy_venv="${PEREGRINE_OMNIORBPY_VENV:-$HOME/.cache/peregrine/omniorbpy-venv}"
+if ! "$omniorbpy_venv/bin/python" -c "import omniORB, omniidl_be.python" 2>/dev/null; then
+  echo "installing omniORBpy into $omniorbpy_venv"
+  python3 -m venv "$omniorbpy_venv"
+  "$omniorbpy_venv/bin/pip" install -q "jeteve-omniorb==4.3.3.post7"
 fi
 
 if ! command -v cargo >/dev/null; then
