@@ -32,6 +32,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         ["bind", name, url] => {
             let obj = orb
                 .string_to_object(url)?
+                .non_nil()
                 .ok_or("cannot bind a nil reference")?;
             naming.rebind_path(name, &obj)?;
         }

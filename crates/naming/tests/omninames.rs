@@ -79,7 +79,6 @@ impl OmniNames {
             let obj = orb
                 .string_to_object(&self.corbaloc())
                 .expect("corbaloc parses")
-                .expect("not nil")
                 .with_timeout(Duration::from_secs(1));
             // The log line proves that the service answering is this
             // omniNames, not one of a concurrent test given the same port.
@@ -203,7 +202,7 @@ impl Server {
             .iter()
             .map(|l| {
                 let servant: Arc<dyn Servant> = Arc::new(BindingIteratorSkeleton::new(Labelled(l)));
-                poa.servant_to_reference(&servant).expect("activate object")
+                poa.servant_to_object(&servant).expect("activate object")
             })
             .collect();
         Server { orb, objects }
@@ -428,7 +427,8 @@ fn corbaname_urls_resolve_through_the_service() {
     naming.rebind_path("a/b.kind", &server.objects[0]).unwrap();
 
     let url = format!("corbaname::127.0.0.1:{}#a/b.kind", ns.port);
-    let obj = orb.string_to_object(&url).unwrap().expect("not nil");
+    let obj = orb.string_to_object(&url).unwrap();
+    assert!(!obj.is_nil());
     assert!(obj.is_equivalent(&server.objects[0]));
     let it = BindingIteratorRef::narrow(obj)
         .unwrap()
@@ -438,8 +438,7 @@ fn corbaname_urls_resolve_through_the_service() {
     // The context itself, without a name.
     let root = orb
         .string_to_object(&format!("corbaname::127.0.0.1:{}", ns.port))
-        .unwrap()
-        .expect("not nil");
+        .unwrap();
     assert_eq!(
         label_of(&NamingClient::from_object(root).unwrap(), "a/b.kind"),
         "named"
@@ -493,7 +492,6 @@ fn from_orb_needs_a_name_service_reference() {
     let server = Server::start(&["plain"]);
     let obj = orb
         .string_to_object(&server.orb.object_to_string(&server.objects[0]))
-        .unwrap()
         .unwrap();
     assert!(matches!(
         NamingClient::from_object(obj),

@@ -127,7 +127,7 @@ impl NamingContext for Context {
         }));
         let obj = self
             .poa
-            .servant_to_reference(&iter)
+            .servant_to_object(&iter)
             .map_err(|_| no_implement())?;
         Ok((all, Some(BindingIteratorRef::unchecked_narrow(obj))))
     }
@@ -151,12 +151,12 @@ impl Fixture {
             size,
             destroyed: destroyed.clone(),
         }));
-        let ior = server.object_to_string(&poa.servant_to_reference(&ctx).unwrap());
+        let ior = server.object_to_string(&poa.servant_to_object(&ctx).unwrap());
         let client = Orb::builder()
             .call_timeout(Duration::from_secs(10))
             .build()
             .unwrap();
-        let obj = client.string_to_object(&ior).unwrap().unwrap();
+        let obj = client.string_to_object(&ior).unwrap();
         let naming = NamingClient::from_object(obj).unwrap();
         Fixture {
             server,
