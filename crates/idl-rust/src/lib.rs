@@ -26,6 +26,13 @@
 //! `_include.rs` once, into any module. The mapping is documented in
 //! `docs/mapping.md`.
 //!
+//! Diagnostics are rustc-style. Warnings (definitions left out by
+//! [`Builder::skip_unsupported`], and the front end's portability warnings
+//! for IDL other IDL compilers reject or deprecate, see
+//! [`Builder::portability_warnings`]) never fail the build unless
+//! [`Builder::deny_warnings`] is set; in a build script each is one
+//! `cargo:warning=` line.
+//!
 //! Generated code names only the facade crate `peregrine` (`::peregrine::cdr`,
 //! `::peregrine::orb`, `::peregrine::dynamic`), so the crate that includes
 //! it needs one dependency; [`Builder::cdr_crate`], [`Builder::dynamic_crate`]

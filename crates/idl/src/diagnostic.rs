@@ -148,34 +148,41 @@ impl Diagnostic {
             Severity::Warning => "warning",
         };
         let _ = writeln!(out, "{sev}: {}", self.message);
+        // `= note:` lines line up with the snippet's `|` gutter, which is
+        // as wide as the line number (as rustc does).
+        let mut gutter = 1;
         if let Some(span) = self.span {
-            render_snippet(&mut out, sources, span, &self.label);
+            gutter = render_snippet(&mut out, sources, span, &self.label);
+        }
+        let pad = " ".repeat(gutter);
+        if let Some(span) = self.span {
             for inc in sources.include_stack(span.file) {
                 let (f, l, c) = sources.location(inc);
-                let _ = writeln!(out, "  = note: included from {f}:{l}:{c}");
+                let _ = writeln!(out, "{pad} = note: included from {f}:{l}:{c}");
             }
         }
         for n in &self.notes {
             match n.span {
                 Some(s) => {
                     let (f, l, c) = sources.location(s);
-                    let _ = writeln!(out, "  = note: {} (at {f}:{l}:{c})", n.message);
+                    let _ = writeln!(out, "{pad} = note: {} (at {f}:{l}:{c})", n.message);
                 }
                 None => {
-                    let _ = writeln!(out, "  = note: {}", n.message);
+                    let _ = writeln!(out, "{pad} = note: {}", n.message);
                 }
             }
         }
         if let Some(h) = &self.help {
-            let _ = writeln!(out, "  = help: {h}");
+            let _ = writeln!(out, "{pad} = help: {h}");
         }
         out
     }
 }
 
-fn render_snippet(out: &mut String, sources: &SourceMap, span: Span, label: &str) {
+/// Writes the `-->` line and the snippet; returns the gutter width.
+fn render_snippet(out: &mut String, sources: &SourceMap, span: Span, label: &str) -> usize {
     let Some(file) = sources.get(span.file) else {
-        return;
+        return 1;
     };
     let (line, col) = file.line_col(span.start as usize);
     let (end_line, end_col) = file.line_col(span.end as usize);
@@ -197,6 +204,7 @@ fn render_snippet(out: &mut String, sources: &SourceMap, span: Span, label: &str
         .collect();
     let sep = if label.is_empty() { "" } else { " " };
     let _ = writeln!(out, "{pad} | {lead}{}{sep}{label}", "^".repeat(width));
+    num.len()
 }
 
 /// Renders many diagnostics, separated by blank lines.
@@ -245,6 +253,17 @@ mod tests {
         assert!(
             r.ends_with("  = note: a note\n  = help: did you mean `Account`?\n"),
             "{r}"
+        );
+        // A two-digit line number widens the gutter, and the notes with it.
+        let text = format!("{}Acount a;\n", "\n".repeat(11));
+        let f = m.add("u.idl", "u.idl".into(), text.into(), None);
+        let d = Diagnostic::error(DiagKind::Undefined, Span::new(f, 11, 17), "undefined name")
+            .with_note(None, "a note")
+            .with_help("did you mean `Account`?");
+        assert_eq!(
+            d.render(&m),
+            "error: undefined name\n  --> u.idl:12:1\n   |\n12 | Acount a;\n   | ^^^^^^\n   \
+             = note: a note\n   = help: did you mean `Account`?\n"
         );
         let d = Diagnostic::error_without_span(DiagKind::Include, "cannot read x.idl: gone");
         assert_eq!(d.render(&m), "error: cannot read x.idl: gone\n");

@@ -150,9 +150,9 @@ const JAVA_RESERVED: &[&str] = &[
     "while",
 ];
 
-/// Words the IDL to Python mapping escapes with a `_` prefix: the Python
-/// keywords (Python 3, plus `exec` and `print` of Python 2, which omniORBpy
-/// still escapes).
+/// Words the IDL to Python mapping escapes with a `_` prefix: the Python 3
+/// keywords, plus `exec` and `print`, keywords of the Python 2 the mapping
+/// was first written for.
 const PYTHON_RESERVED: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
     "def", "del", "elif", "else", "except", "exec", "finally", "for", "from", "global", "if",

@@ -117,6 +117,37 @@ fn is_type_kind(k: &DefKind) -> bool {
     )
 }
 
+// Filters for "did you mean" suggestions: what the last component of a
+// name may be in each context; the components before it are scopes.
+
+fn is_scope_kind(k: &DefKind) -> bool {
+    matches!(
+        k,
+        DefKind::Module { .. }
+            | DefKind::Interface { .. }
+            | DefKind::Value { .. }
+            | DefKind::Struct { .. }
+            | DefKind::Union { .. }
+            | DefKind::Exception { .. }
+    )
+}
+
+fn is_const_kind(k: &DefKind) -> bool {
+    matches!(k, DefKind::Const { .. } | DefKind::Enumerator { .. })
+}
+
+fn is_interface_kind(k: &DefKind) -> bool {
+    matches!(k, DefKind::Interface { .. } | DefKind::Typedef { .. })
+}
+
+fn is_value_kind(k: &DefKind) -> bool {
+    matches!(k, DefKind::Value { .. } | DefKind::Typedef { .. })
+}
+
+fn is_exception_kind(k: &DefKind) -> bool {
+    matches!(k, DefKind::Exception { .. })
+}
+
 fn kind_name(k: &DefKind) -> &'static str {
     match k {
         DefKind::Module { .. } => "module",
@@ -466,6 +497,8 @@ impl Sema {
                     _ => format!("undefined name `{}`", ident.name),
                 };
                 let within = within.as_deref().filter(|_| qualified);
+                let last = name.parts.last().is_some_and(|p| p.span == ident.span);
+                let wanted = if last { wanted } else { is_scope_kind };
                 let hint = self.suggest(scope, &ident, within, wanted);
                 let d =
                     Diagnostic::error(DiagKind::Undefined, ident.span, msg).with_label("not found");
@@ -500,10 +533,21 @@ impl Sema {
     }
 
     fn lookup(&mut self, scope: Option<DefId>, name: &ScopedName) -> Option<DefId> {
+        self.lookup_wanting(scope, name, |_| true)
+    }
+
+    /// Looks `name` up, reporting a failure; a "did you mean" suggests
+    /// only definitions `wanted` accepts (exceptions in `raises`, ...).
+    fn lookup_wanting(
+        &mut self,
+        scope: Option<DefId>,
+        name: &ScopedName,
+        wanted: fn(&DefKind) -> bool,
+    ) -> Option<DefId> {
         match self.lookup_quiet(scope, name) {
             Ok(id) => Some(id),
             Err(e) => {
-                self.report_lookup(scope, name, e, |_| true);
+                self.report_lookup(scope, name, e, wanted);
                 None
             }
         }
@@ -685,7 +729,7 @@ impl Sema {
         scope: Option<DefId>,
         n: &ScopedName,
     ) -> Result<ConstValue, consteval::ConstError> {
-        let Some(id) = self.lookup(scope, n) else {
+        let Some(id) = self.lookup_wanting(scope, n, is_const_kind) else {
             return Err(consteval::ConstError {
                 kind: ConstErrorKind::Unresolved,
                 span: n.span,
@@ -818,7 +862,7 @@ impl Sema {
             } => {
                 let mut resolved = Vec::new();
                 for b in bases {
-                    let Some(bid) = self.lookup(scope, b) else {
+                    let Some(bid) = self.lookup_wanting(scope, b, is_interface_kind) else {
                         continue;
                     };
                     match &self.d(bid).kind {
@@ -918,7 +962,7 @@ impl Sema {
             } => {
                 let mut rb = Vec::new();
                 for (i, b) in bases.iter().enumerate() {
-                    let Some(bid) = self.lookup(scope, b) else {
+                    let Some(bid) = self.lookup_wanting(scope, b, is_value_kind) else {
                         continue;
                     };
                     match &self.d(bid).kind.clone() {
@@ -964,7 +1008,7 @@ impl Sema {
                 }
                 let mut rs = Vec::new();
                 for s in supports {
-                    let Some(sid) = self.lookup(scope, s) else {
+                    let Some(sid) = self.lookup_wanting(scope, s, is_interface_kind) else {
                         continue;
                     };
                     match &self.d(sid).kind {
@@ -1562,7 +1606,7 @@ impl Sema {
     fn raises(&mut self, scope: Option<DefId>, names: &[ScopedName]) -> Vec<DefId> {
         let mut out = Vec::new();
         for n in names {
-            let Some(id) = self.lookup(scope, n) else {
+            let Some(id) = self.lookup_wanting(scope, n, is_exception_kind) else {
                 continue;
             };
             if !matches!(self.d(id).kind, DefKind::Exception { .. }) {

@@ -54,6 +54,26 @@ fn suggestions_follow_scopes_and_kinds() {
         f.render()
     );
 
+    // Each context suggests what fits there: an exception in `raises`
+    // (the struct is as close, and first alphabetically), a module for
+    // the first part of a qualified type name.
+    let l = MemLoader::new().with(
+        "r.idl",
+        "module Bank {\n  exception Overdrawn {};\n  struct Overdrawa { long x; };\n  \
+         interface T { void pay() raises (Overdrawx); };\n};\ntypedef Bnak::Overdrawa O;\n",
+    );
+    let f = fail(l, "r.idl");
+    let helps: Vec<_> = f.errors().map(|d| d.help.as_deref()).collect();
+    assert_eq!(
+        helps,
+        [
+            Some("did you mean `Overdrawn`?"),
+            Some("did you mean `Bank`?")
+        ],
+        "{}",
+        f.render()
+    );
+
     // Nothing close: no help line.
     let l = MemLoader::new().with("n.idl", "struct S { Zebra z; };\n");
     let f = fail(l, "n.idl");

@@ -65,15 +65,18 @@ struct Args {
     #[arg(long)]
     no_server: bool,
 
-    /// Path of peregrine-cdr in generated code
+    /// Path of the cdr crate in generated code (default `::peregrine::cdr`,
+    /// re-exported by the facade crate `peregrine`)
     #[arg(long, value_name = "PATH")]
     cdr_crate: Option<String>,
 
-    /// Path of peregrine-dynamic in generated code
+    /// Path of the dynamic crate in generated code (default `::peregrine::dynamic`,
+    /// re-exported by the facade crate `peregrine`)
     #[arg(long, value_name = "PATH")]
     dynamic_crate: Option<String>,
 
-    /// Path of peregrine-orb in generated code
+    /// Path of the orb crate in generated code (default `::peregrine::orb`,
+    /// re-exported by the facade crate `peregrine`)
     #[arg(long, value_name = "PATH")]
     orb_crate: Option<String>,
 
