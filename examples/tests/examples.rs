@@ -194,18 +194,31 @@ fn hello() {
 }
 
 #[test]
-fn hello_with_the_ior_in_a_file() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hello-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("greeter.ior");
-    let file = file.to_str().unwrap();
-    let mut server = Proc::start(env!("CARGO_BIN_EXE_hello-server"), &[file]);
-    server.line_with("wrote the Greeter's IOR");
-    let out = run_ok(env!("CARGO_BIN_EXE_hello-client"), &[file]);
+fn hello_takes_orb_options_from_the_command_line() {
+    // A port that was free a moment ago, given as omniORB users give it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("giop:tcp:127.0.0.1:{port}");
+    let (mut server, ior) = server(
+        env!("CARGO_BIN_EXE_hello-server"),
+        &["-ORBendPoint", &endpoint],
+    );
+    let profile = &ior
+        .parse::<peregrine::giop::Ior>()
+        .unwrap()
+        .iiop_profiles()
+        .unwrap()[0];
+    assert_eq!((profile.host.as_str(), profile.port), ("127.0.0.1", port));
+    let out = run_ok(env!("CARGO_BIN_EXE_hello-client"), &[&ior]);
     assert!(out.contains("the server answered: Hello, world!"), "{out}");
     // The server logs each call it serves.
     server.line_with("greet(\"world\") called");
-    let _ = std::fs::remove_dir_all(&dir);
+    // Without a reference the client says how to call it.
+    let err = run_err(env!("CARGO_BIN_EXE_hello-client"), &[]);
+    assert!(err.contains("usage: hello-client"), "{err}");
 }
 
 #[test]

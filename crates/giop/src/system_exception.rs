@@ -243,7 +243,12 @@ pub mod minor {
 }
 
 /// A CORBA system exception: kind, minor code, completion status.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// `Debug` prints what `Display` prints (`CORBA::TRANSIENT (minor
+/// 0x4f4d0002, COMPLETED_NO)`), so the error a `main` returning
+/// `Result<(), Box<dyn Error>>` reports reads as omniORB's would, with the
+/// minor code in hex as the OMG's tables list it.
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct SystemException {
     /// Which exception.
     pub kind: SystemExceptionKind,
@@ -321,6 +326,12 @@ impl fmt::Display for SystemException {
     }
 }
 
+impl fmt::Debug for SystemException {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 impl std::error::Error for SystemException {}
 
 impl Encode for SystemException {
@@ -381,6 +392,20 @@ mod tests {
                 assert!(r.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn debug_reads_as_display() {
+        let e = SystemException::new(
+            SystemExceptionKind::Transient,
+            minor::omg(2),
+            CompletionStatus::No,
+        );
+        assert_eq!(
+            format!("{e:?}"),
+            "CORBA::TRANSIENT (minor 0x4f4d0002, COMPLETED_NO)"
+        );
+        assert_eq!(format!("{e:?}"), e.to_string());
     }
 
     #[test]

@@ -34,9 +34,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
 
     let orb = Orb::builder().build()?;
-    let obj = orb
-        .string_to_object(&reference)?
-        .ok_or("the reference is nil")?;
+    let obj = orb.string_to_object(&reference)?;
     let teller = TellerRef::narrow(obj)?.ok_or("the object is not a Bank::Teller")?;
 
     // Operations returning an interface return `Option`: IDL allows a

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use peregrine::{CompletionStatus, Orb, Poa, Servant, SystemException, SystemExceptionKind};
+use peregrine::{CompletionStatus, Orb, Poa, SystemException, SystemExceptionKind};
 
 // Generated from idl/bank.idl by build.rs (see src/lib.rs).
 use peregrine_examples::idl::bank::{
@@ -83,20 +83,19 @@ impl Teller for Bank {
         if let Some(existing) = accounts.get(owner) {
             return Ok(Some(existing.clone()));
         }
-        let servant: Arc<dyn Servant> = Arc::new(AccountSkeleton::new(AccountImpl {
+        let servant = Arc::new(AccountSkeleton::new(AccountImpl {
             owner: owner.to_string(),
             balance: Mutex::new(initial),
             nickname: Mutex::new(String::new()),
         }));
         // The root POA activates a servant the first time a reference to
-        // it is asked for (IMPLICIT_ACTIVATION). Its errors are POA
-        // exceptions, which a client cannot receive: report OBJ_ADAPTER.
-        let obj = self.poa.servant_to_reference(&servant).map_err(|e| {
+        // it is asked for (IMPLICIT_ACTIVATION), and the skeleton's type
+        // makes it an `AccountRef`. POA errors are not exceptions a client
+        // can receive: report OBJ_ADAPTER.
+        let account = self.poa.servant_to_reference(&servant).map_err(|e| {
             eprintln!("activating {owner}'s account: {e}");
             SystemException::new(SystemExceptionKind::ObjAdapter, 0, CompletionStatus::No)
         })?;
-        // We created it as an Account: no need to ask the server (`narrow`).
-        let account = AccountRef::unchecked_narrow(obj);
         accounts.insert(owner.to_string(), account.clone());
         println!("opened an account for {owner} with {initial:.2}");
         Ok(Some(account))
@@ -152,12 +151,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let poa = orb.root_poa();
     poa.manager().activate()?;
 
-    let bank: Arc<dyn Servant> = Arc::new(TellerSkeleton::new(Bank {
+    let bank = Arc::new(TellerSkeleton::new(Bank {
         poa: poa.clone(),
         orb: orb.clone(),
         accounts: Mutex::new(BTreeMap::new()),
     }));
-    let ior = orb.object_to_string(&poa.servant_to_reference(&bank)?);
+    let ior = orb.object_to_string(poa.servant_to_reference(&bank)?.object());
     match ior_file {
         Some(path) => {
             std::fs::write(&path, &ior)?;

@@ -46,9 +46,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let orb = Orb::builder()
         .call_timeout(Duration::from_secs(3))
         .build()?;
-    let obj = orb
-        .string_to_object(&reference)?
-        .ok_or("the reference is nil")?;
+    let obj = orb.string_to_object(&reference)?;
     let worker = WorkerRef::narrow(obj)?.ok_or("the object is not a Concurrency::Worker")?;
 
     let start = Instant::now();

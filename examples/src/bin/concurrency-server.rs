@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use peregrine::{Orb, Servant, SystemException, ThreadModel};
+use peregrine::{Orb, SystemException, ThreadModel};
 
 // Generated from idl/concurrency.idl by build.rs (see src/lib.rs).
 use peregrine_examples::idl::concurrency::{Worker, WorkerSkeleton};
@@ -59,8 +59,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let poa = orb.root_poa();
     poa.manager().activate()?;
 
-    let servant: Arc<dyn Servant> = Arc::new(WorkerSkeleton::new(Busy::default()));
-    let ior = orb.object_to_string(&poa.servant_to_reference(&servant)?);
+    let servant = Arc::new(WorkerSkeleton::new(Busy::default()));
+    let ior = orb.object_to_string(poa.servant_to_reference(&servant)?.object());
     match ior_file {
         Some(path) => {
             std::fs::write(&path, &ior)?;

@@ -33,9 +33,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
 
     let orb = Orb::builder().build()?;
-    let obj = orb
-        .string_to_object(&reference)?
-        .ok_or("the reference is nil")?;
+    let obj = orb.string_to_object(&reference)?;
     // Without stubs the client checks the interface by its repository id.
     println!("the IOR names the type {:?}", obj.type_id());
     if !obj.is_a("IDL:Hello/Greeter:1.0")? {

@@ -13,9 +13,7 @@ use std::sync::Arc;
 
 use peregrine::dynamic::DynValue;
 use peregrine::orb::{DynServerRequest, DynamicImplementation, DynamicServant, NVList};
-use peregrine::{
-    Any, CompletionStatus, Orb, Servant, SystemException, SystemExceptionKind, TypeCode,
-};
+use peregrine::{Any, CompletionStatus, Orb, SystemException, SystemExceptionKind, TypeCode};
 
 struct DynamicGreeter;
 
@@ -69,7 +67,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     // `DynamicServant` adapts a `DynamicImplementation` to the POA, as a
     // generated skeleton adapts a typed servant.
-    let servant: Arc<dyn Servant> = Arc::new(DynamicServant::new(DynamicGreeter));
+    let servant = Arc::new(DynamicServant::new(DynamicGreeter));
     let ior = orb.object_to_string(&poa.servant_to_reference(&servant)?);
     match ior_file {
         Some(path) => {

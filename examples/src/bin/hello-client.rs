@@ -1,48 +1,20 @@
-//! Calls `Hello::Greeter::greet` on the object that `hello-server`
-//! published.
-//!
-//! Usage: `hello-client <IOR | corbaloc URL | file holding either> [name]`
+//! Calls `Hello::Greeter::greet` on the object named by the first
+//! argument (an IOR or a `corbaloc:` URL): `hello-client IOR [name]`.
 
 use peregrine::Orb;
-
-// Generated from idl/hello.idl by build.rs (see src/lib.rs).
 use peregrine_examples::idl::hello::GreeterRef;
 
-fn main() -> std::process::ExitCode {
-    // Errors are printed with `Display` (`CORBA::TRANSIENT (minor ...)`).
-    match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("hello-client: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let target = args
-        .next()
-        .ok_or("usage: hello-client <IOR | corbaloc URL | file> [name]")?;
-    let name = args.next().unwrap_or_else(|| "world".to_string());
-    // Servers often write their IOR to a file: accept either.
-    let reference = match std::fs::read_to_string(&target) {
-        Ok(text) => text.trim().to_string(),
-        Err(_) => target,
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args: Vec<String> = std::env::args().collect();
+    let orb = Orb::init(&mut args)?; // takes out the `-ORB...` options
+    let Some(reference) = args.get(1) else {
+        return Err("usage: hello-client <IOR or corbaloc URL> [name]".into());
     };
-
-    // A client ORB needs no listener: it only opens connections.
-    let orb = Orb::builder().build()?;
-    let obj = orb
-        .string_to_object(&reference)?
-        .ok_or("the reference is nil")?;
-
-    // `narrow` asks the server whether the object really is a Greeter
-    // (one `_is_a` round trip) before we call typed operations on it.
-    let greeter = GreeterRef::narrow(obj)?.ok_or("the object is not a Hello::Greeter")?;
-
-    println!("calling greet({name:?})");
-    let reply = greeter.greet(&name)?;
-    println!("the server answered: {reply}");
+    let name = args.get(2).map_or("world", String::as_str);
+    // `narrow` checks that the object is a Greeter (asking the server
+    // when the reference does not say).
+    let obj = orb.string_to_object(reference)?;
+    let greeter = GreeterRef::narrow(obj)?.ok_or("not a Hello::Greeter")?;
+    println!("the server answered: {}", greeter.greet(name)?);
     Ok(())
 }

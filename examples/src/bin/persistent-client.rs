@@ -31,9 +31,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
 
     let orb = Orb::builder().build()?;
-    let obj = orb
-        .string_to_object(&reference)?
-        .ok_or("the reference is nil")?;
+    let obj = orb.string_to_object(&reference)?;
     // A corbaloc URL carries no interface name, so `narrow` (which asks
     // the server) is what makes it a typed Counter.
     let counter = CounterRef::narrow(obj)?.ok_or("the object is not a Persistent::Counter")?;

@@ -12,8 +12,6 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use peregrine::giop::corbaloc::escape_key;
-use peregrine::orb::{IdAssignment, Lifespan};
 use peregrine::{Orb, Policies, Servant, SystemException};
 
 // Generated from idl/persistent.idl by build.rs (see src/lib.rs).
@@ -61,13 +59,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let orb = Orb::builder().listen("127.0.0.1", port).build()?;
     let root = orb.root_poa();
 
-    let policies = Policies {
-        lifespan: Lifespan::Persistent,
-        id_assignment: IdAssignment::User,
-        ..Policies::default()
-    };
     // Sharing the root's manager: activating it below starts both POAs.
-    let poa = root.create_poa("counters", Some(&root.manager()), policies)?;
+    let poa = root.create_poa(
+        "counters",
+        Some(&root.manager()),
+        Policies::persistent_user_ids(),
+    )?;
     let servant: Arc<dyn Servant> = Arc::new(CounterSkeleton::new(CounterImpl {
         count: AtomicU32::new(0),
     }));
@@ -76,10 +73,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let obj = poa.id_to_reference(COUNTER_ID)?;
     let ior = orb.object_to_string(&obj);
-    // The same object as a URL: with a persistent key it can be written
-    // down once, in a configuration file or a script.
-    let key = &obj.ior().iiop_profiles()?[0].object_key;
-    println!("corbaloc::127.0.0.1:{port}/{}", escape_key(key));
+    // The same object under a readable key: `corbaloc::host:port/Counter`
+    // can be written down once, in a configuration file or a script (the
+    // ORB answers it with a forward to the POA's reference).
+    orb.bind_object_key("Counter", &obj)?;
+    println!("corbaloc::127.0.0.1:{port}/Counter");
     match ior_file {
         Some(path) => {
             std::fs::write(&path, &ior)?;
