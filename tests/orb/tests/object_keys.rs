@@ -23,7 +23,9 @@ fn a_bound_name_reaches_its_object() {
         let client = client();
         server.bind_object_key("Bank", &echo).unwrap();
 
-        // A call: LOCATION_FORWARD, followed by the client.
+        // A call: LOCATION_FORWARD, followed by the client. `corbaloc::`
+        // is GIOP 1.0 and the IOR 1.2: the already-encoded request is
+        // re-sent in 1.0 (it failed with TRANSIENT before).
         let bank = by_name(&client, &server, "Bank");
         assert_eq!(bank.echo_string("by name").unwrap(), "by name");
         // `_non_existent` on a fresh reference (forwarded too).
