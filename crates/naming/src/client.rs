@@ -9,7 +9,7 @@ use peregrine::orb::{InitialReference, ResolveError};
 use peregrine::{ObjectRef, Orb};
 
 use crate::{
-    to_name, Bindings, NameComponent, NamingContextExtRef, NamingContextRef, NamingError, TypedRef,
+    to_name, Bindings, NameComponent, NamingContextExtRef, NamingContextRef, NamingError,
 };
 
 /// A naming context and the calls a CosNaming user makes on it, with
@@ -48,7 +48,7 @@ impl NamingClient {
     /// # fn demo(orb: &peregrine::Orb) -> Result<(), Box<dyn std::error::Error>> {
     /// use peregrine_naming::{NamingClient, NamingContextExtRef};
     ///
-    /// let obj = orb.string_to_object("corbaloc::127.0.0.1:2809/NameService")?.unwrap();
+    /// let obj = orb.string_to_object("corbaloc::127.0.0.1:2809/NameService")?;
     /// let ext = NamingContextExtRef::narrow(obj)?.expect("a NamingContextExt");
     /// let naming = NamingClient::new(ext);
     /// # Ok(()) }
@@ -65,7 +65,7 @@ impl NamingClient {
     ///
     /// ```no_run
     /// # fn demo(orb: &peregrine::Orb) -> Result<(), Box<dyn std::error::Error>> {
-    /// let obj = orb.string_to_object("corbaloc::127.0.0.1:2809/NameService")?.unwrap();
+    /// let obj = orb.string_to_object("corbaloc::127.0.0.1:2809/NameService")?;
     /// let naming = peregrine_naming::NamingClient::from_object(obj)?;
     /// # Ok(()) }
     /// ```
@@ -148,8 +148,8 @@ impl NamingClient {
     }
 
     /// `resolve` of a stringified name, checked (`_is_a`) to be an `R`:
-    /// a reference generated from IDL (see [`typed_ref!`](crate::typed_ref))
-    /// or a CosNaming one. An object of another interface is
+    /// any reference type generated from IDL (they implement
+    /// [`peregrine::Reference`]), a CosNaming one or [`ObjectRef`]. An object of another interface is
     /// [`NamingError::WrongType`].
     ///
     /// ```no_run
@@ -160,7 +160,7 @@ impl NamingClient {
     /// let apps = NamingClient::new(apps);
     /// # Ok(()) }
     /// ```
-    pub fn resolve_as<R: TypedRef>(&self, name: &str) -> Result<R, NamingError> {
+    pub fn resolve_as<R: peregrine::Reference>(&self, name: &str) -> Result<R, NamingError> {
         let obj = self.resolve_str(name)?;
         if obj.is_a(R::REPOSITORY_ID)? {
             Ok(R::from_object_ref(obj))

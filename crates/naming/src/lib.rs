@@ -33,7 +33,7 @@
 //!     let naming = NamingClient::from_orb(&orb)?;
 //!
 //!     // Publish an object under a path, creating `apps` and `apps/demo`.
-//!     let obj = orb.string_to_object("corbaloc::127.0.0.1:4000/Greeter")?.unwrap();
+//!     let obj = orb.string_to_object("corbaloc::127.0.0.1:4000/Greeter")?;
 //!     naming.rebind_path("apps/demo/greeter.service", &obj)?;
 //!
 //!     // Resolve it again, as an untyped reference or checked against a
@@ -73,7 +73,6 @@ mod client;
 mod error;
 mod list;
 mod name;
-mod typed;
 
 /// The code generated from the OMG's `CosNaming.idl` (private: the
 /// public parts are re-exported below).
@@ -99,10 +98,3 @@ pub use cos_naming::{
 pub use error::NamingError;
 pub use list::Bindings;
 pub use name::{to_name, to_string};
-pub use typed::TypedRef;
-
-/// What [`typed_ref!`] expands to needs, reachable from any crate.
-#[doc(hidden)]
-pub mod __private {
-    pub use peregrine::ObjectRef;
-}
