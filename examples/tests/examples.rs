@@ -196,11 +196,7 @@ fn hello() {
 #[test]
 fn hello_takes_orb_options_from_the_command_line() {
     // A port that was free a moment ago, given as omniORB users give it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let endpoint = format!("giop:tcp:127.0.0.1:{port}");
     let (mut server, ior) = server(
         env!("CARGO_BIN_EXE_hello-server"),
@@ -459,4 +455,98 @@ fn rust_clients_against_an_omniorbpy_server() {
     assert!(out.contains("shout failed: CORBA::BAD_OPERATION"), "{out}");
     server.line_with("greet('DII') called (omniORBpy)");
     let _ = std::fs::remove_dir_all(&stubs);
+}
+
+/// omniNames (Debian's omniorb-nameserver, installed by
+/// scripts/install-deps.sh) on a free port with a data directory of its
+/// own; killed and cleaned up when dropped.
+struct OmniNames {
+    _proc: Proc,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl OmniNames {
+    fn start() -> OmniNames {
+        let exe = ["/usr/bin/omniNames", "/usr/sbin/omniNames"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .expect("omniNames not found: run scripts/install-deps.sh (omniorb-nameserver)");
+        let port = free_port();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("omninames-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("err.log");
+        let mut cmd = Command::new(exe);
+        cmd.args(["-start", &port.to_string(), "-always", "-nohostname"])
+            .arg("-datadir")
+            .arg(&dir)
+            .arg("-errlog")
+            .arg(&log)
+            // The references it hands out name the loopback address.
+            .args(["-ORBendPointPublish", "giop:tcp:127.0.0.1:"]);
+        let proc = Proc::spawn(cmd);
+        // omniNames logs its root context once it serves.
+        let end = Instant::now() + WAIT;
+        while !std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("Root context is")
+        {
+            assert!(
+                Instant::now() < end,
+                "omniNames did not start on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        OmniNames {
+            _proc: proc,
+            port,
+            dir,
+        }
+    }
+
+    /// The `-ORBInitRef` argument that points an ORB at this service.
+    fn init_ref(&self) -> String {
+        format!("NameService=corbaloc::127.0.0.1:{}/NameService", self.port)
+    }
+}
+
+impl Drop for OmniNames {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn naming_service_through_omninames() {
+    let ns = OmniNames::start();
+    let init_ref = ns.init_ref();
+    let mut server = Proc::start(
+        env!("CARGO_BIN_EXE_naming-server"),
+        &["-ORBInitRef", &init_ref, "demo/greeter"],
+    );
+    server.line_with("bound demo/greeter in the naming service");
+
+    let client = env!("CARGO_BIN_EXE_naming-client");
+    let out = run_ok(client, &["-ORBInitRef", &init_ref, "demo/greeter"]);
+    assert!(
+        out.contains("the server answered: Hello, naming, from the naming example!"),
+        "{out}"
+    );
+    assert!(
+        out.contains("demo/greeter"),
+        "the listing shows the binding: {out}"
+    );
+
+    // SIGTERM: the server shuts down cleanly; the name still resolves,
+    // but to an object nobody serves.
+    server.signal("-TERM");
+    let (status, out, err) = server.finish();
+    assert!(status.success(), "naming-server: {status}\n{out}\n{err}");
+    assert!(out.contains("shut down"), "{out}");
+    let err = run_err(client, &["-ORBInitRef", &init_ref, "demo/greeter"]);
+    assert!(err.contains("CORBA::TRANSIENT"), "{err}");
+    // A name nobody bound is the naming service's NotFound.
+    let err = run_err(client, &["-ORBInitRef", &init_ref, "demo/nobody"]);
+    assert!(err.contains("NotFound"), "{err}");
 }

@@ -8,9 +8,7 @@
 use peregrine::orb::{InitialReference, ResolveError};
 use peregrine::{ObjectRef, Orb};
 
-use crate::{
-    to_name, Bindings, NameComponent, NamingContextExtRef, NamingContextRef, NamingError,
-};
+use crate::{to_name, Bindings, NameComponent, NamingContextExtRef, NamingContextRef, NamingError};
 
 /// A naming context and the calls a CosNaming user makes on it, with
 /// stringified names (`"apps/greeter.service"`) and one error type.
