@@ -31,4 +31,13 @@ fn front_page_example_code_is_current() {
         names.push(name.as_str());
     }
     assert_eq!(names, ["hello.rs", "_include.rs"]);
+    // The examples' hello (shown in the README) is the same interface.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/idl/hello.idl");
+    if examples.exists() {
+        assert_eq!(
+            std::fs::read_to_string(examples).unwrap(),
+            std::fs::read_to_string(dir.join("hello.idl")).unwrap(),
+            "tests/hello/hello.idl and examples/idl/hello.idl differ"
+        );
+    }
 }

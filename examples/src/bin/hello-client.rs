@@ -2,6 +2,7 @@
 //! argument (an IOR or a `corbaloc:` URL): `hello-client IOR [name]`.
 
 use peregrine::Orb;
+// Generated from the IDL (in your crate: `mod idl { peregrine::include_idl!(); }`).
 use peregrine_examples::idl::hello::GreeterRef;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

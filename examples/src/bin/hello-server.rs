@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use peregrine::{Orb, SystemException};
+// Generated from the IDL; in a crate of your own, the generated code is
+// `mod idl { peregrine::include_idl!(); }` and this is `idl::hello`.
 use peregrine_examples::idl::hello::{Greeter, GreeterSkeleton};
 
 /// The servant: implements the trait generated from the IDL.
