@@ -282,13 +282,17 @@
 //! ```
 //!
 //! Bounded types are plain `String` and `Vec<T>` too (the aliases `Sku`
-//! and `Basket` say nothing about the bound), so building an
-//! over-long value compiles and runs. The bound is checked by the
-//! generated marshaling code wherever the bounded type is used (a
+//! and `Basket` say nothing about the bound, and no constant names it),
+//! so building an over-long value compiles and runs. The bound is checked
+//! by the generated marshaling code wherever the bounded type is used (a
 //! member, a parameter, a result), on encode and on decode, as
-//! [`CdrError::BoundExceeded`](crate::cdr::CdrError::BoundExceeded)
-//! (a call that breaks a bound fails with `BAD_PARAM`). A `string<N>`
-//! bound counts UTF-8 octets, a `wstring<N>` bound characters.
+//! [`CdrError::BoundExceeded`](crate::cdr::CdrError::BoundExceeded); a
+//! call whose arguments break a bound fails with `BAD_PARAM` before
+//! anything is sent. `Encode` on a bare `Vec` or `String` knows no bound,
+//! and the typedef's `<name>_to_any` cannot fail: given an over-long
+//! value it returns an `Any` that fails when it is marshaled.
+//! A `string<N>` bound counts UTF-8 octets, a `wstring<N>` bound
+//! characters.
 //!
 //! ```
 //! # mod idl { include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mapping/generated/_include.rs")); }
@@ -314,6 +318,13 @@
 //!     Order::decode(&mut Reader::new(w.as_slice(), ByteOrder::Big)),
 //!     Err(CdrError::BoundExceeded { bound: 8, len: 9 })
 //! );
+//!
+//! // `basket_to_any` cannot fail: an `Any` holding too long a basket is
+//! // refused only when it is encoded.
+//! let fits = shop::basket_to_any(&order.lines[..3].to_vec());
+//! assert!(fits.encode(&mut Writer::new(ByteOrder::Big)).is_ok());
+//! let too_long = shop::basket_to_any(&order.lines);
+//! assert!(too_long.encode(&mut Writer::new(ByteOrder::Big)).is_err());
 //! # Ok::<(), CdrError>(())
 //! ```
 //!
