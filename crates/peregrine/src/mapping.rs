@@ -123,9 +123,8 @@
 //! A struct is a Rust struct with public fields, deriving `Debug`,
 //! `Clone` and `PartialEq` (`Default` only for the plain-data structs
 //! below, so build one with all its fields), with a `REPOSITORY_ID` and
-//! the CDR traits [`Encode`](crate::cdr::Encode) and
-//! [`Decode`](crate::cdr::Decode), which the ORB uses to marshal it and
-//! which you can call directly:
+//! the CDR traits `peregrine::cdr::Encode` and `Decode`, which the ORB
+//! uses to marshal it and which you can call directly:
 //!
 //! ```
 //! # mod idl { include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mapping/generated/_include.rs")); }
@@ -286,13 +285,12 @@
 //! so building an over-long value compiles and runs. The bound is checked
 //! by the generated marshaling code wherever the bounded type is used (a
 //! member, a parameter, a result), on encode and on decode, as
-//! [`CdrError::BoundExceeded`](crate::cdr::CdrError::BoundExceeded); a
-//! call whose arguments break a bound fails with `BAD_PARAM` before
-//! anything is sent. `Encode` on a bare `Vec` or `String` knows no bound,
-//! and the typedef's `<name>_to_any` cannot fail: given an over-long
-//! value it returns an `Any` that fails when it is marshaled.
-//! A `string<N>` bound counts UTF-8 octets, a `wstring<N>` bound
-//! characters.
+//! `peregrine::cdr::CdrError::BoundExceeded`; a call whose arguments
+//! break a bound fails with `BAD_PARAM` before anything is sent.
+//! `Encode` on a bare `Vec` or `String` knows no bound, and the
+//! typedef's `<name>_to_any` cannot fail: given an over-long value it
+//! returns an `Any` that fails when it is marshaled. A `string<N>` bound
+//! counts UTF-8 octets, a `wstring<N>` bound characters.
 //!
 //! ```
 //! # mod idl { include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mapping/generated/_include.rs")); }
@@ -634,7 +632,7 @@
 //! IDL `any` is [`peregrine::Any`](crate::Any): a value together with
 //! its [`TypeCode`](crate::TypeCode). Every generated struct, union, enum,
 //! exception and stub has its TypeCode (`tc_article()`, also through the
-//! [`IdlType`](crate::dynamic::IdlType) trait) and inserts into an `Any`
+//! `peregrine::dynamic::IdlType` trait) and inserts into an `Any`
 //! with `Any::insert(&value)`; structs, unions, enums and exceptions
 //! extract with `any.get::<Article>()`, which is `None` when the `Any`
 //! holds another type. Typedefs use their `<name>_to_any` /
