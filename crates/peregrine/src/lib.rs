@@ -78,11 +78,20 @@
 //! The repository's `docs/getting-started.md` walks through it step by
 //! step, and `examples/` holds complete programs (naming, persistent
 //! references, threads and deadlines, DII/DSI, omniORBpy peers).
+//!
+//! ## What the generated code looks like
+//!
+//! [`mapping`] shows, for every kind of IDL definition (constants,
+//! typedefs, structs, enums, unions, sequences and arrays, bounded types,
+//! exceptions, interfaces, `any`), the IDL, the Rust generated from it and
+//! a tested example of its use.
 
 pub use peregrine_cdr as cdr;
 pub use peregrine_dynamic as dynamic;
 pub use peregrine_giop as giop;
 pub use peregrine_orb as orb;
+
+pub mod mapping;
 
 pub use peregrine_dynamic::{Any, TypeCode};
 pub use peregrine_orb::{
