@@ -60,8 +60,11 @@ impl Default for Options {
 
 /// Lints that IDL naming can trigger and that are not worth renaming
 /// users' interfaces for (many parameters, long result tuples, large
-/// exception enums, operation names such as `from_string` or `next`).
-pub const ALLOWS: &str = "#[allow(clippy::too_many_arguments, clippy::type_complexity, \
+/// exception enums, operation names such as `from_string` or `next`),
+/// and `dead_code`: the generated code is a whole interface's API, and a
+/// program that uses part of it (a client binary never touches the
+/// skeleton) must not be told about the rest.
+pub const ALLOWS: &str = "#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity, \
 clippy::large_enum_variant, clippy::result_large_err, clippy::enum_variant_names, \
 clippy::wrong_self_convention, clippy::should_implement_trait, clippy::module_inception, \
 clippy::len_without_is_empty, clippy::new_ret_no_self, clippy::upper_case_acronyms, \

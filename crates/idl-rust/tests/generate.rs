@@ -505,3 +505,16 @@ fn every_omniorb_idl_file_generates() {
     assert!(ok >= 5, "{ok}");
     assert!(frontend <= 10, "{frontend}");
 }
+
+#[test]
+fn top_level_modules_allow_unused_generated_items() {
+    // A client binary never uses the skeletons generated beside its
+    // stubs; rustc must not warn about code the user cannot edit.
+    let code = gen("module M { interface I { void f(); }; };");
+    let at = code.find("pub mod m {").expect("module m");
+    let attrs = &code[..at];
+    let allow = attrs
+        .rfind("#[allow(")
+        .expect("an allow attribute on the module");
+    assert!(attrs[allow..].contains("dead_code"), "{}", &attrs[allow..]);
+}

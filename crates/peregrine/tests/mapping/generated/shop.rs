@@ -2,6 +2,7 @@
 /// The IDL of the `peregrine::mapping` documentation: one example of each
 /// kind of construct, as a small shop.
 #[allow(
+    dead_code,
     clippy::too_many_arguments,
     clippy::type_complexity,
     clippy::large_enum_variant,
@@ -437,6 +438,7 @@ pub mod shop {
     ///
     /// A branch with several labels is encoded with its first label.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -632,6 +634,7 @@ pub mod shop {
     /// The servant side: implement this trait and activate the implementation
     /// wrapped in [`NamedSkeleton`]; clients call through [`NamedRef`].
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -701,6 +704,7 @@ pub mod shop {
     #[derive(Clone, Debug)]
     pub struct NamedRef(::peregrine::orb::ObjectRef);
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -820,6 +824,7 @@ pub mod shop {
     /// The servant side: implement this trait and activate the implementation
     /// wrapped in [`TillSkeleton`]; clients call through [`TillRef`].
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -928,6 +933,7 @@ pub mod shop {
     #[derive(Clone, Debug)]
     pub struct TillRef(::peregrine::orb::ObjectRef);
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1166,6 +1172,7 @@ pub mod shop {
     /// The servant side: implement this trait and activate the implementation
     /// wrapped in [`DirectorySkeleton`]; clients call through [`DirectoryRef`].
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1246,6 +1253,7 @@ pub mod shop {
     #[derive(Clone, Debug)]
     pub struct DirectoryRef(::peregrine::orb::ObjectRef);
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1397,6 +1405,7 @@ pub mod shop {
     /// The servant side: implement this trait and activate the implementation
     /// wrapped in [`InspectorSkeleton`]; clients call through [`InspectorRef`].
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1469,6 +1478,7 @@ pub mod shop {
     #[derive(Clone, Debug)]
     pub struct InspectorRef(::peregrine::orb::ObjectRef);
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1593,6 +1603,7 @@ pub mod shop {
     }
     /// Types and helpers defined inside interface `::Shop::Directory`.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1652,6 +1663,7 @@ pub mod shop {
     }
     /// Types and helpers defined inside interface `::Shop::Inspector`.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1693,6 +1705,7 @@ pub mod shop {
     }
     /// Types and helpers defined inside interface `::Shop::Named`.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1730,6 +1743,7 @@ pub mod shop {
     }
     /// A nested module.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1749,6 +1763,7 @@ pub mod shop {
     }
     /// Types and helpers defined inside interface `::Shop::Till`.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
