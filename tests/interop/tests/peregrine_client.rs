@@ -139,7 +139,10 @@ fn run(minor: u8) {
         Choice::Num(-5),
         Choice::Text("union".into()),
         Choice::Pod(x::plain2()),
-        Choice::Hue(42, Color::Red),
+        Choice::Hue {
+            disc: 42,
+            value: Color::Red,
+        },
     ] {
         assert_eq!(e.echo_choice(&c).unwrap(), c);
     }
