@@ -1442,7 +1442,9 @@ impl std::error::Error for {name} {{}}
                 "Self::{v} {{ disc, value: v }} => {{ {cdr}::Encode::encode(disc, w)?; {enc} }}"
             );
             if is_default {
-                default_v = Some(v.clone());
+                // `case 1: default:` - its own labels select it too, and
+                // decode through the default arm.
+                default_v = Some((v.clone(), pats.clone()));
                 default_arm = Some(format!("d => Self::{v} {{ disc: d, value: {dec}? }},"));
             } else {
                 let own = one_of("*disc", &pats, is_bool, false);
@@ -1487,8 +1489,13 @@ impl std::error::Error for {name} {{}}
             all_pats.extend(pats);
         }
         // A value equal to an explicit label would decode as that branch.
-        if let Some(v) = &default_v {
-            let own = one_of("*disc", &all_pats, is_bool, true);
+        if let Some((v, own_pats)) = &default_v {
+            let others: Vec<String> = all_pats
+                .iter()
+                .filter(|p| !own_pats.contains(p))
+                .cloned()
+                .collect();
+            let own = one_of("*disc", &others, is_bool, true);
             let bind = if own.contains("disc") { "disc, " } else { "" };
             let _ = writeln!(own_arms, "Self::{v} {{ {bind}.. }} => {own},");
         }
