@@ -26,8 +26,9 @@ use peregrine_giop::{
 
 use crate::biased_lock::BiasedLock;
 use crate::coarse_clock;
-use crate::error::{raise, record};
+use crate::error::raise;
 use crate::orb::Orb;
+use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, DecodeResult, DecodeUserException, EncodeArgs, ObjectRef, SyncScope,
     SystemException, SystemExceptionKind as K,
@@ -176,7 +177,8 @@ impl Target {
                 K::InvObjref,
                 0,
                 CompletionStatus::No,
-                format_args!("malformed IIOP profile in the reference: {e}"),
+                Cause::new(Phase::Resolve)
+                    .with_detail(format_args!("malformed IIOP profile in the reference: {e}")),
             )
         })?;
         let Some(first) = profiles.first() else {
@@ -184,7 +186,8 @@ impl Target {
                 K::InvObjref,
                 0,
                 CompletionStatus::No,
-                format_args!("the reference has no IIOP profile (nil or foreign)"),
+                Cause::new(Phase::Resolve)
+                    .with_detail("the reference has no IIOP profile (nil or foreign)"),
             ));
         };
         let mut endpoints = Vec::new();
@@ -270,7 +273,7 @@ impl Route {
                 K::Transient,
                 peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
                 CompletionStatus::No,
-                format_args!("no endpoint in the reference"),
+                Cause::new(Phase::Connect).with_detail("no endpoint in the reference"),
             )
         }))
     }
@@ -354,7 +357,7 @@ struct EpState {
     connecting: bool,
     failures: u32,
     retry_at: Option<Instant>,
-    last_error: String,
+    last_error: Option<Arc<std::io::Error>>,
 }
 
 /// Connections by endpoint, shared by every reference of one ORB. At most
@@ -408,7 +411,7 @@ impl ConnCache {
                 connecting: false,
                 failures: 0,
                 retry_at: None,
-                last_error: String::new(),
+                last_error: None,
             });
             if let Some(c) = &st.conn {
                 if !c.is_closed() {
@@ -423,7 +426,9 @@ impl ConnCache {
                         K::Timeout,
                         0,
                         CompletionStatus::No,
-                        format_args!("connecting to {ep}: deadline expired"),
+                        Cause::new(Phase::Connect)
+                            .with_peer(ep)
+                            .with_detail("deadline expired waiting for another caller's connect"),
                     ));
                 }
                 map = self
@@ -439,12 +444,7 @@ impl ConnCache {
                         K::Transient,
                         peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
                         CompletionStatus::No,
-                        format_args!(
-                            "connecting to {ep}: endpoint in backoff for {:?} after {} failure(s): {}",
-                            at - now,
-                            st.failures,
-                            st.last_error
-                        ),
+                        backoff_cause(ep, at - now, st.failures, st.last_error.clone()),
                     ));
                 }
             }
@@ -485,7 +485,8 @@ impl ConnCache {
                         .saturating_mul(1 << shift.min(10))
                         .min(cfg.backoff_max);
                     st.retry_at = Some(Instant::now() + backoff);
-                    st.last_error = e.to_string();
+                    let e = Arc::new(e);
+                    st.last_error = Some(e.clone());
                     let kind = if e.kind() == std::io::ErrorKind::TimedOut {
                         K::Timeout
                     } else {
@@ -495,7 +496,7 @@ impl ConnCache {
                         kind,
                         peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
                         CompletionStatus::No,
-                        format_args!("connecting to {ep}: {e}"),
+                        Cause::new(Phase::Connect).with_peer(ep).with_shared_io(e),
                     ));
                 }
             }
@@ -1568,7 +1569,9 @@ impl ReplyMsg {
                 K::Marshal,
                 0,
                 CompletionStatus::Maybe,
-                format_args!("reply from {} does not decode", held.conn.ep),
+                Cause::new(Phase::Decode)
+                    .with_peer(&held.conn.ep)
+                    .with_detail("not a well-formed Reply"),
             ));
         };
         Ok(ReplyMsg {
@@ -1910,7 +1913,9 @@ impl<'o> Call<'o> {
                 K::BadInvOrder,
                 peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
                 CompletionStatus::No,
-                format_args!("calling {:?}: the ORB has shut down", self.op),
+                Cause::new(Phase::Local)
+                    .with_operation(self.op)
+                    .with_detail("the ORB has shut down"),
             ));
         }
         self.prepare(w, None)?;
@@ -1919,22 +1924,22 @@ impl<'o> Call<'o> {
             return Err(cdr_to_sys(
                 &e,
                 CompletionStatus::No,
-                format_args!(
-                    "encoding the arguments of {:?} for {}",
-                    self.op,
-                    self.peer()
-                ),
+                self.cause(Phase::Encode),
             ));
         }
         Ok(())
     }
 
-    fn peer(&self) -> String {
-        self.st
-            .conn
-            .as_ref()
-            .map(|c| c.ep.to_string())
-            .unwrap_or_else(|| "?".into())
+    /// A cause in `phase` naming this call's operation and, once it has
+    /// a connection, its peer.
+    #[cold]
+    #[inline(never)]
+    fn cause(&self, phase: Phase) -> Cause {
+        let c = Cause::new(phase).with_operation(self.op);
+        match &self.st.conn {
+            Some(conn) => c.with_peer(&conn.ep),
+            None => c,
+        }
     }
 
     /// Binds to a connection and writes the request header into `w`. When
@@ -1952,11 +1957,13 @@ impl<'o> Call<'o> {
                     inner.set_target(None);
                     tries += 1;
                     if tries > 2 {
-                        return Err(e);
+                        return Err(e.with_operation(self.op));
                     }
                     continue;
                 }
-                Err(e) => return Err(e),
+                // Raised below the call (connecting), which did not know
+                // the operation.
+                Err(e) => return Err(e.with_operation(self.op)),
             };
             let prefer = align.map(|_| self.st.codesets);
             let lead = self.st.lead;
@@ -1974,10 +1981,10 @@ impl<'o> Call<'o> {
                         K::Transient,
                         0,
                         CompletionStatus::No,
-                        format_args!(
-                            "calling {:?} on {}: connection closed: {c:?}",
-                            self.op, conn.ep
-                        ),
+                        Cause::new(Phase::Connect)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(format_args!("connection closed: {c:?}")),
                     ));
                 }
             }
@@ -2003,10 +2010,13 @@ impl<'o> Call<'o> {
                         K::Transient,
                         0,
                         CompletionStatus::No,
-                        format_args!(
-                            "calling {:?}: re-sending to {} needs other code sets or GIOP version than {} (not re-marshaled)",
-                            self.op, conn.ep, old.ep
-                        ),
+                        Cause::new(Phase::Forward)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(format_args!(
+                                "re-sending needs other code sets or GIOP version than {} (not re-marshaled)",
+                                old.ep
+                            )),
                     ));
                 }
             }
@@ -2062,7 +2072,10 @@ impl<'o> Call<'o> {
                         K::Marshal,
                         0,
                         CompletionStatus::No,
-                        format_args!("encoding the request header of {:?}: {e}", self.op),
+                        Cause::new(Phase::Encode)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(format_args!("request header: {e}")),
                     )
                 })?;
             match align {
@@ -2126,7 +2139,7 @@ impl<'o> Call<'o> {
                     K::Marshal,
                     0,
                     CompletionStatus::No,
-                    format_args!("finishing the request {:?}: {e}", self.op),
+                    self.cause(Phase::Encode).with_detail(e),
                 )
             })?;
         }
@@ -2174,7 +2187,6 @@ impl<'o> Call<'o> {
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    let ep = conn.ep.to_string();
                     if self.st.resends < MAX_RESENDS {
                         self.restore_pending(pending);
                         self.resend(w)?;
@@ -2185,7 +2197,7 @@ impl<'o> Call<'o> {
                         K::CommFailure,
                         0,
                         CompletionStatus::No,
-                        format_args!("sending {:?} to {ep}: {e}", self.op),
+                        self.cause(Phase::Send).with_io(e),
                     ));
                 }
             }
@@ -2238,10 +2250,13 @@ impl<'o> Call<'o> {
                     K::Timeout,
                     0,
                     CompletionStatus::Maybe,
-                    format_args!(
-                        "calling {:?} on {}: waiting for the reply: deadline expired",
-                        self.op, conn.ep
-                    ),
+                    Cause::new(Phase::Receive)
+                        .with_peer(&conn.ep)
+                        .with_operation(self.op)
+                        .with_detail(format_args!(
+                            "deadline of {:?} expired waiting for the reply",
+                            self.st.timeout
+                        )),
                 ))
             }
             Err(WaitError::Closed(Closed::Orderly)) if self.st.resends < MAX_RESENDS => {
@@ -2259,14 +2274,15 @@ impl<'o> Call<'o> {
                     K::CommFailure,
                     0,
                     CompletionStatus::Maybe,
-                    format_args!(
-                        "calling {:?} on {}: waiting for the reply: {why}",
-                        self.op, conn.ep
-                    ),
+                    Cause::new(Phase::Receive)
+                        .with_peer(&conn.ep)
+                        .with_operation(self.op)
+                        .with_detail(why),
                 ));
             }
         };
-        let reply = ReplyMsg::new(Held::new(conn, arrived), self.st.codesets)?;
+        let reply = ReplyMsg::new(Held::new(conn, arrived), self.st.codesets)
+            .map_err(|e| e.with_operation(self.op))?;
         let conn = &reply.held.conn;
         match reply.status {
             ReplyStatus::NoException | ReplyStatus::UserException => Ok(Some(reply)),
@@ -2281,14 +2297,17 @@ impl<'o> Call<'o> {
                             K::Marshal,
                             0,
                             CompletionStatus::Maybe,
-                            format_args!(
-                                "calling {:?} on {}: malformed system exception reply: {e}",
-                                self.op, conn.ep
-                            ),
+                            Cause::new(Phase::Decode)
+                                .with_peer(&conn.ep)
+                                .with_operation(self.op)
+                                .with_detail(format_args!("malformed system exception: {e}")),
                         )
                     })?;
-                record(&e, format_args!("raised by {} for {:?}", conn.ep, self.op));
-                Err(e)
+                Err(e.with_cause(
+                    Cause::new(Phase::Reply)
+                        .with_peer(&conn.ep)
+                        .with_operation(self.op),
+                ))
             }
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
                 #[allow(clippy::redundant_closure)] // As above.
@@ -2298,7 +2317,10 @@ impl<'o> Call<'o> {
                         K::Marshal,
                         0,
                         CompletionStatus::No,
-                        format_args!("malformed LOCATION_FORWARD from {}: {e}", conn.ep),
+                        Cause::new(Phase::Decode)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(format_args!("malformed LOCATION_FORWARD: {e}")),
                     )
                 });
                 drop(reply);
@@ -2309,10 +2331,11 @@ impl<'o> Call<'o> {
                         K::Transient,
                         0,
                         CompletionStatus::No,
-                        format_args!(
-                            "calling {:?}: more than {MAX_FORWARDS} LOCATION_FORWARDs",
-                            self.op
-                        ),
+                        Cause::new(Phase::Forward)
+                            .with_operation(self.op)
+                            .with_detail(format_args!(
+                                "more than {MAX_FORWARDS} LOCATION_FORWARDs"
+                            )),
                     ));
                 }
                 let t = Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
@@ -2325,10 +2348,10 @@ impl<'o> Call<'o> {
                 K::NoImplement,
                 0,
                 CompletionStatus::No,
-                format_args!(
-                    "calling {:?}: {} needs an addressing mode other than KeyAddr",
-                    self.op, conn.ep
-                ),
+                Cause::new(Phase::Reply)
+                    .with_peer(&conn.ep)
+                    .with_operation(self.op)
+                    .with_detail("needs an addressing mode other than KeyAddr"),
             )),
         }
     }
@@ -2340,14 +2363,37 @@ impl<'o> Call<'o> {
     }
 }
 
+/// The exception for CDR error `e` (see `SystemException::from_cdr`),
+/// with `cause` and `e` as its detail.
+#[cold]
+#[inline(never)]
 fn cdr_to_sys(
     e: &peregrine_cdr::CdrError,
     completed: CompletionStatus,
-    what: std::fmt::Arguments<'_>,
+    cause: Cause,
 ) -> SystemException {
-    let ex = SystemException::from_cdr(e, completed);
-    record(&ex, format_args!("{what}: {e}"));
-    ex
+    SystemException::from_cdr(e, completed).with_cause(cause.with_detail(e))
+}
+
+/// Why a connect was not even tried: the endpoint failed recently. The
+/// cause carries the last attempt's I/O error.
+#[cold]
+#[inline(never)]
+fn backoff_cause(
+    ep: &Endpoint,
+    left: Duration,
+    failures: u32,
+    last: Option<Arc<std::io::Error>>,
+) -> Cause {
+    let c = Cause::new(Phase::Connect)
+        .with_peer(ep)
+        .with_detail(format_args!(
+            "endpoint in backoff for {left:?} after {failures} failure(s)"
+        ));
+    match last {
+        Some(io) => c.with_shared_io(io),
+        None => c,
+    }
 }
 
 pub(crate) fn invoke<T, E: From<SystemException>>(
@@ -2401,7 +2447,7 @@ fn decode_body<T, E: From<SystemException>>(
             E::from(cdr_to_sys(
                 &e,
                 CompletionStatus::Yes,
-                format_args!("decoding the result of {op:?} from {peer}"),
+                Cause::new(Phase::Decode).with_peer(peer).with_operation(op),
             ))
         });
     }
@@ -2413,7 +2459,10 @@ fn decode_body<T, E: From<SystemException>>(
                 K::Marshal,
                 0,
                 CompletionStatus::Yes,
-                format_args!("decoding the user exception id of {op:?} from {peer}"),
+                Cause::new(Phase::Decode)
+                    .with_peer(peer)
+                    .with_operation(op)
+                    .with_detail("user exception id"),
             )))
         }
     };
@@ -2422,13 +2471,19 @@ fn decode_body<T, E: From<SystemException>>(
         Some(Err(e)) => Err(E::from(cdr_to_sys(
             &e,
             CompletionStatus::Yes,
-            format_args!("decoding user exception {id} of {op:?} from {peer}"),
+            Cause::new(Phase::Decode)
+                .with_peer(peer)
+                .with_operation(op)
+                .with_detail(format_args!("user exception {id}")),
         ))),
         None => Err(E::from(raise(
             K::Unknown,
             peregrine_giop::system_exception::minor::UNKNOWN_USER_EXCEPTION,
             CompletionStatus::Yes,
-            format_args!("{op:?} on {peer} raised user exception {id}, unknown to the stub"),
+            Cause::new(Phase::Reply)
+                .with_peer(peer)
+                .with_operation(op)
+                .with_detail(format_args!("user exception {id}, unknown to the stub")),
         ))),
     }
 }
@@ -2774,7 +2829,9 @@ fn fast_finish<'a>(
             let e = cdr_to_sys(
                 &e,
                 CompletionStatus::No,
-                format_args!("encoding the arguments of {op:?} for {}", conn.ep),
+                Cause::new(Phase::Encode)
+                    .with_peer(&conn.ep)
+                    .with_operation(op),
             );
             drop(guard);
             put_back(conn, home);
@@ -2787,14 +2844,18 @@ fn fast_finish<'a>(
         tail = &[];
     }
     if let Err(e) = framing.finish(w, tail.len()) {
-        drop(guard);
-        put_back(conn, home);
-        return Err(raise(
+        let e = raise(
             K::Marshal,
             0,
             CompletionStatus::No,
-            format_args!("finishing the request {op:?}: {e}"),
-        ));
+            Cause::new(Phase::Encode)
+                .with_peer(&conn.ep)
+                .with_operation(op)
+                .with_detail(e),
+        );
+        drop(guard);
+        put_back(conn, home);
+        return Err(e);
     }
     let sent = conn.send(w.as_slice(), tail);
     std::mem::forget(guard);
@@ -2984,7 +3045,9 @@ fn queue_oneway(
             K::Transient,
             0,
             CompletionStatus::No,
-            format_args!("queueing {op:?}: the oneway writer thread is gone"),
+            Cause::new(Phase::Send)
+                .with_operation(op)
+                .with_detail("the oneway writer thread is gone"),
         )
     })
 }
@@ -3128,13 +3191,22 @@ pub(crate) fn open_connections(orb: &Orb) -> usize {
 /// `OBJECT_HERE` is `true`, `UNKNOWN_OBJECT` `false`; `OBJECT_FORWARD`
 /// re-targets the reference (as `LOCATION_FORWARD` does) and asks again.
 pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
+    /// A LocateRequest's cause: its "operation" is the message.
+    #[cold]
+    fn locate_cause(phase: Phase, peer: &Endpoint) -> Cause {
+        Cause::new(phase)
+            .with_peer(peer)
+            .with_operation("LocateRequest")
+    }
     let inner = &obj.inner;
     if inner.orb.is_shut_down() {
         return Err(raise(
             K::BadInvOrder,
             peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
             CompletionStatus::No,
-            format_args!("locate: the ORB has shut down"),
+            Cause::new(Phase::Local)
+                .with_operation("LocateRequest")
+                .with_detail("the ORB has shut down"),
         ));
     }
     let timeout = inner
@@ -3156,7 +3228,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 forwards += 1;
                 continue;
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.with_operation("LocateRequest")),
         };
         let Ok(Begun { id, .. }) =
             conn.begin(&target, None, true, false, Now::Precise(Instant::now()))
@@ -3168,7 +3240,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                     K::Transient,
                     0,
                     CompletionStatus::No,
-                    format_args!("locate on {}: connection closed", conn.ep),
+                    locate_cause(Phase::Connect, &conn.ep).with_detail("connection closed"),
                 ));
             }
             continue;
@@ -3184,7 +3256,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 K::Marshal,
                 0,
                 CompletionStatus::No,
-                format_args!("encoding a LocateRequest: {e}"),
+                locate_cause(Phase::Encode, &conn.ep).with_detail(e),
             ));
         }
         if let Err(e) = conn.send(w.as_slice(), &[]) {
@@ -3195,7 +3267,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                     K::CommFailure,
                     0,
                     CompletionStatus::No,
-                    format_args!("sending a LocateRequest to {}: {e}", conn.ep),
+                    locate_cause(Phase::Send, &conn.ep).with_io(e),
                 ));
             }
             continue;
@@ -3207,7 +3279,8 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                     K::Timeout,
                     0,
                     CompletionStatus::No,
-                    format_args!("locate on {}: deadline expired", conn.ep),
+                    locate_cause(Phase::Receive, &conn.ep)
+                        .with_detail(format_args!("deadline of {timeout:?} expired")),
                 ))
             }
             // A LocateRequest has no effect: asking again is always safe.
@@ -3218,7 +3291,8 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                         K::CommFailure,
                         0,
                         CompletionStatus::No,
-                        format_args!("locate on {}: connection closed: {c:?}", conn.ep),
+                        locate_cause(Phase::Receive, &conn.ep)
+                            .with_detail(format_args!("connection closed: {c:?}")),
                     ));
                 }
                 continue;
@@ -3233,7 +3307,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                         K::Marshal,
                         0,
                         CompletionStatus::No,
-                        format_args!("{} answered a LocateRequest with something else", conn.ep),
+                        locate_cause(Phase::Decode, &conn.ep).with_detail("not a LocateReply"),
                     )))
                 }
             };
@@ -3259,30 +3333,28 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                             K::Transient,
                             0,
                             CompletionStatus::No,
-                            format_args!("locate: more than {MAX_FORWARDS} OBJECT_FORWARDs"),
+                            locate_cause(Phase::Forward, &conn.ep).with_detail(format_args!(
+                                "more than {MAX_FORWARDS} OBJECT_FORWARDs"
+                            )),
                         ))),
                         Err(e) => Some(Err(raise(
                             K::Marshal,
                             0,
                             CompletionStatus::No,
-                            format_args!("malformed OBJECT_FORWARD from {}: {e}", conn.ep),
+                            locate_cause(Phase::Decode, &conn.ep)
+                                .with_detail(format_args!("malformed OBJECT_FORWARD: {e}")),
                         ))),
                     }
                 }
                 L::LocSystemException => Some(Err(
                     match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
-                        Ok(e) => {
-                            record(
-                                &e,
-                                format_args!("raised by {} for a LocateRequest", conn.ep),
-                            );
-                            e
-                        }
+                        Ok(e) => e.with_cause(locate_cause(Phase::Reply, &conn.ep)),
                         Err(e) => raise(
                             K::Marshal,
                             0,
                             CompletionStatus::No,
-                            format_args!("malformed LOC_SYSTEM_EXCEPTION from {}: {e}", conn.ep),
+                            locate_cause(Phase::Decode, &conn.ep)
+                                .with_detail(format_args!("malformed LOC_SYSTEM_EXCEPTION: {e}")),
                         ),
                     },
                 )),
@@ -3290,7 +3362,8 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                     K::NoImplement,
                     0,
                     CompletionStatus::No,
-                    format_args!("{} needs an addressing mode other than KeyAddr", conn.ep),
+                    locate_cause(Phase::Reply, &conn.ep)
+                        .with_detail("needs an addressing mode other than KeyAddr"),
                 ))),
             }
         });

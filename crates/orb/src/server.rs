@@ -22,6 +22,7 @@ use crate::client::lock;
 use crate::error::raise;
 use crate::orb::{Orb, OrbInner};
 use crate::poa;
+use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, ReplyStart, ReplyState, ServerRequest, SystemException,
     SystemExceptionKind as K,
@@ -1131,7 +1132,9 @@ fn upcall(
                     K::NoImplement,
                     0,
                     CompletionStatus::No,
-                    format_args!("no interface repository"),
+                    Cause::new(Phase::Dispatch)
+                        .with_operation("_interface")
+                        .with_detail("no interface repository"),
                 ))
             }
             _ => {}
@@ -1154,7 +1157,9 @@ fn call_servant(
             K::Unknown,
             0,
             CompletionStatus::Maybe,
-            format_args!("servant panicked in {operation:?}"),
+            Cause::new(Phase::Dispatch)
+                .with_operation(operation)
+                .with_detail("the servant panicked"),
         )),
     }
 }
@@ -1179,7 +1184,9 @@ fn location_forward(
             K::Marshal,
             0,
             CompletionStatus::No,
-            format_args!("forwarding {operation:?}: {e}"),
+            Cause::new(Phase::Forward)
+                .with_operation(operation)
+                .with_detail(e),
         )
     };
     let p = peregrine_giop::encode_reply(tx, version, &h).map_err(|e| fail(&e))?;
@@ -1269,14 +1276,18 @@ fn finish(req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
                 K::Marshal,
                 0,
                 CompletionStatus::Yes,
-                format_args!("finishing the reply of {:?}: {e}", req.operation),
+                Cause::new(Phase::Dispatch)
+                    .with_operation(req.operation)
+                    .with_detail(format_args!("finishing the reply: {e}")),
             )
         }),
         None => Err(raise(
             K::Internal,
             0,
             CompletionStatus::Maybe,
-            format_args!("no reply header for {:?}", req.operation),
+            Cause::new(Phase::Dispatch)
+                .with_operation(req.operation)
+                .with_detail("no reply header"),
         )),
     }
 }
