@@ -1282,6 +1282,7 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
             &format!("IDL exception `{}`.", d.scoped_name),
         );
         let peq = if eq { ", PartialEq" } else { "" };
+        let display = exception_display(&d.scoped_name, members);
         let _ = write!(
             s,
             "///
@@ -1295,9 +1296,10 @@ impl {name} {{
     pub const REPOSITORY_ID: &'static str = {rid};
 }}
 
+/// The IDL name, then the members with `Debug` formatting.
 impl core::fmt::Display for {name} {{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{
-        f.write_str(Self::REPOSITORY_ID)
+        {display}
     }}
 }}
 
@@ -1730,7 +1732,15 @@ impl core::fmt::Display for {ename} {{
     }}
 }}
 
-impl std::error::Error for {ename} {{}}
+/// The system exception's `source()` (its I/O error), if any.
+impl std::error::Error for {ename} {{
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {{
+        match self {{
+            Self::System(e) => std::error::Error::source(e),
+            _ => None,
+        }}
+    }}
+}}
 
 ",
                 d.scoped_name, op.wire
@@ -2362,4 +2372,28 @@ fn typed_lit(pat: &str, disc: &Type) -> String {
     } else {
         format!("{pat}{suffix}")
     }
+}
+
+/// The body of a user exception's `Display`: its IDL scoped name (without
+/// the leading `::`), then its members by IDL name with `Debug`
+/// formatting, so a log line says what the servant reported, not only
+/// which exception (`Bank::InsufficientFunds { balance: 12.5 }`).
+fn exception_display(scoped_name: &str, members: &[peregrine_idl::Field]) -> String {
+    let name = lit_str(scoped_name.trim_start_matches("::"));
+    if members.is_empty() {
+        return format!("f.write_str({name})");
+    }
+    // IDL identifiers hold no braces or quotes: safe in a format string.
+    let labels: Vec<String> = members
+        .iter()
+        .map(|m| format!("{}: {{:?}}", m.name))
+        .collect();
+    let args: String = members
+        .iter()
+        .map(|m| format!(", self.{}", snake(&m.name)))
+        .collect();
+    format!(
+        "write!(f, \"{{}} {{{{ {} }}}}\", {name}{args})",
+        labels.join(", ")
+    )
 }
