@@ -419,7 +419,11 @@ impl SystemException {
     /// The exception with its cause naming `operation`, unless it already
     /// names one (an error raised below the call, e.g. while connecting,
     /// learns the call's operation on its way up).
+    ///
+    /// Cold: it only runs on the way out of a failed call, and so keeps
+    /// its code out of the call path (docs/PERFORMANCE.md, step 37).
     #[must_use]
+    #[cold]
     pub fn with_operation(mut self, operation: &str) -> Self {
         let cause = Arc::make_mut(self.cause.get_or_insert_with(Default::default));
         if cause.operation.is_none() {
@@ -617,7 +621,11 @@ impl Cause {
     }
 
     /// With the operation.
+    ///
+    /// Cold: it only runs on the way out of a failed call, and so keeps
+    /// its code out of the call path (docs/PERFORMANCE.md, step 37).
     #[must_use]
+    #[cold]
     pub fn with_operation(mut self, operation: &str) -> Self {
         self.operation = Some(operation.into());
         self

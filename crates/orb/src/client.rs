@@ -173,22 +173,16 @@ pub(crate) struct Route {
 impl Target {
     fn from_ior(ior: &Ior, forwarded: bool, max: GiopVersion) -> Result<Target, SystemException> {
         let profiles = ior.iiop_profiles().map_err(|e| {
-            raise(
-                K::InvObjref,
-                0,
-                CompletionStatus::No,
+            raise(K::InvObjref, 0, CompletionStatus::No, || {
                 Cause::new(Phase::Resolve)
-                    .with_detail(format_args!("malformed IIOP profile in the reference: {e}")),
-            )
+                    .with_detail(format_args!("malformed IIOP profile in the reference: {e}"))
+            })
         })?;
         let Some(first) = profiles.first() else {
-            return Err(raise(
-                K::InvObjref,
-                0,
-                CompletionStatus::No,
+            return Err(raise(K::InvObjref, 0, CompletionStatus::No, || {
                 Cause::new(Phase::Resolve)
-                    .with_detail("the reference has no IIOP profile (nil or foreign)"),
-            ));
+                    .with_detail("the reference has no IIOP profile (nil or foreign)")
+            }));
         };
         let mut endpoints = Vec::new();
         for p in profiles.iter().filter(|p| p.object_key == first.object_key) {
@@ -273,7 +267,7 @@ impl Route {
                 K::Transient,
                 peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
                 CompletionStatus::No,
-                Cause::new(Phase::Connect).with_detail("no endpoint in the reference"),
+                || Cause::new(Phase::Connect).with_detail("no endpoint in the reference"),
             )
         }))
     }
@@ -422,14 +416,11 @@ impl ConnCache {
             let now = Instant::now();
             if st.connecting {
                 if now >= deadline {
-                    return Err(raise(
-                        K::Timeout,
-                        0,
-                        CompletionStatus::No,
+                    return Err(raise(K::Timeout, 0, CompletionStatus::No, || {
                         Cause::new(Phase::Connect)
                             .with_peer(ep)
-                            .with_detail("deadline expired waiting for another caller's connect"),
-                    ));
+                            .with_detail("deadline expired waiting for another caller's connect")
+                    }));
                 }
                 map = self
                     .cv
@@ -444,7 +435,7 @@ impl ConnCache {
                         K::Transient,
                         peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
                         CompletionStatus::No,
-                        backoff_cause(ep, at - now, st.failures, st.last_error.clone()),
+                        || backoff_cause(ep, at - now, st.failures, st.last_error.clone()),
                     ));
                 }
             }
@@ -496,7 +487,7 @@ impl ConnCache {
                         kind,
                         peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
                         CompletionStatus::No,
-                        Cause::new(Phase::Connect).with_peer(ep).with_shared_io(e),
+                        || Cause::new(Phase::Connect).with_peer(ep).with_shared_io(e),
                     ));
                 }
             }
@@ -1565,14 +1556,11 @@ impl ReplyMsg {
             })
         });
         let Some((status, body_at, body_offset, order, version)) = parsed else {
-            return Err(raise(
-                K::Marshal,
-                0,
-                CompletionStatus::Maybe,
+            return Err(raise(K::Marshal, 0, CompletionStatus::Maybe, || {
                 Cause::new(Phase::Decode)
                     .with_peer(&held.conn.ep)
-                    .with_detail("not a well-formed Reply"),
-            ));
+                    .with_detail("not a well-formed Reply")
+            }));
         };
         Ok(ReplyMsg {
             held,
@@ -1913,19 +1901,19 @@ impl<'o> Call<'o> {
                 K::BadInvOrder,
                 peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
                 CompletionStatus::No,
-                Cause::new(Phase::Local)
-                    .with_operation(self.op)
-                    .with_detail("the ORB has shut down"),
+                || {
+                    Cause::new(Phase::Local)
+                        .with_operation(self.op)
+                        .with_detail("the ORB has shut down")
+                },
             ));
         }
         self.prepare(w, None)?;
         if let Err(e) = encode_args(w) {
             self.st.abandon();
-            return Err(cdr_to_sys(
-                &e,
-                CompletionStatus::No,
-                self.cause(Phase::Encode),
-            ));
+            return Err(cdr_to_sys(&e, CompletionStatus::No, || {
+                self.cause(Phase::Encode)
+            }));
         }
         Ok(())
     }
@@ -1977,15 +1965,12 @@ impl<'o> Call<'o> {
                 }
                 Err(c) => {
                     target.drop_conn(&conn);
-                    return Err(raise(
-                        K::Transient,
-                        0,
-                        CompletionStatus::No,
+                    return Err(raise(K::Transient, 0, CompletionStatus::No, || {
                         Cause::new(Phase::Connect)
                             .with_peer(&conn.ep)
                             .with_operation(self.op)
-                            .with_detail(format_args!("connection closed: {c:?}")),
-                    ));
+                            .with_detail(format_args!("connection closed: {c:?}"))
+                    }));
                 }
             }
         };
@@ -2006,18 +1991,15 @@ impl<'o> Call<'o> {
                 }
                 if has_args && (!same_cs || self.st.version != version) {
                     give_up(&conn, id, led);
-                    return Err(raise(
-                        K::Transient,
-                        0,
-                        CompletionStatus::No,
+                    return Err(raise(K::Transient, 0, CompletionStatus::No, || {
                         Cause::new(Phase::Forward)
                             .with_peer(&conn.ep)
                             .with_operation(self.op)
                             .with_detail(format_args!(
                                 "re-sending needs other code sets or GIOP version than {} (not re-marshaled)",
                                 old.ep
-                            )),
-                    ));
+                            ))
+                    }));
                 }
             }
         }
@@ -2068,15 +2050,12 @@ impl<'o> Call<'o> {
                 .and_then(|p| Framing::of(p, w))
                 .map_err(|e| {
                     give_up(&conn, id, std::mem::take(&mut led));
-                    raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
+                    raise(K::Marshal, 0, CompletionStatus::No, || {
                         Cause::new(Phase::Encode)
                             .with_peer(&conn.ep)
                             .with_operation(self.op)
-                            .with_detail(format_args!("request header: {e}")),
-                    )
+                            .with_detail(format_args!("request header: {e}"))
+                    })
                 })?;
             match align {
                 Some(a) if version < GiopVersion::V1_2 && w.len() % 8 != a % 8 => {
@@ -2135,12 +2114,9 @@ impl<'o> Call<'o> {
     fn finish_message(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         if let Some(p) = self.st.pending.take() {
             p.finish(w, self.tail.len()).map_err(|e| {
-                raise(
-                    K::Marshal,
-                    0,
-                    CompletionStatus::No,
-                    self.cause(Phase::Encode).with_detail(e),
-                )
+                raise(K::Marshal, 0, CompletionStatus::No, || {
+                    self.cause(Phase::Encode).with_detail(e)
+                })
             })?;
         }
         Ok(())
@@ -2193,12 +2169,9 @@ impl<'o> Call<'o> {
                         continue;
                     }
                     self.st.abandon();
-                    return Err(raise(
-                        K::CommFailure,
-                        0,
-                        CompletionStatus::No,
-                        self.cause(Phase::Send).with_io(e),
-                    ));
+                    return Err(raise(K::CommFailure, 0, CompletionStatus::No, || {
+                        self.cause(Phase::Send).with_io(e)
+                    }));
                 }
             }
             return Ok(());
@@ -2246,18 +2219,15 @@ impl<'o> Call<'o> {
         let arrived = match got {
             Ok(a) => a,
             Err(WaitError::TimedOut) => {
-                return Err(raise(
-                    K::Timeout,
-                    0,
-                    CompletionStatus::Maybe,
+                return Err(raise(K::Timeout, 0, CompletionStatus::Maybe, || {
                     Cause::new(Phase::Receive)
                         .with_peer(&conn.ep)
                         .with_operation(self.op)
                         .with_detail(format_args!(
                             "deadline of {:?} expired waiting for the reply",
                             self.st.timeout
-                        )),
-                ))
+                        ))
+                }))
             }
             Err(WaitError::Closed(Closed::Orderly)) if self.st.resends < MAX_RESENDS => {
                 self.st.resends += 1;
@@ -2270,15 +2240,12 @@ impl<'o> Call<'o> {
                     Closed::Orderly => "the server closed the connection".to_string(),
                     Closed::Broken(s) => s,
                 };
-                return Err(raise(
-                    K::CommFailure,
-                    0,
-                    CompletionStatus::Maybe,
+                return Err(raise(K::CommFailure, 0, CompletionStatus::Maybe, || {
                     Cause::new(Phase::Receive)
                         .with_peer(&conn.ep)
                         .with_operation(self.op)
-                        .with_detail(why),
-                ));
+                        .with_detail(why)
+                }));
             }
         };
         let reply = ReplyMsg::new(Held::new(conn, arrived), self.st.codesets)
@@ -2293,50 +2260,35 @@ impl<'o> Call<'o> {
                 let e = reply
                     .with_reader(|r| <SystemException as peregrine_cdr::Decode>::decode(r))
                     .map_err(|e| {
-                        raise(
-                            K::Marshal,
-                            0,
-                            CompletionStatus::Maybe,
+                        raise(K::Marshal, 0, CompletionStatus::Maybe, || {
                             Cause::new(Phase::Decode)
                                 .with_peer(&conn.ep)
                                 .with_operation(self.op)
-                                .with_detail(format_args!("malformed system exception: {e}")),
-                        )
+                                .with_detail(format_args!("malformed system exception: {e}"))
+                        })
                     })?;
-                Err(e.with_cause(
-                    Cause::new(Phase::Reply)
-                        .with_peer(&conn.ep)
-                        .with_operation(self.op),
-                ))
+                Err(raised_by_peer(e, &conn.ep, self.op))
             }
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
                 #[allow(clippy::redundant_closure)] // As above.
                 let ior = reply.with_reader(|r| <Ior as peregrine_cdr::Decode>::decode(r));
                 let ior = ior.map_err(|e| {
-                    raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
+                    raise(K::Marshal, 0, CompletionStatus::No, || {
                         Cause::new(Phase::Decode)
                             .with_peer(&conn.ep)
                             .with_operation(self.op)
-                            .with_detail(format_args!("malformed LOCATION_FORWARD: {e}")),
-                    )
+                            .with_detail(format_args!("malformed LOCATION_FORWARD: {e}"))
+                    })
                 });
                 drop(reply);
                 let ior = ior?;
                 self.st.forwards += 1;
                 if self.st.forwards > MAX_FORWARDS {
-                    return Err(raise(
-                        K::Transient,
-                        0,
-                        CompletionStatus::No,
+                    return Err(raise(K::Transient, 0, CompletionStatus::No, || {
                         Cause::new(Phase::Forward)
                             .with_operation(self.op)
-                            .with_detail(format_args!(
-                                "more than {MAX_FORWARDS} LOCATION_FORWARDs"
-                            )),
-                    ));
+                            .with_detail(format_args!("more than {MAX_FORWARDS} LOCATION_FORWARDs"))
+                    }));
                 }
                 let t = Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
                 self.obj.inner.set_target(Some(Arc::new(t)));
@@ -2344,15 +2296,14 @@ impl<'o> Call<'o> {
                 self.relocate(w)?;
                 Ok(None)
             }
-            ReplyStatus::NeedsAddressingMode => Err(raise(
-                K::NoImplement,
-                0,
-                CompletionStatus::No,
-                Cause::new(Phase::Reply)
-                    .with_peer(&conn.ep)
-                    .with_operation(self.op)
-                    .with_detail("needs an addressing mode other than KeyAddr"),
-            )),
+            ReplyStatus::NeedsAddressingMode => {
+                Err(raise(K::NoImplement, 0, CompletionStatus::No, || {
+                    Cause::new(Phase::Reply)
+                        .with_peer(&conn.ep)
+                        .with_operation(self.op)
+                        .with_detail("needs an addressing mode other than KeyAddr")
+                }))
+            }
         }
     }
 
@@ -2370,9 +2321,17 @@ impl<'o> Call<'o> {
 fn cdr_to_sys(
     e: &peregrine_cdr::CdrError,
     completed: CompletionStatus,
-    cause: Cause,
+    cause: impl FnOnce() -> Cause,
 ) -> SystemException {
-    SystemException::from_cdr(e, completed).with_cause(cause.with_detail(e))
+    SystemException::from_cdr(e, completed).with_cause(cause().with_detail(e))
+}
+
+/// `e`, raised by the peer, with the client's side of the story: the
+/// reply phase, the peer and the operation (the wire carries none).
+#[cold]
+#[inline(never)]
+fn raised_by_peer(e: SystemException, peer: &Endpoint, op: &str) -> SystemException {
+    e.with_cause(Cause::new(Phase::Reply).with_peer(peer).with_operation(op))
 }
 
 /// Why a connect was not even tried: the endpoint failed recently. The
@@ -2444,46 +2403,41 @@ fn decode_body<T, E: From<SystemException>>(
 ) -> Result<T, E> {
     if no_exception {
         return decode_result(r).map_err(|e| {
-            E::from(cdr_to_sys(
-                &e,
-                CompletionStatus::Yes,
-                Cause::new(Phase::Decode).with_peer(peer).with_operation(op),
-            ))
+            E::from(cdr_to_sys(&e, CompletionStatus::Yes, || {
+                Cause::new(Phase::Decode).with_peer(peer).with_operation(op)
+            }))
         });
     }
     // USER_EXCEPTION: repository id, then members.
     let id = match r.read_string_bytes().map(std::str::from_utf8) {
         Ok(Ok(id)) => id,
         _ => {
-            return Err(E::from(raise(
-                K::Marshal,
-                0,
-                CompletionStatus::Yes,
+            return Err(E::from(raise(K::Marshal, 0, CompletionStatus::Yes, || {
                 Cause::new(Phase::Decode)
                     .with_peer(peer)
                     .with_operation(op)
-                    .with_detail("user exception id"),
-            )))
+                    .with_detail("user exception id")
+            })))
         }
     };
     match decode_user_exception(id, r) {
         Some(Ok(e)) => Err(e),
-        Some(Err(e)) => Err(E::from(cdr_to_sys(
-            &e,
-            CompletionStatus::Yes,
+        Some(Err(e)) => Err(E::from(cdr_to_sys(&e, CompletionStatus::Yes, || {
             Cause::new(Phase::Decode)
                 .with_peer(peer)
                 .with_operation(op)
-                .with_detail(format_args!("user exception {id}")),
-        ))),
+                .with_detail(format_args!("user exception {id}"))
+        }))),
         None => Err(E::from(raise(
             K::Unknown,
             peregrine_giop::system_exception::minor::UNKNOWN_USER_EXCEPTION,
             CompletionStatus::Yes,
-            Cause::new(Phase::Reply)
-                .with_peer(peer)
-                .with_operation(op)
-                .with_detail(format_args!("user exception {id}, unknown to the stub")),
+            || {
+                Cause::new(Phase::Reply)
+                    .with_peer(peer)
+                    .with_operation(op)
+                    .with_detail(format_args!("user exception {id}, unknown to the stub"))
+            },
         ))),
     }
 }
@@ -2826,13 +2780,11 @@ fn fast_finish<'a>(
     let mut tail = match encoded {
         Ok(t) => t,
         Err(e) => {
-            let e = cdr_to_sys(
-                &e,
-                CompletionStatus::No,
+            let e = cdr_to_sys(&e, CompletionStatus::No, || {
                 Cause::new(Phase::Encode)
                     .with_peer(&conn.ep)
-                    .with_operation(op),
-            );
+                    .with_operation(op)
+            });
             drop(guard);
             put_back(conn, home);
             return Err(e);
@@ -2844,15 +2796,12 @@ fn fast_finish<'a>(
         tail = &[];
     }
     if let Err(e) = framing.finish(w, tail.len()) {
-        let e = raise(
-            K::Marshal,
-            0,
-            CompletionStatus::No,
+        let e = raise(K::Marshal, 0, CompletionStatus::No, || {
             Cause::new(Phase::Encode)
                 .with_peer(&conn.ep)
                 .with_operation(op)
-                .with_detail(e),
-        );
+                .with_detail(e)
+        });
         drop(guard);
         put_back(conn, home);
         return Err(e);
@@ -3041,14 +2990,11 @@ fn queue_oneway(
         bytes: w.as_slice().to_vec(),
     };
     oneway_writer().send(msg).map_err(|_| {
-        raise(
-            K::Transient,
-            0,
-            CompletionStatus::No,
+        raise(K::Transient, 0, CompletionStatus::No, || {
             Cause::new(Phase::Send)
                 .with_operation(op)
-                .with_detail("the oneway writer thread is gone"),
-        )
+                .with_detail("the oneway writer thread is gone")
+        })
     })
 }
 
@@ -3204,9 +3150,11 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             K::BadInvOrder,
             peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
             CompletionStatus::No,
-            Cause::new(Phase::Local)
-                .with_operation("LocateRequest")
-                .with_detail("the ORB has shut down"),
+            || {
+                Cause::new(Phase::Local)
+                    .with_operation("LocateRequest")
+                    .with_detail("the ORB has shut down")
+            },
         ));
     }
     let timeout = inner
@@ -3236,12 +3184,9 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             target.drop_conn(&conn);
             resends += 1;
             if resends > MAX_RESENDS {
-                return Err(raise(
-                    K::Transient,
-                    0,
-                    CompletionStatus::No,
-                    locate_cause(Phase::Connect, &conn.ep).with_detail("connection closed"),
-                ));
+                return Err(raise(K::Transient, 0, CompletionStatus::No, || {
+                    locate_cause(Phase::Connect, &conn.ep).with_detail("connection closed")
+                }));
             }
             continue;
         };
@@ -3252,48 +3197,36 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
         };
         if let Err(e) = peregrine_giop::encode_locate_request(&mut w, target.version, &h) {
             conn.forget(id);
-            return Err(raise(
-                K::Marshal,
-                0,
-                CompletionStatus::No,
-                locate_cause(Phase::Encode, &conn.ep).with_detail(e),
-            ));
+            return Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+                locate_cause(Phase::Encode, &conn.ep).with_detail(e)
+            }));
         }
         if let Err(e) = conn.send(w.as_slice(), &[]) {
             conn.forget(id);
             resends += 1;
             if resends > MAX_RESENDS {
-                return Err(raise(
-                    K::CommFailure,
-                    0,
-                    CompletionStatus::No,
-                    locate_cause(Phase::Send, &conn.ep).with_io(e),
-                ));
+                return Err(raise(K::CommFailure, 0, CompletionStatus::No, || {
+                    locate_cause(Phase::Send, &conn.ep).with_io(e)
+                }));
             }
             continue;
         }
         let arrived = match conn.wait(id, deadline, None) {
             Ok(a) => a,
             Err(WaitError::TimedOut) => {
-                return Err(raise(
-                    K::Timeout,
-                    0,
-                    CompletionStatus::No,
+                return Err(raise(K::Timeout, 0, CompletionStatus::No, || {
                     locate_cause(Phase::Receive, &conn.ep)
-                        .with_detail(format_args!("deadline of {timeout:?} expired")),
-                ))
+                        .with_detail(format_args!("deadline of {timeout:?} expired"))
+                }))
             }
             // A LocateRequest has no effect: asking again is always safe.
             Err(WaitError::Closed(c)) => {
                 resends += 1;
                 if resends > MAX_RESENDS {
-                    return Err(raise(
-                        K::CommFailure,
-                        0,
-                        CompletionStatus::No,
+                    return Err(raise(K::CommFailure, 0, CompletionStatus::No, || {
                         locate_cause(Phase::Receive, &conn.ep)
-                            .with_detail(format_args!("connection closed: {c:?}")),
-                    ));
+                            .with_detail(format_args!("connection closed: {c:?}"))
+                    }));
                 }
                 continue;
             }
@@ -3303,12 +3236,9 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             let (status, body) = match decode_message(bytes, &conn.limits) {
                 Ok((_, Message::LocateReply { header, body })) => (header.status, body),
                 _ => {
-                    return Some(Err(raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
-                        locate_cause(Phase::Decode, &conn.ep).with_detail("not a LocateReply"),
-                    )))
+                    return Some(Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+                        locate_cause(Phase::Decode, &conn.ep).with_detail("not a LocateReply")
+                    })))
                 }
             };
             use peregrine_giop::LocateStatus as L;
@@ -3329,42 +3259,32 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                                 Err(e) => Some(Err(e)),
                             }
                         }
-                        Ok(_) => Some(Err(raise(
-                            K::Transient,
-                            0,
-                            CompletionStatus::No,
+                        Ok(_) => Some(Err(raise(K::Transient, 0, CompletionStatus::No, || {
                             locate_cause(Phase::Forward, &conn.ep).with_detail(format_args!(
                                 "more than {MAX_FORWARDS} OBJECT_FORWARDs"
-                            )),
-                        ))),
-                        Err(e) => Some(Err(raise(
-                            K::Marshal,
-                            0,
-                            CompletionStatus::No,
+                            ))
+                        }))),
+                        Err(e) => Some(Err(raise(K::Marshal, 0, CompletionStatus::No, || {
                             locate_cause(Phase::Decode, &conn.ep)
-                                .with_detail(format_args!("malformed OBJECT_FORWARD: {e}")),
-                        ))),
+                                .with_detail(format_args!("malformed OBJECT_FORWARD: {e}"))
+                        }))),
                     }
                 }
                 L::LocSystemException => Some(Err(
                     match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
                         Ok(e) => e.with_cause(locate_cause(Phase::Reply, &conn.ep)),
-                        Err(e) => raise(
-                            K::Marshal,
-                            0,
-                            CompletionStatus::No,
+                        Err(e) => raise(K::Marshal, 0, CompletionStatus::No, || {
                             locate_cause(Phase::Decode, &conn.ep)
-                                .with_detail(format_args!("malformed LOC_SYSTEM_EXCEPTION: {e}")),
-                        ),
+                                .with_detail(format_args!("malformed LOC_SYSTEM_EXCEPTION: {e}"))
+                        }),
                     },
                 )),
-                L::LocNeedsAddressingMode => Some(Err(raise(
-                    K::NoImplement,
-                    0,
-                    CompletionStatus::No,
-                    locate_cause(Phase::Reply, &conn.ep)
-                        .with_detail("needs an addressing mode other than KeyAddr"),
-                ))),
+                L::LocNeedsAddressingMode => {
+                    Some(Err(raise(K::NoImplement, 0, CompletionStatus::No, || {
+                        locate_cause(Phase::Reply, &conn.ep)
+                            .with_detail("needs an addressing mode other than KeyAddr")
+                    })))
+                }
             }
         });
         drop(held);

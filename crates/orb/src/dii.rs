@@ -415,17 +415,14 @@ impl Request {
                 nv.value = value;
                 Ok(())
             }
-            None => Err(raise(
-                K::BadParam,
-                0,
-                CompletionStatus::No,
+            None => Err(raise(K::BadParam, 0, CompletionStatus::No, || {
                 Cause::new(Phase::Local).with_detail(format_args!(
                     "request {:?} has {} arguments, not {}",
                     self.operation,
                     self.args.len(),
                     i + 1
-                )),
-            )),
+                ))
+            })),
         }
     }
 
@@ -620,14 +617,11 @@ impl Request {
                 "was invoked synchronously",
             ),
         };
-        raise(
-            K::BadInvOrder,
-            minor,
-            CompletionStatus::No,
+        raise(K::BadInvOrder, minor, CompletionStatus::No, || {
             Cause::new(Phase::Local)
                 .with_operation(&self.operation)
-                .with_detail(why),
-        )
+                .with_detail(why)
+        })
     }
 
     /// Checks the request before a send: no deferred call outstanding,
@@ -638,10 +632,12 @@ impl Request {
                 K::BadInvOrder,
                 minor::BAD_INV_ORDER_REQUEST_ALREADY_SENT,
                 CompletionStatus::No,
-                Cause::new(Phase::Local).with_detail(format_args!(
-                    "request {:?} sent again before its deferred response was collected",
-                    self.operation
-                )),
+                || {
+                    Cause::new(Phase::Local).with_detail(format_args!(
+                        "request {:?} sent again before its deferred response was collected",
+                        self.operation
+                    ))
+                },
             );
             return Err(RequestError::System(e));
         }
@@ -654,11 +650,13 @@ impl Request {
                 K::BadParam,
                 minor::BAD_PARAM_NOT_AN_EXCEPTION,
                 CompletionStatus::No,
-                Cause::new(Phase::Local).with_detail(format_args!(
-                    "request {:?}: the exception list holds a {} TypeCode",
-                    self.operation,
-                    bad.kind()
-                )),
+                || {
+                    Cause::new(Phase::Local).with_detail(format_args!(
+                        "request {:?}: the exception list holds a {} TypeCode",
+                        self.operation,
+                        bad.kind()
+                    ))
+                },
             );
             self.exception = Some(RequestError::System(e.clone()));
             return Err(RequestError::System(e));

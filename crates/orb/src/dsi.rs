@@ -318,9 +318,11 @@ impl<'r> DynServerRequest<'r> {
                 K::BadParam,
                 minor::BAD_PARAM_NOT_AN_EXCEPTION,
                 CompletionStatus::No,
-                Cause::new(Phase::Dispatch)
-                    .with_operation(self.operation)
-                    .with_detail(format_args!("set_exception with a {} Any", value.tc.kind())),
+                || {
+                    Cause::new(Phase::Dispatch)
+                        .with_operation(self.operation)
+                        .with_detail(format_args!("set_exception with a {} Any", value.tc.kind()))
+                },
             ));
         }
         self.result = None;
@@ -340,14 +342,11 @@ impl<'r> DynServerRequest<'r> {
 
     #[cold]
     fn out_of_order(&self, minor: u32, what: &str) -> SystemException {
-        raise(
-            K::BadInvOrder,
-            minor,
-            CompletionStatus::No,
+        raise(K::BadInvOrder, minor, CompletionStatus::No, || {
             Cause::new(Phase::Dispatch)
                 .with_operation(self.operation)
-                .with_detail(what),
-        )
+                .with_detail(what)
+        })
     }
 
     #[cold]

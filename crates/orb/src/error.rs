@@ -7,16 +7,20 @@
 
 use crate::runtime::{Cause, CompletionStatus, SystemException, SystemExceptionKind};
 
-/// Builds an exception with its cause. Out of line and cold: it runs only
-/// when something failed, so its formatting and allocation stay off the
-/// paths that succeed.
+/// Builds an exception with the cause that `cause` makes.
+///
+/// The cause comes as a closure so that building it (strings, the `Arc`)
+/// happens here, out of line, and not in the caller: the hot functions
+/// that can fail (the call path, the upcall) keep only a call with a few
+/// pointers in their error branches, not a ~90-byte cause built on their
+/// stack (docs/PERFORMANCE.md, step 37).
 #[cold]
 #[inline(never)]
 pub(crate) fn raise(
     kind: SystemExceptionKind,
     minor: u32,
     completed: CompletionStatus,
-    cause: Cause,
+    cause: impl FnOnce() -> Cause,
 ) -> SystemException {
-    SystemException::new(kind, minor, completed).with_cause(cause)
+    SystemException::new(kind, minor, completed).with_cause(cause())
 }

@@ -102,8 +102,10 @@ pub fn resolve_str(ctx: &ObjectRef, name: &str) -> Result<ObjectRef, SystemExcep
             K::BadParam,
             minor::BAD_PARAM_BAD_URI_OTHER,
             CompletionStatus::No,
-            Cause::new(Phase::Resolve)
-                .with_detail(format_args!("malformed stringified name {name:?}")),
+            || {
+                Cause::new(Phase::Resolve)
+                    .with_detail(format_args!("malformed stringified name {name:?}"))
+            },
         )
     })?;
     resolve(ctx, &n)
@@ -130,7 +132,10 @@ pub fn resolve(ctx: &ObjectRef, name: &[NameComponent]) -> Result<ObjectRef, Sys
                 K::BadParam,
                 minor::BAD_PARAM_BAD_URI_OTHER,
                 CompletionStatus::Yes,
-                Cause::new(Phase::Resolve).with_detail(format_args!("naming service raised {id}")),
+                || {
+                    Cause::new(Phase::Resolve)
+                        .with_detail(format_args!("naming service raised {id}"))
+                },
             )))
         },
     );
@@ -139,8 +144,10 @@ pub fn resolve(ctx: &ObjectRef, name: &[NameComponent]) -> Result<ObjectRef, Sys
             K::BadParam,
             minor::BAD_PARAM_BAD_URI_OTHER,
             CompletionStatus::Yes,
-            Cause::new(Phase::Resolve)
-                .with_detail(format_args!("naming service resolved the name to nil")),
+            || {
+                Cause::new(Phase::Resolve)
+                    .with_detail(format_args!("naming service resolved the name to nil"))
+            },
         )
     })
 }

@@ -222,12 +222,9 @@ impl Default for OrbBuilder {
 type ListenFailure = (String, Arc<std::io::Error>);
 
 fn bad_param(detail: std::fmt::Arguments<'_>) -> SystemException {
-    raise(
-        K::BadParam,
-        0,
-        CompletionStatus::No,
-        Cause::new(Phase::Init).with_detail(detail),
-    )
+    raise(K::BadParam, 0, CompletionStatus::No, || {
+        Cause::new(Phase::Init).with_detail(detail)
+    })
 }
 
 /// Splits `host:port`, `[v6]:port` or `v6-literal` (port 0).
@@ -647,12 +644,9 @@ impl Orb {
             }
         });
         r.clone().map_err(|(addr, io)| {
-            raise(
-                K::Initialize,
-                0,
-                CompletionStatus::No,
-                Cause::new(Phase::Listen).with_peer(addr).with_shared_io(io),
-            )
+            raise(K::Initialize, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Listen).with_peer(addr).with_shared_io(io)
+            })
         })
     }
 
@@ -716,13 +710,9 @@ impl Orb {
                 ObjectUrlError::Ior(_) => minor::BAD_PARAM_BAD_SCHEME_SPECIFIC_PART,
                 _ => minor::BAD_PARAM_BAD_ADDRESS,
             };
-            raise(
-                K::BadParam,
-                m,
-                CompletionStatus::No,
-                Cause::new(Phase::Resolve)
-                    .with_detail(format_args!("string_to_object({s:?}): {e}")),
-            )
+            raise(K::BadParam, m, CompletionStatus::No, || {
+                Cause::new(Phase::Resolve).with_detail(format_args!("string_to_object({s:?}): {e}"))
+            })
         })?;
         match url {
             ObjectUrl::Ior(ior) => Ok(ObjectRef::from_ior(self, ior)),
@@ -970,14 +960,11 @@ impl Orb {
     #[cfg(unix)]
     pub fn shutdown_on_signals(&self) -> Result<(), SystemException> {
         crate::signals::register(&self.inner).map_err(|e| {
-            raise(
-                K::Initialize,
-                0,
-                CompletionStatus::No,
+            raise(K::Initialize, 0, CompletionStatus::No, || {
                 Cause::new(Phase::Init)
                     .with_detail("shutdown_on_signals")
-                    .with_io(e),
-            )
+                    .with_io(e)
+            })
         })
     }
 

@@ -832,7 +832,16 @@ impl ConnCtx<'_> {
         let ran = if operation.starts_with('_') {
             hit.run(|servant| upcall(servant, &mut req))
         } else {
-            hit.run(|servant| call_servant(servant, &mut req))
+            // The panic is turned into UNKNOWN out here, where the
+            // operation is at hand anyway: inside the closure its cause
+            // kept registers alive across the servant call
+            // (docs/PERFORMANCE.md, step 37).
+            let caught =
+                hit.run(|servant| catch_unwind(AssertUnwindSafe(|| servant.dispatch(&mut req))));
+            match caught {
+                Ok(r) => r,
+                Err(_) => Err(servant_panicked(operation)),
+            }
         };
         let res = match ran {
             Ok(()) => finish_fixed(&mut req),
@@ -1128,14 +1137,11 @@ fn upcall(
                 return Ok(());
             }
             "_interface" | "_get_interface" => {
-                return Err(raise(
-                    K::NoImplement,
-                    0,
-                    CompletionStatus::No,
+                return Err(raise(K::NoImplement, 0, CompletionStatus::No, || {
                     Cause::new(Phase::Dispatch)
                         .with_operation("_interface")
-                        .with_detail("no interface repository"),
-                ))
+                        .with_detail("no interface repository")
+                }))
             }
             _ => {}
         }
@@ -1149,19 +1155,20 @@ fn call_servant(
     servant: &Arc<dyn crate::runtime::Servant>,
     req: &mut ServerRequest<'_>,
 ) -> Result<(), SystemException> {
-    let operation = req.operation;
     match catch_unwind(AssertUnwindSafe(|| servant.dispatch(req))) {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(raise(
-            K::Unknown,
-            0,
-            CompletionStatus::Maybe,
-            Cause::new(Phase::Dispatch)
-                .with_operation(operation)
-                .with_detail("the servant panicked"),
-        )),
+        Ok(r) => r,
+        Err(_) => Err(servant_panicked(req.operation)),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn servant_panicked(operation: &str) -> SystemException {
+    raise(K::Unknown, 0, CompletionStatus::Maybe, || {
+        Cause::new(Phase::Dispatch)
+            .with_operation(operation)
+            .with_detail("the servant panicked")
+    })
 }
 
 /// A LOCATION_FORWARD reply to `to` (`ForwardRequest` from a servant
@@ -1180,14 +1187,11 @@ fn location_forward(
         service_contexts: ServiceContexts::EMPTY,
     };
     let fail = |e: &dyn std::fmt::Display| {
-        raise(
-            K::Marshal,
-            0,
-            CompletionStatus::No,
+        raise(K::Marshal, 0, CompletionStatus::No, || {
             Cause::new(Phase::Forward)
                 .with_operation(operation)
-                .with_detail(e),
-        )
+                .with_detail(e)
+        })
     };
     let p = peregrine_giop::encode_reply(tx, version, &h).map_err(|e| fail(&e))?;
     peregrine_cdr::Encode::encode(to, tx).map_err(|e| fail(&e))?;
@@ -1272,23 +1276,17 @@ fn finish(req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
     }
     match req.pending.take() {
         Some(p) => p.finish(&mut *req.reply).map_err(|e| {
-            raise(
-                K::Marshal,
-                0,
-                CompletionStatus::Yes,
+            raise(K::Marshal, 0, CompletionStatus::Yes, || {
                 Cause::new(Phase::Dispatch)
                     .with_operation(req.operation)
-                    .with_detail(format_args!("finishing the reply: {e}")),
-            )
+                    .with_detail(format_args!("finishing the reply: {e}"))
+            })
         }),
-        None => Err(raise(
-            K::Internal,
-            0,
-            CompletionStatus::Maybe,
+        None => Err(raise(K::Internal, 0, CompletionStatus::Maybe, || {
             Cause::new(Phase::Dispatch)
                 .with_operation(req.operation)
-                .with_detail("no reply header"),
-        )),
+                .with_detail("no reply header")
+        })),
     }
 }
 

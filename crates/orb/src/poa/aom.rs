@@ -239,7 +239,7 @@ impl Aom {
                     crate::runtime::SystemExceptionKind::BadParam,
                     peregrine_giop::system_exception::minor::BAD_PARAM_INVALID_OBJECT_ID,
                     crate::runtime::CompletionStatus::No,
-                    Cause::new(Phase::Local).with_detail("not a live system id of this POA"),
+                    || Cause::new(Phase::Local).with_detail("not a live system id of this POA"),
                 )));
             };
             if s.servant.is_some() {
