@@ -2379,11 +2379,12 @@ fn typed_lit(pat: &str, disc: &Type) -> String {
 /// formatting, so a log line says what the servant reported, not only
 /// which exception (`Bank::InsufficientFunds { balance: 12.5 }`).
 fn exception_display(scoped_name: &str, members: &[peregrine_idl::Field]) -> String {
-    let name = lit_str(scoped_name.trim_start_matches("::"));
+    let name = scoped_name.trim_start_matches("::");
     if members.is_empty() {
-        return format!("f.write_str({name})");
+        return format!("f.write_str({})", lit_str(name));
     }
-    // IDL identifiers hold no braces or quotes: safe in a format string.
+    // IDL identifiers (and `::`) hold no braces, quotes or backslashes:
+    // the name and the member names are safe inside a format string.
     let labels: Vec<String> = members
         .iter()
         .map(|m| format!("{}: {{:?}}", m.name))
@@ -2393,7 +2394,7 @@ fn exception_display(scoped_name: &str, members: &[peregrine_idl::Field]) -> Str
         .map(|m| format!(", self.{}", snake(&m.name)))
         .collect();
     format!(
-        "write!(f, \"{{}} {{{{ {} }}}}\", {name}{args})",
+        "write!(f, \"{name} {{{{ {} }}}}\"{args})",
         labels.join(", ")
     )
 }

@@ -580,8 +580,8 @@ pub mod shop {
     impl core::fmt::Display for OutOfStock {
         fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
             write!(
-                f, "{} {{ item: {:?}, available: {:?} }}", "Shop::OutOfStock", self.item,
-                self.available
+                f, "Shop::OutOfStock {{ item: {:?}, available: {:?} }}", self.item, self
+                .available
             )
         }
     }
