@@ -4,26 +4,15 @@
 use core::fmt;
 
 use peregrine_cdr::CdrError;
-use peregrine_giop::system_exception::minor::omg;
 use peregrine_giop::{CompletionStatus, SystemException, SystemExceptionKind};
 
-/// OMG minor codes used by this crate that `peregrine_giop` does not
-/// name yet (CORBA 3.x, table of standard minor exception codes).
+/// OMG minor codes used by this crate (declared, with their names, in
+/// `peregrine_giop`'s one table).
 pub mod minor {
-    use super::omg;
-    /// BAD_TYPECODE 1: attempt to marshal an incomplete TypeCode (an
-    /// unresolved recursive placeholder).
-    pub const BAD_TYPECODE_INCOMPLETE: u32 = omg(1);
-    /// BAD_TYPECODE 2: a member TypeCode illegal where it appears.
-    pub const BAD_TYPECODE_ILLEGAL_MEMBER: u32 = omg(2);
-    /// BAD_TYPECODE 3: an illegal parameter in a TypeCode.
-    pub const BAD_TYPECODE_ILLEGAL_PARAM: u32 = omg(3);
-    /// BAD_PARAM 19: label type incompatible with the discriminator.
-    pub const BAD_PARAM_LABEL_TYPE: u32 = omg(19);
-    /// BAD_PARAM 20: illegitimate discriminator type.
-    pub const BAD_PARAM_DISCRIMINATOR_TYPE: u32 = omg(20);
-    /// MARSHAL 4: attempt to marshal a local object.
-    pub const MARSHAL_LOCAL_OBJECT: u32 = omg(4);
+    pub use peregrine_giop::system_exception::minor::{
+        BAD_PARAM_DISCRIMINATOR_TYPE, BAD_PARAM_LABEL_TYPE, BAD_TYPECODE_ILLEGAL_MEMBER,
+        BAD_TYPECODE_ILLEGAL_PARAM, BAD_TYPECODE_INCOMPLETE, MARSHAL_LOCAL_OBJECT,
+    };
 }
 
 /// What went wrong in a TypeCode, Any or interpreter operation.

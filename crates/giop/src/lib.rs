@@ -42,5 +42,5 @@ pub use service_context::{
     BiDirIiopContext, CodeSetContext, KnownContext, ListenPoint, OwnedServiceContext,
     ServiceContext, ServiceContexts,
 };
-pub use system_exception::{CompletionStatus, SystemException, SystemExceptionKind};
+pub use system_exception::{Cause, CompletionStatus, Phase, SystemException, SystemExceptionKind};
 pub use target::{AddressingDisposition, IorAddressingInfo, TargetAddress};

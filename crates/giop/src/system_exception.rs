@@ -3,6 +3,9 @@
 //! unsigned long completion_status;`.
 
 use core::fmt;
+use core::hash::{Hash, Hasher};
+use std::io;
+use std::sync::Arc;
 
 use peregrine_cdr::{CdrError, Decode, Encode, Reader, Writer};
 
@@ -131,8 +134,14 @@ impl fmt::Display for SystemExceptionKind {
 
 /// OMG-assigned minor codes (`OMGVMCID | n`), from the OMG's table of
 /// standard minor exception codes (as also listed in omniORB's
-/// `minorCode.h`). Named `KIND_REASON`.
+/// `minorCode.h`). Named `KIND_REASON`; the names are also the table
+/// [`lookup`] reads, so `Display` names every code declared here and no
+/// second list can drift from it.
 pub mod minor {
+    use core::fmt;
+
+    use super::SystemExceptionKind;
+
     /// The OMG vendor minor codeset id, or-ed into every OMG minor code.
     pub const OMGVMCID: u32 = 0x4f4d_0000;
 
@@ -141,114 +150,232 @@ pub mod minor {
         OMGVMCID | n
     }
 
-    /// UNKNOWN 1: an unlisted user exception was raised by the servant.
-    pub const UNKNOWN_USER_EXCEPTION: u32 = omg(1);
-    /// UNKNOWN 2: a non-standard system exception was raised.
-    pub const UNKNOWN_SYSTEM_EXCEPTION: u32 = omg(2);
+    /// Declares each code as a constant and lists it, with its name, in
+    /// `TABLE`.
+    macro_rules! codes {
+        ($($(#[$attr:meta])* $name:ident = $n:literal;)*) => {
+            $($(#[$attr])* pub const $name: u32 = omg($n);)*
 
-    /// BAD_PARAM 7: bad scheme name in a URL.
-    pub const BAD_PARAM_BAD_SCHEME_NAME: u32 = omg(7);
-    /// BAD_PARAM 8: bad address in a URL.
-    pub const BAD_PARAM_BAD_ADDRESS: u32 = omg(8);
-    /// BAD_PARAM 9: bad scheme-specific part in a URL.
-    pub const BAD_PARAM_BAD_SCHEME_SPECIFIC_PART: u32 = omg(9);
-    /// BAD_PARAM 10: other problem with a URL.
-    pub const BAD_PARAM_BAD_URI_OTHER: u32 = omg(10);
-    /// BAD_PARAM 14: invalid object id.
-    pub const BAD_PARAM_INVALID_OBJECT_ID: u32 = omg(14);
-    /// BAD_PARAM 23: the wchar transmission code set is not known.
-    pub const BAD_PARAM_WCHAR_TCS_NOT_KNOWN: u32 = omg(23);
-    /// BAD_PARAM 24: service context id not in range.
-    pub const BAD_PARAM_SERVICE_CONTEXT_NOT_IN_RANGE: u32 = omg(24);
-    /// BAD_PARAM 25: enum value out of range.
-    pub const BAD_PARAM_ENUM_VALUE_OUT_OF_RANGE: u32 = omg(25);
-    /// BAD_PARAM 26: invalid service context id.
-    pub const BAD_PARAM_INVALID_SERVICE_CONTEXT_ID: u32 = omg(26);
-    /// BAD_PARAM 28: invalid component id.
-    pub const BAD_PARAM_INVALID_COMPONENT_ID: u32 = omg(28);
-    /// BAD_PARAM 29: invalid profile id.
-    pub const BAD_PARAM_INVALID_PROFILE_ID: u32 = omg(29);
+            /// Every code declared here, by constant name.
+            const TABLE: &[(&str, u32)] = &[$((stringify!($name), $name)),*];
+        };
+    }
 
-    /// IMP_LIMIT 1: no usable profile in the IOR.
-    pub const IMP_LIMIT_NO_USABLE_PROFILE: u32 = omg(1);
+    codes! {
+        /// UNKNOWN 1: an unlisted user exception was raised by the servant.
+        UNKNOWN_USER_EXCEPTION = 1;
+        /// UNKNOWN 2: a non-standard system exception was raised.
+        UNKNOWN_SYSTEM_EXCEPTION = 2;
 
-    /// INV_OBJREF 1: wchar not supported by the target.
-    pub const INV_OBJREF_WCHAR_NOT_SUPPORTED: u32 = omg(1);
-    /// INV_OBJREF 2: the IOR lacks the code set component it needs.
-    pub const INV_OBJREF_CODESET_COMPONENT_REQUIRED: u32 = omg(2);
+        /// BAD_PARAM 7: bad scheme name in a URL.
+        BAD_PARAM_BAD_SCHEME_NAME = 7;
+        /// BAD_PARAM 8: bad address in a URL.
+        BAD_PARAM_BAD_ADDRESS = 8;
+        /// BAD_PARAM 9: bad scheme-specific part in a URL.
+        BAD_PARAM_BAD_SCHEME_SPECIFIC_PART = 9;
+        /// BAD_PARAM 10: other problem with a URL.
+        BAD_PARAM_BAD_URI_OTHER = 10;
+        /// BAD_PARAM 14: invalid object id.
+        BAD_PARAM_INVALID_OBJECT_ID = 14;
+        /// BAD_PARAM 23: the wchar transmission code set is not known.
+        BAD_PARAM_WCHAR_TCS_NOT_KNOWN = 23;
+        /// BAD_PARAM 24: service context id not in range.
+        BAD_PARAM_SERVICE_CONTEXT_NOT_IN_RANGE = 24;
+        /// BAD_PARAM 25: enum value out of range.
+        BAD_PARAM_ENUM_VALUE_OUT_OF_RANGE = 25;
+        /// BAD_PARAM 26: invalid service context id.
+        BAD_PARAM_INVALID_SERVICE_CONTEXT_ID = 26;
+        /// BAD_PARAM 28: invalid component id.
+        BAD_PARAM_INVALID_COMPONENT_ID = 28;
+        /// BAD_PARAM 29: invalid profile id.
+        BAD_PARAM_INVALID_PROFILE_ID = 29;
 
-    /// MARSHAL 1: no value factory for a value type.
-    pub const MARSHAL_NO_VALUE_FACTORY: u32 = omg(1);
-    /// MARSHAL 2: DSI ServerRequest called in the wrong order.
-    pub const MARSHAL_SERVER_REQUEST_WRONG_ORDER: u32 = omg(2);
-    /// MARSHAL 3: DSI NVList does not match the request.
-    pub const MARSHAL_SERVER_REQUEST_NVLIST: u32 = omg(3);
-    /// MARSHAL 4: attempt to marshal a local object.
-    pub const MARSHAL_LOCAL_OBJECT: u32 = omg(4);
-    /// MARSHAL 5: wchar/wstring sent by a GIOP 1.0 client (or with no
-    /// negotiated code set).
-    pub const MARSHAL_WCHAR_FROM_GIOP10_CLIENT: u32 = omg(5);
-    /// MARSHAL 6: wchar/wstring returned to a GIOP 1.0 client.
-    pub const MARSHAL_WCHAR_FROM_GIOP10_SERVER: u32 = omg(6);
+        /// IMP_LIMIT 1: no usable profile in the IOR.
+        IMP_LIMIT_NO_USABLE_PROFILE = 1;
 
-    /// NO_IMPLEMENT 1: missing local value implementation.
-    pub const NO_IMPLEMENT_NO_VALUE_IMPL: u32 = omg(1);
-    /// NO_IMPLEMENT 2: incompatible value implementation version.
-    pub const NO_IMPLEMENT_INCOMPATIBLE_VERSION: u32 = omg(2);
-    /// NO_IMPLEMENT 3: no usable profile.
-    pub const NO_IMPLEMENT_NO_USABLE_PROFILE: u32 = omg(3);
-    /// NO_IMPLEMENT 4: DII on a local object.
-    pub const NO_IMPLEMENT_DII_ON_LOCAL_OBJECT: u32 = omg(4);
+        /// INV_OBJREF 1: wchar not supported by the target.
+        INV_OBJREF_WCHAR_NOT_SUPPORTED = 1;
+        /// INV_OBJREF 2: the IOR lacks the code set component it needs.
+        INV_OBJREF_CODESET_COMPONENT_REQUIRED = 2;
 
-    /// BAD_INV_ORDER 3: the operation would deadlock.
-    pub const BAD_INV_ORDER_WOULD_DEADLOCK: u32 = omg(3);
-    /// BAD_INV_ORDER 4: the ORB has shut down.
-    pub const BAD_INV_ORDER_ORB_HAS_SHUTDOWN: u32 = omg(4);
+        /// MARSHAL 1: no value factory for a value type.
+        MARSHAL_NO_VALUE_FACTORY = 1;
+        /// MARSHAL 2: DSI ServerRequest called in the wrong order.
+        MARSHAL_SERVER_REQUEST_WRONG_ORDER = 2;
+        /// MARSHAL 3: DSI NVList does not match the request.
+        MARSHAL_SERVER_REQUEST_NVLIST = 3;
+        /// MARSHAL 4: attempt to marshal a local object.
+        MARSHAL_LOCAL_OBJECT = 4;
+        /// MARSHAL 5: wchar/wstring sent by a GIOP 1.0 client (or with no
+        /// negotiated code set).
+        MARSHAL_WCHAR_FROM_GIOP10_CLIENT = 5;
+        /// MARSHAL 6: wchar/wstring returned to a GIOP 1.0 client.
+        MARSHAL_WCHAR_FROM_GIOP10_SERVER = 6;
 
-    /// TRANSIENT 1: the POA has no resources to serve the request.
-    pub const TRANSIENT_POA_NO_RESOURCE: u32 = omg(1);
-    /// TRANSIENT 2: no usable profile (all endpoints failed).
-    pub const TRANSIENT_NO_USABLE_PROFILE: u32 = omg(2);
-    /// TRANSIENT 3: the request was cancelled.
-    pub const TRANSIENT_REQUEST_CANCELLED: u32 = omg(3);
-    /// TRANSIENT 4: the POA was destroyed.
-    pub const TRANSIENT_POA_DESTROYED: u32 = omg(4);
+        /// NO_IMPLEMENT 1: missing local value implementation.
+        NO_IMPLEMENT_NO_VALUE_IMPL = 1;
+        /// NO_IMPLEMENT 2: incompatible value implementation version.
+        NO_IMPLEMENT_INCOMPATIBLE_VERSION = 2;
+        /// NO_IMPLEMENT 3: no usable profile.
+        NO_IMPLEMENT_NO_USABLE_PROFILE = 3;
+        /// NO_IMPLEMENT 4: DII on a local object.
+        NO_IMPLEMENT_DII_ON_LOCAL_OBJECT = 4;
 
-    /// OBJ_ADAPTER 1: unknown adapter (no AdapterActivator found it).
-    pub const OBJ_ADAPTER_POA_UNKNOWN_ADAPTER: u32 = omg(1);
-    /// OBJ_ADAPTER 2: no servant for the request.
-    pub const OBJ_ADAPTER_NO_SERVANT: u32 = omg(2);
-    /// OBJ_ADAPTER 3: no default servant.
-    pub const OBJ_ADAPTER_NO_DEFAULT_SERVANT: u32 = omg(3);
-    /// OBJ_ADAPTER 4: no servant manager.
-    pub const OBJ_ADAPTER_NO_SERVANT_MANAGER: u32 = omg(4);
-    /// OBJ_ADAPTER 5: wrong policy for incarnate.
-    pub const OBJ_ADAPTER_WRONG_INCARNATE_POLICY: u32 = omg(5);
+        /// BAD_INV_ORDER 3: the operation would deadlock.
+        BAD_INV_ORDER_WOULD_DEADLOCK = 3;
+        /// BAD_INV_ORDER 4: the ORB has shut down.
+        BAD_INV_ORDER_ORB_HAS_SHUTDOWN = 4;
 
-    /// DATA_CONVERSION 1: a character cannot be mapped to/from the
-    /// transmission code set.
-    pub const DATA_CONVERSION_CANNOT_MAP_CHAR: u32 = omg(1);
+        /// TRANSIENT 1: the POA has no resources to serve the request.
+        TRANSIENT_POA_NO_RESOURCE = 1;
+        /// TRANSIENT 2: no usable profile (all endpoints failed).
+        TRANSIENT_NO_USABLE_PROFILE = 2;
+        /// TRANSIENT 3: the request was cancelled.
+        TRANSIENT_REQUEST_CANCELLED = 3;
+        /// TRANSIENT 4: the POA was destroyed.
+        TRANSIENT_POA_DESTROYED = 4;
 
-    /// OBJECT_NOT_EXIST 1: no object adapter or object matches the key.
-    pub const OBJECT_NOT_EXIST_NO_MATCH: u32 = omg(1);
-    /// OBJECT_NOT_EXIST 2: the servant manager's incarnate failed.
-    pub const OBJECT_NOT_EXIST_INCARNATE_FAILED: u32 = omg(2);
+        /// OBJ_ADAPTER 1: unknown adapter (no AdapterActivator found it).
+        OBJ_ADAPTER_POA_UNKNOWN_ADAPTER = 1;
+        /// OBJ_ADAPTER 2: no servant for the request.
+        OBJ_ADAPTER_NO_SERVANT = 2;
+        /// OBJ_ADAPTER 3: no default servant.
+        OBJ_ADAPTER_NO_DEFAULT_SERVANT = 3;
+        /// OBJ_ADAPTER 4: no servant manager.
+        OBJ_ADAPTER_NO_SERVANT_MANAGER = 4;
+        /// OBJ_ADAPTER 5: wrong policy for incarnate.
+        OBJ_ADAPTER_WRONG_INCARNATE_POLICY = 5;
 
-    /// INV_POLICY 1: cannot reconcile the IOR policy with an override.
-    pub const INV_POLICY_CANNOT_RECONCILE: u32 = omg(1);
-    /// INV_POLICY 2: invalid policy type.
-    pub const INV_POLICY_INVALID_POLICY_TYPE: u32 = omg(2);
-    /// INV_POLICY 3: no policy factory for the policy type.
-    pub const INV_POLICY_NO_POLICY_FACTORY: u32 = omg(3);
+        /// DATA_CONVERSION 1: a character cannot be mapped to/from the
+        /// transmission code set.
+        DATA_CONVERSION_CANNOT_MAP_CHAR = 1;
+
+        /// OBJECT_NOT_EXIST 1: no object adapter or object matches the key.
+        OBJECT_NOT_EXIST_NO_MATCH = 1;
+        /// OBJECT_NOT_EXIST 2: the servant manager's incarnate failed.
+        OBJECT_NOT_EXIST_INCARNATE_FAILED = 2;
+
+        /// INV_POLICY 1: cannot reconcile the IOR policy with an override.
+        INV_POLICY_CANNOT_RECONCILE = 1;
+        /// INV_POLICY 2: invalid policy type.
+        INV_POLICY_INVALID_POLICY_TYPE = 2;
+        /// INV_POLICY 3: no policy factory for the policy type.
+        INV_POLICY_NO_POLICY_FACTORY = 3;
+
+        /// BAD_INV_ORDER 6: the POA already has a servant manager.
+        BAD_INV_ORDER_SERVANT_MANAGER_ALREADY_SET = 6;
+        /// BAD_INV_ORDER 7: `ServerRequest::arguments` called more than once
+        /// or after `set_exception`.
+        BAD_INV_ORDER_ARGUMENTS_CALLED_OUT_OF_ORDER = 7;
+        /// BAD_INV_ORDER 8: `ServerRequest::ctx` called before `arguments`,
+        /// more than once, or after the result or exception was set.
+        BAD_INV_ORDER_CTX_CALLED_OUT_OF_ORDER = 8;
+        /// BAD_INV_ORDER 9: `ServerRequest::set_result` called more than once,
+        /// before `arguments` or after `set_exception`.
+        BAD_INV_ORDER_SET_RESULT_CALLED_OUT_OF_ORDER = 9;
+        /// BAD_INV_ORDER 10: a DII request sent while its deferred call is
+        /// outstanding.
+        BAD_INV_ORDER_REQUEST_ALREADY_SENT = 10;
+        /// BAD_INV_ORDER 11: a DII request polled, or its response asked for,
+        /// before it was sent deferred.
+        BAD_INV_ORDER_REQUEST_NOT_SENT_YET = 11;
+        /// BAD_INV_ORDER 12: a DII request polled, or its response asked for,
+        /// after the response was collected.
+        BAD_INV_ORDER_RESULT_ALREADY_RECEIVED = 12;
+        /// BAD_INV_ORDER 13: a synchronous (or oneway) DII request polled or
+        /// asked for a deferred response.
+        BAD_INV_ORDER_REQUEST_IS_SYNCHRONOUS = 13;
+
+        /// BAD_PARAM 18: a union has a duplicate label.
+    BAD_PARAM_DUPLICATE_LABEL = 18;
+    /// BAD_PARAM 19: label type incompatible with the discriminator.
+        BAD_PARAM_LABEL_TYPE = 19;
+        /// BAD_PARAM 20: illegitimate discriminator type.
+        BAD_PARAM_DISCRIMINATOR_TYPE = 20;
+        /// BAD_PARAM 21: a TypeCode or Any that should describe an exception
+        /// does not.
+        BAD_PARAM_NOT_AN_EXCEPTION = 21;
+        /// BAD_PARAM 22: a user exception not listed for the operation.
+        BAD_PARAM_UNLISTED_USER_EXCEPTION = 22;
+
+        /// BAD_TYPECODE 1: attempt to marshal an incomplete TypeCode (an
+        /// unresolved recursive placeholder).
+        BAD_TYPECODE_INCOMPLETE = 1;
+        /// BAD_TYPECODE 2: a member TypeCode illegal where it appears.
+        BAD_TYPECODE_ILLEGAL_MEMBER = 2;
+        /// BAD_TYPECODE 3: an illegal parameter in a TypeCode.
+        BAD_TYPECODE_ILLEGAL_PARAM = 3;
+    }
+
+    /// The OMG name of minor code `code` of exception `kind`, when this
+    /// module declares it: e.g. `TRANSIENT_NoUsableProfile` for
+    /// (`TRANSIENT`, `omg(2)`).
+    pub fn lookup(kind: SystemExceptionKind, code: u32) -> Option<MinorName> {
+        let k = kind.name();
+        TABLE.iter().find_map(|&(name, c)| {
+            let reason = name.strip_prefix(k)?.strip_prefix('_')?;
+            (c == code).then_some(MinorName { name, reason })
+        })
+    }
+
+    /// A named minor code. `Display` writes it as omniORB does: the
+    /// exception's name, `_`, then the reason in CamelCase
+    /// (`OBJECT_NOT_EXIST_NoMatch`), keeping acronyms (`POA`, `URI`...)
+    /// in capitals.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct MinorName {
+        name: &'static str,
+        reason: &'static str,
+    }
+
+    impl MinorName {
+        /// The constant's name in this module, e.g.
+        /// `OBJECT_NOT_EXIST_NO_MATCH`.
+        pub fn constant(self) -> &'static str {
+            self.name
+        }
+    }
+
+    /// Words written in capitals in CamelCase names, as omniORB does.
+    const ACRONYMS: &[&str] = &["POA", "ORB", "URI", "DII", "DSI", "IOR", "NVLIST", "GIOP10"];
+
+    impl fmt::Display for MinorName {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(&self.name[..self.name.len() - self.reason.len()])?;
+            for word in self.reason.split('_') {
+                if ACRONYMS.contains(&word) {
+                    f.write_str(if word == "NVLIST" { "NVList" } else { word })?;
+                    continue;
+                }
+                let mut chars = word.chars();
+                if let Some(c) = chars.next() {
+                    write!(f, "{c}")?;
+                }
+                for c in chars {
+                    write!(f, "{}", c.to_ascii_lowercase())?;
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
-/// A CORBA system exception: kind, minor code, completion status.
+/// A CORBA system exception: kind, minor code, completion status, and,
+/// when the ORB raised it, its [`Cause`].
 ///
 /// `Debug` prints what `Display` prints (`CORBA::TRANSIENT (minor
-/// 0x4f4d0002, COMPLETED_NO)`), so the error a `main` returning
-/// `Result<(), Box<dyn Error>>` reports reads as omniORB's would, with the
-/// minor code in hex as the OMG's tables list it.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// 0x4f4d0002 TRANSIENT_NoUsableProfile, COMPLETED_NO): connect to
+/// 127.0.0.1:9 for 'greet': Connection refused (os error 111)`), so the
+/// error a `main` returning `Result<(), Box<dyn Error>>` reports reads as
+/// omniORB's would, with the minor code in hex as the OMG's tables list
+/// it, and says what failed where.
+///
+/// The cause is not part of the exception's identity: equality and
+/// hashing ignore it, and it never goes on the wire (a peer's exception
+/// arrives without one; the client adds the peer and the operation).
+/// It is shared (`Arc`), so the value stays cheap to clone, `Send` and
+/// `Sync`, and costs one null word until an error is raised.
+#[derive(Clone)]
 pub struct SystemException {
     /// Which exception.
     pub kind: SystemExceptionKind,
@@ -260,6 +387,9 @@ pub struct SystemException {
     /// for `kind` (an unknown id decodes as `UNKNOWN` and is kept here),
     /// so forwarding the exception sends it unchanged.
     pub foreign_id: Option<String>,
+    /// Why, where and for which call; `None` for an exception made by
+    /// [`new`](Self::new) or decoded from a reply.
+    cause: Option<Arc<Cause>>,
 }
 
 impl SystemException {
@@ -270,7 +400,36 @@ impl SystemException {
             minor,
             completed,
             foreign_id: None,
+            cause: None,
         }
+    }
+
+    /// What the ORB knows of why it was raised, if anything.
+    pub fn cause(&self) -> Option<&Cause> {
+        self.cause.as_deref()
+    }
+
+    /// The exception with `cause` (replacing any earlier one).
+    #[must_use]
+    pub fn with_cause(mut self, cause: Cause) -> Self {
+        self.cause = Some(Arc::new(cause));
+        self
+    }
+
+    /// The exception with its cause naming `operation`, unless it already
+    /// names one (an error raised below the call, e.g. while connecting,
+    /// learns the call's operation on its way up).
+    ///
+    /// Cold: it only runs on the way out of a failed call, and so keeps
+    /// its code out of the call path (docs/PERFORMANCE.md, step 37).
+    #[must_use]
+    #[cold]
+    pub fn with_operation(mut self, operation: &str) -> Self {
+        let cause = Arc::make_mut(self.cause.get_or_insert_with(Default::default));
+        if cause.operation.is_none() {
+            cause.operation = Some(operation.into());
+        }
+        self
     }
 
     /// The repository id to send.
@@ -311,6 +470,28 @@ impl From<CdrError> for SystemException {
     }
 }
 
+/// The exception's identity: what a peer would see. The cause is left
+/// out, so an exception compares equal to the one it was raised as.
+impl PartialEq for SystemException {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
+            && self.minor == other.minor
+            && self.completed == other.completed
+            && self.foreign_id == other.foreign_id
+    }
+}
+
+impl Eq for SystemException {}
+
+impl Hash for SystemException {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.kind.hash(state);
+        self.minor.hash(state);
+        self.completed.hash(state);
+        self.foreign_id.hash(state);
+    }
+}
+
 impl fmt::Display for SystemException {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.foreign_id {
@@ -322,7 +503,15 @@ impl fmt::Display for SystemException {
             CompletionStatus::No => "COMPLETED_NO",
             CompletionStatus::Maybe => "COMPLETED_MAYBE",
         };
-        write!(f, " (minor {:#010x}, {completed})", self.minor)
+        write!(f, " (minor {:#010x}", self.minor)?;
+        if let Some(name) = minor::lookup(self.kind, self.minor) {
+            write!(f, " {name}")?;
+        }
+        write!(f, ", {completed})")?;
+        match &self.cause {
+            Some(cause) if !cause.is_empty() => write!(f, ": {cause}"),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -332,7 +521,208 @@ impl fmt::Debug for SystemException {
     }
 }
 
-impl std::error::Error for SystemException {}
+/// `source()` is the I/O error behind the exception, if any. (`Display`
+/// shows its message too, since most users print only the top error.)
+impl std::error::Error for SystemException {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        let io: &io::Error = self.cause.as_ref()?.io.as_deref()?;
+        Some(io)
+    }
+}
+
+/// The step of a call, or of the ORB's life, in which an exception arose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Phase {
+    /// Setting the ORB up (arguments, configuration, signal handling).
+    Init,
+    /// Binding or starting a listening endpoint.
+    Listen,
+    /// Turning a string or IOR into a usable reference.
+    Resolve,
+    /// Opening a connection to the peer.
+    Connect,
+    /// Encoding the request.
+    Encode,
+    /// Writing the request to the peer.
+    Send,
+    /// Waiting for and reading the reply (deadlines, lost connections).
+    Receive,
+    /// Decoding the reply.
+    Decode,
+    /// The peer answered with this exception.
+    Reply,
+    /// Following a LOCATION_FORWARD or re-sending elsewhere.
+    Forward,
+    /// Serving a request: finding the object, the upcall, the reply.
+    Dispatch,
+    /// A local operation of the POA, the DII or the DSI.
+    Local,
+}
+
+impl Phase {
+    /// The verb, and the preposition that introduces a peer after it.
+    fn words(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Init => ("init", "on"),
+            Self::Listen => ("listen", "on"),
+            Self::Resolve => ("resolve", "at"),
+            Self::Connect => ("connect", "to"),
+            Self::Encode => ("encode", "for"),
+            Self::Send => ("send", "to"),
+            Self::Receive => ("receive", "from"),
+            Self::Decode => ("decode reply", "from"),
+            Self::Reply => ("reply", "from"),
+            Self::Forward => ("forward", "from"),
+            Self::Dispatch => ("dispatch", "from"),
+            Self::Local => ("local", "on"),
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.words().0)
+    }
+}
+
+/// Why an ORB raised a [`SystemException`]: the phase, the peer, the
+/// operation, a sentence, and the I/O error underneath. Every part is
+/// optional. Built only when an exception is raised, so calls that
+/// succeed never allocate one.
+///
+/// `Display`: `connect to 127.0.0.1:9 for 'greet': Connection refused
+/// (os error 111)`.
+#[derive(Clone, Default)]
+pub struct Cause {
+    phase: Option<Phase>,
+    peer: Option<String>,
+    operation: Option<String>,
+    detail: Option<String>,
+    // In an `Arc` so that the cause can be cloned (`io::Error` cannot)
+    // and one connect failure can be reported to every caller it fails.
+    io: Option<Arc<io::Error>>,
+}
+
+impl Cause {
+    /// A cause in `phase`.
+    pub fn new(phase: Phase) -> Self {
+        Self {
+            phase: Some(phase),
+            ..Self::default()
+        }
+    }
+
+    /// With the peer (`host:port`).
+    #[must_use]
+    pub fn with_peer(mut self, peer: impl fmt::Display) -> Self {
+        self.peer = Some(peer.to_string());
+        self
+    }
+
+    /// With the operation.
+    ///
+    /// Cold: it only runs on the way out of a failed call, and so keeps
+    /// its code out of the call path (docs/PERFORMANCE.md, step 37).
+    #[must_use]
+    #[cold]
+    pub fn with_operation(mut self, operation: &str) -> Self {
+        self.operation = Some(operation.into());
+        self
+    }
+
+    /// With a sentence saying what went wrong (`format_args!` is
+    /// accepted: it is formatted here, only when an error happens).
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl fmt::Display) -> Self {
+        self.detail = Some(detail.to_string());
+        self
+    }
+
+    /// With the I/O error underneath (the exception's `source()`).
+    #[must_use]
+    pub fn with_io(self, io: io::Error) -> Self {
+        self.with_shared_io(Arc::new(io))
+    }
+
+    /// With an I/O error shared with other causes.
+    #[must_use]
+    pub fn with_shared_io(mut self, io: Arc<io::Error>) -> Self {
+        self.io = Some(io);
+        self
+    }
+
+    /// The phase.
+    pub fn phase(&self) -> Option<Phase> {
+        self.phase
+    }
+
+    /// The peer, `host:port`.
+    pub fn peer(&self) -> Option<&str> {
+        self.peer.as_deref()
+    }
+
+    /// The operation.
+    pub fn operation(&self) -> Option<&str> {
+        self.operation.as_deref()
+    }
+
+    /// The sentence.
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+
+    /// The I/O error underneath.
+    pub fn io(&self) -> Option<&io::Error> {
+        self.io.as_deref()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.phase.is_none()
+            && self.peer.is_none()
+            && self.operation.is_none()
+            && self.detail.is_none()
+            && self.io.is_none()
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Each part is separated from what is already written.
+        let mut sep = "";
+        if let Some(phase) = self.phase {
+            let (verb, prep) = phase.words();
+            f.write_str(verb)?;
+            if let Some(peer) = &self.peer {
+                write!(f, " {prep} {peer}")?;
+            }
+            sep = " ";
+        } else if let Some(peer) = &self.peer {
+            f.write_str(peer)?;
+            sep = " ";
+        }
+        if let Some(op) = &self.operation {
+            write!(f, "{sep}for '{op}'")?;
+            sep = ": ";
+        } else if !sep.is_empty() {
+            sep = ": ";
+        }
+        if let Some(detail) = &self.detail {
+            write!(f, "{sep}{detail}")?;
+            sep = ": ";
+        }
+        if let Some(io) = &self.io {
+            write!(f, "{sep}{io}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
 
 impl Encode for SystemException {
     fn encode(&self, w: &mut Writer) -> Result<(), CdrError> {
@@ -365,6 +755,7 @@ impl<'de> Decode<'de> for SystemException {
             minor,
             completed,
             foreign_id,
+            cause: None,
         })
     }
 }
@@ -403,9 +794,132 @@ mod tests {
         );
         assert_eq!(
             format!("{e:?}"),
-            "CORBA::TRANSIENT (minor 0x4f4d0002, COMPLETED_NO)"
+            "CORBA::TRANSIENT (minor 0x4f4d0002 TRANSIENT_NoUsableProfile, COMPLETED_NO)"
         );
         assert_eq!(format!("{e:?}"), e.to_string());
+    }
+
+    #[test]
+    fn minor_names_come_from_the_constants() {
+        use SystemExceptionKind as K;
+        let name = |k, m| minor::lookup(k, m).map(|n| n.to_string());
+        assert_eq!(
+            name(K::ObjectNotExist, minor::OBJECT_NOT_EXIST_NO_MATCH).as_deref(),
+            Some("OBJECT_NOT_EXIST_NoMatch")
+        );
+        assert_eq!(
+            name(K::Transient, minor::TRANSIENT_POA_NO_RESOURCE).as_deref(),
+            Some("TRANSIENT_POANoResource")
+        );
+        assert_eq!(
+            name(K::BadParam, minor::BAD_PARAM_BAD_SCHEME_NAME).as_deref(),
+            Some("BAD_PARAM_BadSchemeName")
+        );
+        // The same number means something else for another kind.
+        assert_eq!(
+            name(K::Marshal, minor::omg(3)).as_deref(),
+            Some("MARSHAL_ServerRequestNVList")
+        );
+        assert_eq!(name(K::Marshal, 0), None);
+        assert_eq!(name(K::Timeout, minor::omg(1)), None);
+        assert_eq!(
+            minor::lookup(K::Unknown, minor::omg(1)).unwrap().constant(),
+            "UNKNOWN_USER_EXCEPTION"
+        );
+        // No kind is a prefix of another kind plus `_`, so every constant
+        // is found under exactly one kind.
+        for &k in SystemExceptionKind::ALL {
+            for &other in SystemExceptionKind::ALL {
+                if k != other {
+                    assert!(!other.name().starts_with(&format!("{}_", k.name())));
+                }
+            }
+        }
+    }
+
+    fn connect_refused() -> SystemException {
+        SystemException::new(
+            SystemExceptionKind::Transient,
+            minor::TRANSIENT_NO_USABLE_PROFILE,
+            CompletionStatus::No,
+        )
+        .with_cause(
+            Cause::new(Phase::Connect)
+                .with_peer("127.0.0.1:9")
+                .with_io(io::ErrorKind::ConnectionRefused.into()),
+        )
+        .with_operation("greet")
+    }
+
+    #[test]
+    fn the_cause_is_displayed_and_is_the_source() {
+        let e = connect_refused();
+        assert_eq!(
+            e.to_string(),
+            "CORBA::TRANSIENT (minor 0x4f4d0002 TRANSIENT_NoUsableProfile, COMPLETED_NO): \
+             connect to 127.0.0.1:9 for 'greet': connection refused"
+        );
+        let cause = e.cause().unwrap();
+        assert_eq!(cause.phase(), Some(Phase::Connect));
+        assert_eq!(cause.peer(), Some("127.0.0.1:9"));
+        assert_eq!(cause.operation(), Some("greet"));
+        let source = std::error::Error::source(&e).unwrap();
+        let io = source.downcast_ref::<io::Error>().unwrap();
+        assert_eq!(io.kind(), io::ErrorKind::ConnectionRefused);
+        // An operation already named is kept.
+        let again = e.clone().with_operation("other");
+        assert_eq!(again.cause().unwrap().operation(), Some("greet"));
+        // A detail without phase or peer.
+        let d = SystemException::new(SystemExceptionKind::Marshal, 0, CompletionStatus::No)
+            .with_cause(Cause::default().with_detail(format_args!("bad {}", 1)));
+        assert_eq!(
+            d.to_string(),
+            "CORBA::MARSHAL (minor 0x00000000, COMPLETED_NO): bad 1"
+        );
+        let r = SystemException::new(SystemExceptionKind::Marshal, 0, CompletionStatus::Maybe)
+            .with_cause(
+                Cause::new(Phase::Decode)
+                    .with_peer("h:1")
+                    .with_operation("echo")
+                    .with_detail("truncated"),
+            );
+        assert!(r
+            .to_string()
+            .ends_with(": decode reply from h:1 for 'echo': truncated"));
+    }
+
+    #[test]
+    fn the_cause_is_not_identity_and_not_sent() {
+        fn shared<T: Send + Sync + Clone + 'static>() {}
+        shared::<SystemException>();
+        let plain = SystemException::new(
+            SystemExceptionKind::Transient,
+            minor::TRANSIENT_NO_USABLE_PROFILE,
+            CompletionStatus::No,
+        );
+        let e = connect_refused();
+        assert_eq!(e, plain);
+        let hash = |x: &SystemException| {
+            use std::collections::hash_map::DefaultHasher;
+            let mut h = DefaultHasher::new();
+            x.hash(&mut h);
+            h.finish()
+        };
+        assert_eq!(hash(&e), hash(&plain));
+        let mut w = Writer::new(ByteOrder::Big);
+        e.encode(&mut w).unwrap();
+        let mut w2 = Writer::new(ByteOrder::Big);
+        plain.encode(&mut w2).unwrap();
+        assert_eq!(w.as_slice(), w2.as_slice());
+        let back = SystemException::decode(&mut Reader::new(w.as_slice(), ByteOrder::Big)).unwrap();
+        assert!(back.cause().is_none());
+        // Crosses threads with its cause.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(e).unwrap())
+            .join()
+            .unwrap();
+        let got = rx.recv().unwrap();
+        assert!(std::error::Error::source(&got).is_some());
     }
 
     #[test]

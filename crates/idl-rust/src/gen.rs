@@ -1285,6 +1285,7 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
             &format!("IDL exception `{}`.", d.scoped_name),
         );
         let peq = if eq { ", PartialEq" } else { "" };
+        let display = exception_display(&d.scoped_name, members);
         let _ = write!(
             s,
             "///
@@ -1298,9 +1299,10 @@ impl {name} {{
     pub const REPOSITORY_ID: &'static str = {rid};
 }}
 
+/// The IDL name, then the members with `Debug` formatting.
 impl core::fmt::Display for {name} {{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{
-        f.write_str(Self::REPOSITORY_ID)
+        {display}
     }}
 }}
 
@@ -1904,7 +1906,15 @@ impl core::fmt::Display for {ename} {{
     }}
 }}
 
-impl std::error::Error for {ename} {{}}
+/// The system exception's `source()` (its I/O error), if any.
+impl std::error::Error for {ename} {{
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {{
+        match self {{
+            Self::System(e) => std::error::Error::source(e),
+            _ => None,
+        }}
+    }}
+}}
 
 ",
                 d.scoped_name, op.wire
@@ -2575,4 +2585,29 @@ fn typed_lit(pat: &str, disc: &Type) -> String {
     } else {
         format!("{pat}{suffix}")
     }
+}
+
+/// The body of a user exception's `Display`: its IDL scoped name (without
+/// the leading `::`), then its members by IDL name with `Debug`
+/// formatting, so a log line says what the servant reported, not only
+/// which exception (`Bank::InsufficientFunds { balance: 12.5 }`).
+fn exception_display(scoped_name: &str, members: &[peregrine_idl::Field]) -> String {
+    let name = scoped_name.trim_start_matches("::");
+    if members.is_empty() {
+        return format!("f.write_str({})", lit_str(name));
+    }
+    // IDL identifiers (and `::`) hold no braces, quotes or backslashes:
+    // the name and the member names are safe inside a format string.
+    let labels: Vec<String> = members
+        .iter()
+        .map(|m| format!("{}: {{:?}}", m.name))
+        .collect();
+    let args: String = members
+        .iter()
+        .map(|m| format!(", self.{}", snake(&m.name)))
+        .collect();
+    format!(
+        "write!(f, \"{name} {{{{ {} }}}}\"{args})",
+        labels.join(", ")
+    )
 }

@@ -26,8 +26,9 @@ use peregrine_giop::{
 
 use crate::biased_lock::BiasedLock;
 use crate::coarse_clock;
-use crate::error::{raise, record};
+use crate::error::raise;
 use crate::orb::Orb;
+use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, DecodeResult, DecodeUserException, EncodeArgs, ObjectRef, SyncScope,
     SystemException, SystemExceptionKind as K,
@@ -172,20 +173,16 @@ pub(crate) struct Route {
 impl Target {
     fn from_ior(ior: &Ior, forwarded: bool, max: GiopVersion) -> Result<Target, SystemException> {
         let profiles = ior.iiop_profiles().map_err(|e| {
-            raise(
-                K::InvObjref,
-                0,
-                CompletionStatus::No,
-                format_args!("malformed IIOP profile in the reference: {e}"),
-            )
+            raise(K::InvObjref, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Resolve)
+                    .with_detail(format_args!("malformed IIOP profile in the reference: {e}"))
+            })
         })?;
         let Some(first) = profiles.first() else {
-            return Err(raise(
-                K::InvObjref,
-                0,
-                CompletionStatus::No,
-                format_args!("the reference has no IIOP profile (nil or foreign)"),
-            ));
+            return Err(raise(K::InvObjref, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Resolve)
+                    .with_detail("the reference has no IIOP profile (nil or foreign)")
+            }));
         };
         let mut endpoints = Vec::new();
         for p in profiles.iter().filter(|p| p.object_key == first.object_key) {
@@ -270,7 +267,7 @@ impl Route {
                 K::Transient,
                 peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
                 CompletionStatus::No,
-                format_args!("no endpoint in the reference"),
+                || Cause::new(Phase::Connect).with_detail("no endpoint in the reference"),
             )
         }))
     }
@@ -354,7 +351,7 @@ struct EpState {
     connecting: bool,
     failures: u32,
     retry_at: Option<Instant>,
-    last_error: String,
+    last_error: Option<Arc<std::io::Error>>,
 }
 
 /// Connections by endpoint, shared by every reference of one ORB. At most
@@ -408,7 +405,7 @@ impl ConnCache {
                 connecting: false,
                 failures: 0,
                 retry_at: None,
-                last_error: String::new(),
+                last_error: None,
             });
             if let Some(c) = &st.conn {
                 if !c.is_closed() {
@@ -419,12 +416,11 @@ impl ConnCache {
             let now = Instant::now();
             if st.connecting {
                 if now >= deadline {
-                    return Err(raise(
-                        K::Timeout,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("connecting to {ep}: deadline expired"),
-                    ));
+                    return Err(raise(K::Timeout, 0, CompletionStatus::No, || {
+                        Cause::new(Phase::Connect)
+                            .with_peer(ep)
+                            .with_detail("deadline expired waiting for another caller's connect")
+                    }));
                 }
                 map = self
                     .cv
@@ -439,12 +435,7 @@ impl ConnCache {
                         K::Transient,
                         peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
                         CompletionStatus::No,
-                        format_args!(
-                            "connecting to {ep}: endpoint in backoff for {:?} after {} failure(s): {}",
-                            at - now,
-                            st.failures,
-                            st.last_error
-                        ),
+                        || backoff_cause(ep, at - now, st.failures, st.last_error.clone()),
                     ));
                 }
             }
@@ -485,7 +476,8 @@ impl ConnCache {
                         .saturating_mul(1 << shift.min(10))
                         .min(cfg.backoff_max);
                     st.retry_at = Some(Instant::now() + backoff);
-                    st.last_error = e.to_string();
+                    let e = Arc::new(e);
+                    st.last_error = Some(e.clone());
                     let kind = if e.kind() == std::io::ErrorKind::TimedOut {
                         K::Timeout
                     } else {
@@ -495,7 +487,7 @@ impl ConnCache {
                         kind,
                         peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
                         CompletionStatus::No,
-                        format_args!("connecting to {ep}: {e}"),
+                        || Cause::new(Phase::Connect).with_peer(ep).with_shared_io(e),
                     ));
                 }
             }
@@ -1564,12 +1556,11 @@ impl ReplyMsg {
             })
         });
         let Some((status, body_at, body_offset, order, version)) = parsed else {
-            return Err(raise(
-                K::Marshal,
-                0,
-                CompletionStatus::Maybe,
-                format_args!("reply from {} does not decode", held.conn.ep),
-            ));
+            return Err(raise(K::Marshal, 0, CompletionStatus::Maybe, || {
+                Cause::new(Phase::Decode)
+                    .with_peer(&held.conn.ep)
+                    .with_detail("not a well-formed Reply")
+            }));
         };
         Ok(ReplyMsg {
             held,
@@ -1910,31 +1901,33 @@ impl<'o> Call<'o> {
                 K::BadInvOrder,
                 peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
                 CompletionStatus::No,
-                format_args!("calling {:?}: the ORB has shut down", self.op),
+                || {
+                    Cause::new(Phase::Local)
+                        .with_operation(self.op)
+                        .with_detail("the ORB has shut down")
+                },
             ));
         }
         self.prepare(w, None)?;
         if let Err(e) = encode_args(w) {
             self.st.abandon();
-            return Err(cdr_to_sys(
-                &e,
-                CompletionStatus::No,
-                format_args!(
-                    "encoding the arguments of {:?} for {}",
-                    self.op,
-                    self.peer()
-                ),
-            ));
+            return Err(cdr_to_sys(&e, CompletionStatus::No, || {
+                self.cause(Phase::Encode)
+            }));
         }
         Ok(())
     }
 
-    fn peer(&self) -> String {
-        self.st
-            .conn
-            .as_ref()
-            .map(|c| c.ep.to_string())
-            .unwrap_or_else(|| "?".into())
+    /// A cause in `phase` naming this call's operation and, once it has
+    /// a connection, its peer.
+    #[cold]
+    #[inline(never)]
+    fn cause(&self, phase: Phase) -> Cause {
+        let c = Cause::new(phase).with_operation(self.op);
+        match &self.st.conn {
+            Some(conn) => c.with_peer(&conn.ep),
+            None => c,
+        }
     }
 
     /// Binds to a connection and writes the request header into `w`. When
@@ -1952,11 +1945,13 @@ impl<'o> Call<'o> {
                     inner.set_target(None);
                     tries += 1;
                     if tries > 2 {
-                        return Err(e);
+                        return Err(e.with_operation(self.op));
                     }
                     continue;
                 }
-                Err(e) => return Err(e),
+                // Raised below the call (connecting), which did not know
+                // the operation.
+                Err(e) => return Err(e.with_operation(self.op)),
             };
             let prefer = align.map(|_| self.st.codesets);
             let lead = self.st.lead;
@@ -1970,15 +1965,12 @@ impl<'o> Call<'o> {
                 }
                 Err(c) => {
                     target.drop_conn(&conn);
-                    return Err(raise(
-                        K::Transient,
-                        0,
-                        CompletionStatus::No,
-                        format_args!(
-                            "calling {:?} on {}: connection closed: {c:?}",
-                            self.op, conn.ep
-                        ),
-                    ));
+                    return Err(raise(K::Transient, 0, CompletionStatus::No, || {
+                        Cause::new(Phase::Connect)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(format_args!("connection closed: {c:?}"))
+                    }));
                 }
             }
         };
@@ -1999,15 +1991,15 @@ impl<'o> Call<'o> {
                 }
                 if has_args && (!same_cs || self.st.version != version) {
                     give_up(&conn, id, led);
-                    return Err(raise(
-                        K::Transient,
-                        0,
-                        CompletionStatus::No,
-                        format_args!(
-                            "calling {:?}: re-sending to {} needs other code sets or GIOP version than {} (not re-marshaled)",
-                            self.op, conn.ep, old.ep
-                        ),
-                    ));
+                    return Err(raise(K::Transient, 0, CompletionStatus::No, || {
+                        Cause::new(Phase::Forward)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(format_args!(
+                                "re-sending needs other code sets or GIOP version than {} (not re-marshaled)",
+                                old.ep
+                            ))
+                    }));
                 }
             }
         }
@@ -2058,12 +2050,12 @@ impl<'o> Call<'o> {
                 .and_then(|p| Framing::of(p, w))
                 .map_err(|e| {
                     give_up(&conn, id, std::mem::take(&mut led));
-                    raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("encoding the request header of {:?}: {e}", self.op),
-                    )
+                    raise(K::Marshal, 0, CompletionStatus::No, || {
+                        Cause::new(Phase::Encode)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(format_args!("request header: {e}"))
+                    })
                 })?;
             match align {
                 Some(a) if version < GiopVersion::V1_2 && w.len() % 8 != a % 8 => {
@@ -2122,12 +2114,9 @@ impl<'o> Call<'o> {
     fn finish_message(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         if let Some(p) = self.st.pending.take() {
             p.finish(w, self.tail.len()).map_err(|e| {
-                raise(
-                    K::Marshal,
-                    0,
-                    CompletionStatus::No,
-                    format_args!("finishing the request {:?}: {e}", self.op),
-                )
+                raise(K::Marshal, 0, CompletionStatus::No, || {
+                    self.cause(Phase::Encode).with_detail(e)
+                })
             })?;
         }
         Ok(())
@@ -2174,19 +2163,15 @@ impl<'o> Call<'o> {
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    let ep = conn.ep.to_string();
                     if self.st.resends < MAX_RESENDS {
                         self.restore_pending(pending);
                         self.resend(w)?;
                         continue;
                     }
                     self.st.abandon();
-                    return Err(raise(
-                        K::CommFailure,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("sending {:?} to {ep}: {e}", self.op),
-                    ));
+                    return Err(raise(K::CommFailure, 0, CompletionStatus::No, || {
+                        self.cause(Phase::Send).with_io(e)
+                    }));
                 }
             }
             return Ok(());
@@ -2234,15 +2219,15 @@ impl<'o> Call<'o> {
         let arrived = match got {
             Ok(a) => a,
             Err(WaitError::TimedOut) => {
-                return Err(raise(
-                    K::Timeout,
-                    0,
-                    CompletionStatus::Maybe,
-                    format_args!(
-                        "calling {:?} on {}: waiting for the reply: deadline expired",
-                        self.op, conn.ep
-                    ),
-                ))
+                return Err(raise(K::Timeout, 0, CompletionStatus::Maybe, || {
+                    Cause::new(Phase::Receive)
+                        .with_peer(&conn.ep)
+                        .with_operation(self.op)
+                        .with_detail(format_args!(
+                            "deadline of {:?} expired waiting for the reply",
+                            self.st.timeout
+                        ))
+                }))
             }
             Err(WaitError::Closed(Closed::Orderly)) if self.st.resends < MAX_RESENDS => {
                 self.st.resends += 1;
@@ -2255,18 +2240,16 @@ impl<'o> Call<'o> {
                     Closed::Orderly => "the server closed the connection".to_string(),
                     Closed::Broken(s) => s,
                 };
-                return Err(raise(
-                    K::CommFailure,
-                    0,
-                    CompletionStatus::Maybe,
-                    format_args!(
-                        "calling {:?} on {}: waiting for the reply: {why}",
-                        self.op, conn.ep
-                    ),
-                ));
+                return Err(raise(K::CommFailure, 0, CompletionStatus::Maybe, || {
+                    Cause::new(Phase::Receive)
+                        .with_peer(&conn.ep)
+                        .with_operation(self.op)
+                        .with_detail(why)
+                }));
             }
         };
-        let reply = ReplyMsg::new(Held::new(conn, arrived), self.st.codesets)?;
+        let reply = ReplyMsg::new(Held::new(conn, arrived), self.st.codesets)
+            .map_err(|e| e.with_operation(self.op))?;
         let conn = &reply.held.conn;
         match reply.status {
             ReplyStatus::NoException | ReplyStatus::UserException => Ok(Some(reply)),
@@ -2277,43 +2260,35 @@ impl<'o> Call<'o> {
                 let e = reply
                     .with_reader(|r| <SystemException as peregrine_cdr::Decode>::decode(r))
                     .map_err(|e| {
-                        raise(
-                            K::Marshal,
-                            0,
-                            CompletionStatus::Maybe,
-                            format_args!(
-                                "calling {:?} on {}: malformed system exception reply: {e}",
-                                self.op, conn.ep
-                            ),
-                        )
+                        raise(K::Marshal, 0, CompletionStatus::Maybe, || {
+                            Cause::new(Phase::Decode)
+                                .with_peer(&conn.ep)
+                                .with_operation(self.op)
+                                .with_detail(format_args!("malformed system exception: {e}"))
+                        })
                     })?;
-                record(&e, format_args!("raised by {} for {:?}", conn.ep, self.op));
-                Err(e)
+                Err(raised_by_peer(e, &conn.ep, self.op))
             }
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
                 #[allow(clippy::redundant_closure)] // As above.
                 let ior = reply.with_reader(|r| <Ior as peregrine_cdr::Decode>::decode(r));
                 let ior = ior.map_err(|e| {
-                    raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("malformed LOCATION_FORWARD from {}: {e}", conn.ep),
-                    )
+                    raise(K::Marshal, 0, CompletionStatus::No, || {
+                        Cause::new(Phase::Decode)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(format_args!("malformed LOCATION_FORWARD: {e}"))
+                    })
                 });
                 drop(reply);
                 let ior = ior?;
                 self.st.forwards += 1;
                 if self.st.forwards > MAX_FORWARDS {
-                    return Err(raise(
-                        K::Transient,
-                        0,
-                        CompletionStatus::No,
-                        format_args!(
-                            "calling {:?}: more than {MAX_FORWARDS} LOCATION_FORWARDs",
-                            self.op
-                        ),
-                    ));
+                    return Err(raise(K::Transient, 0, CompletionStatus::No, || {
+                        Cause::new(Phase::Forward)
+                            .with_operation(self.op)
+                            .with_detail(format_args!("more than {MAX_FORWARDS} LOCATION_FORWARDs"))
+                    }));
                 }
                 let t = Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
                 self.obj.inner.set_target(Some(Arc::new(t)));
@@ -2321,15 +2296,14 @@ impl<'o> Call<'o> {
                 self.relocate(w)?;
                 Ok(None)
             }
-            ReplyStatus::NeedsAddressingMode => Err(raise(
-                K::NoImplement,
-                0,
-                CompletionStatus::No,
-                format_args!(
-                    "calling {:?}: {} needs an addressing mode other than KeyAddr",
-                    self.op, conn.ep
-                ),
-            )),
+            ReplyStatus::NeedsAddressingMode => {
+                Err(raise(K::NoImplement, 0, CompletionStatus::No, || {
+                    Cause::new(Phase::Reply)
+                        .with_peer(&conn.ep)
+                        .with_operation(self.op)
+                        .with_detail("needs an addressing mode other than KeyAddr")
+                }))
+            }
         }
     }
 
@@ -2340,14 +2314,45 @@ impl<'o> Call<'o> {
     }
 }
 
+/// The exception for CDR error `e` (see `SystemException::from_cdr`),
+/// with `cause` and `e` as its detail.
+#[cold]
+#[inline(never)]
 fn cdr_to_sys(
     e: &peregrine_cdr::CdrError,
     completed: CompletionStatus,
-    what: std::fmt::Arguments<'_>,
+    cause: impl FnOnce() -> Cause,
 ) -> SystemException {
-    let ex = SystemException::from_cdr(e, completed);
-    record(&ex, format_args!("{what}: {e}"));
-    ex
+    SystemException::from_cdr(e, completed).with_cause(cause().with_detail(e))
+}
+
+/// `e`, raised by the peer, with the client's side of the story: the
+/// reply phase, the peer and the operation (the wire carries none).
+#[cold]
+#[inline(never)]
+fn raised_by_peer(e: SystemException, peer: &Endpoint, op: &str) -> SystemException {
+    e.with_cause(Cause::new(Phase::Reply).with_peer(peer).with_operation(op))
+}
+
+/// Why a connect was not even tried: the endpoint failed recently. The
+/// cause carries the last attempt's I/O error.
+#[cold]
+#[inline(never)]
+fn backoff_cause(
+    ep: &Endpoint,
+    left: Duration,
+    failures: u32,
+    last: Option<Arc<std::io::Error>>,
+) -> Cause {
+    let c = Cause::new(Phase::Connect)
+        .with_peer(ep)
+        .with_detail(format_args!(
+            "endpoint in backoff for {left:?} after {failures} failure(s)"
+        ));
+    match last {
+        Some(io) => c.with_shared_io(io),
+        None => c,
+    }
 }
 
 pub(crate) fn invoke<T, E: From<SystemException>>(
@@ -2398,37 +2403,41 @@ fn decode_body<T, E: From<SystemException>>(
 ) -> Result<T, E> {
     if no_exception {
         return decode_result(r).map_err(|e| {
-            E::from(cdr_to_sys(
-                &e,
-                CompletionStatus::Yes,
-                format_args!("decoding the result of {op:?} from {peer}"),
-            ))
+            E::from(cdr_to_sys(&e, CompletionStatus::Yes, || {
+                Cause::new(Phase::Decode).with_peer(peer).with_operation(op)
+            }))
         });
     }
     // USER_EXCEPTION: repository id, then members.
     let id = match r.read_string_bytes().map(std::str::from_utf8) {
         Ok(Ok(id)) => id,
         _ => {
-            return Err(E::from(raise(
-                K::Marshal,
-                0,
-                CompletionStatus::Yes,
-                format_args!("decoding the user exception id of {op:?} from {peer}"),
-            )))
+            return Err(E::from(raise(K::Marshal, 0, CompletionStatus::Yes, || {
+                Cause::new(Phase::Decode)
+                    .with_peer(peer)
+                    .with_operation(op)
+                    .with_detail("user exception id")
+            })))
         }
     };
     match decode_user_exception(id, r) {
         Some(Ok(e)) => Err(e),
-        Some(Err(e)) => Err(E::from(cdr_to_sys(
-            &e,
-            CompletionStatus::Yes,
-            format_args!("decoding user exception {id} of {op:?} from {peer}"),
-        ))),
+        Some(Err(e)) => Err(E::from(cdr_to_sys(&e, CompletionStatus::Yes, || {
+            Cause::new(Phase::Decode)
+                .with_peer(peer)
+                .with_operation(op)
+                .with_detail(format_args!("user exception {id}"))
+        }))),
         None => Err(E::from(raise(
             K::Unknown,
             peregrine_giop::system_exception::minor::UNKNOWN_USER_EXCEPTION,
             CompletionStatus::Yes,
-            format_args!("{op:?} on {peer} raised user exception {id}, unknown to the stub"),
+            || {
+                Cause::new(Phase::Reply)
+                    .with_peer(peer)
+                    .with_operation(op)
+                    .with_detail(format_args!("user exception {id}, unknown to the stub"))
+            },
         ))),
     }
 }
@@ -2771,11 +2780,11 @@ fn fast_finish<'a>(
     let mut tail = match encoded {
         Ok(t) => t,
         Err(e) => {
-            let e = cdr_to_sys(
-                &e,
-                CompletionStatus::No,
-                format_args!("encoding the arguments of {op:?} for {}", conn.ep),
-            );
+            let e = cdr_to_sys(&e, CompletionStatus::No, || {
+                Cause::new(Phase::Encode)
+                    .with_peer(&conn.ep)
+                    .with_operation(op)
+            });
             drop(guard);
             put_back(conn, home);
             return Err(e);
@@ -2787,14 +2796,15 @@ fn fast_finish<'a>(
         tail = &[];
     }
     if let Err(e) = framing.finish(w, tail.len()) {
+        let e = raise(K::Marshal, 0, CompletionStatus::No, || {
+            Cause::new(Phase::Encode)
+                .with_peer(&conn.ep)
+                .with_operation(op)
+                .with_detail(e)
+        });
         drop(guard);
         put_back(conn, home);
-        return Err(raise(
-            K::Marshal,
-            0,
-            CompletionStatus::No,
-            format_args!("finishing the request {op:?}: {e}"),
-        ));
+        return Err(e);
     }
     let sent = conn.send(w.as_slice(), tail);
     std::mem::forget(guard);
@@ -2980,12 +2990,11 @@ fn queue_oneway(
         bytes: w.as_slice().to_vec(),
     };
     oneway_writer().send(msg).map_err(|_| {
-        raise(
-            K::Transient,
-            0,
-            CompletionStatus::No,
-            format_args!("queueing {op:?}: the oneway writer thread is gone"),
-        )
+        raise(K::Transient, 0, CompletionStatus::No, || {
+            Cause::new(Phase::Send)
+                .with_operation(op)
+                .with_detail("the oneway writer thread is gone")
+        })
     })
 }
 
@@ -3128,13 +3137,24 @@ pub(crate) fn open_connections(orb: &Orb) -> usize {
 /// `OBJECT_HERE` is `true`, `UNKNOWN_OBJECT` `false`; `OBJECT_FORWARD`
 /// re-targets the reference (as `LOCATION_FORWARD` does) and asks again.
 pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
+    /// A LocateRequest's cause: its "operation" is the message.
+    #[cold]
+    fn locate_cause(phase: Phase, peer: &Endpoint) -> Cause {
+        Cause::new(phase)
+            .with_peer(peer)
+            .with_operation("LocateRequest")
+    }
     let inner = &obj.inner;
     if inner.orb.is_shut_down() {
         return Err(raise(
             K::BadInvOrder,
             peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
             CompletionStatus::No,
-            format_args!("locate: the ORB has shut down"),
+            || {
+                Cause::new(Phase::Local)
+                    .with_operation("LocateRequest")
+                    .with_detail("the ORB has shut down")
+            },
         ));
     }
     let timeout = inner
@@ -3156,7 +3176,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                 forwards += 1;
                 continue;
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.with_operation("LocateRequest")),
         };
         let Ok(Begun { id, .. }) =
             conn.begin(&target, None, true, false, Now::Precise(Instant::now()))
@@ -3164,12 +3184,9 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             target.drop_conn(&conn);
             resends += 1;
             if resends > MAX_RESENDS {
-                return Err(raise(
-                    K::Transient,
-                    0,
-                    CompletionStatus::No,
-                    format_args!("locate on {}: connection closed", conn.ep),
-                ));
+                return Err(raise(K::Transient, 0, CompletionStatus::No, || {
+                    locate_cause(Phase::Connect, &conn.ep).with_detail("connection closed")
+                }));
             }
             continue;
         };
@@ -3180,46 +3197,36 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
         };
         if let Err(e) = peregrine_giop::encode_locate_request(&mut w, target.version, &h) {
             conn.forget(id);
-            return Err(raise(
-                K::Marshal,
-                0,
-                CompletionStatus::No,
-                format_args!("encoding a LocateRequest: {e}"),
-            ));
+            return Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+                locate_cause(Phase::Encode, &conn.ep).with_detail(e)
+            }));
         }
         if let Err(e) = conn.send(w.as_slice(), &[]) {
             conn.forget(id);
             resends += 1;
             if resends > MAX_RESENDS {
-                return Err(raise(
-                    K::CommFailure,
-                    0,
-                    CompletionStatus::No,
-                    format_args!("sending a LocateRequest to {}: {e}", conn.ep),
-                ));
+                return Err(raise(K::CommFailure, 0, CompletionStatus::No, || {
+                    locate_cause(Phase::Send, &conn.ep).with_io(e)
+                }));
             }
             continue;
         }
         let arrived = match conn.wait(id, deadline, None) {
             Ok(a) => a,
             Err(WaitError::TimedOut) => {
-                return Err(raise(
-                    K::Timeout,
-                    0,
-                    CompletionStatus::No,
-                    format_args!("locate on {}: deadline expired", conn.ep),
-                ))
+                return Err(raise(K::Timeout, 0, CompletionStatus::No, || {
+                    locate_cause(Phase::Receive, &conn.ep)
+                        .with_detail(format_args!("deadline of {timeout:?} expired"))
+                }))
             }
             // A LocateRequest has no effect: asking again is always safe.
             Err(WaitError::Closed(c)) => {
                 resends += 1;
                 if resends > MAX_RESENDS {
-                    return Err(raise(
-                        K::CommFailure,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("locate on {}: connection closed: {c:?}", conn.ep),
-                    ));
+                    return Err(raise(K::CommFailure, 0, CompletionStatus::No, || {
+                        locate_cause(Phase::Receive, &conn.ep)
+                            .with_detail(format_args!("connection closed: {c:?}"))
+                    }));
                 }
                 continue;
             }
@@ -3229,12 +3236,9 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
             let (status, body) = match decode_message(bytes, &conn.limits) {
                 Ok((_, Message::LocateReply { header, body })) => (header.status, body),
                 _ => {
-                    return Some(Err(raise(
-                        K::Marshal,
-                        0,
-                        CompletionStatus::No,
-                        format_args!("{} answered a LocateRequest with something else", conn.ep),
-                    )))
+                    return Some(Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+                        locate_cause(Phase::Decode, &conn.ep).with_detail("not a LocateReply")
+                    })))
                 }
             };
             use peregrine_giop::LocateStatus as L;
@@ -3255,43 +3259,32 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
                                 Err(e) => Some(Err(e)),
                             }
                         }
-                        Ok(_) => Some(Err(raise(
-                            K::Transient,
-                            0,
-                            CompletionStatus::No,
-                            format_args!("locate: more than {MAX_FORWARDS} OBJECT_FORWARDs"),
-                        ))),
-                        Err(e) => Some(Err(raise(
-                            K::Marshal,
-                            0,
-                            CompletionStatus::No,
-                            format_args!("malformed OBJECT_FORWARD from {}: {e}", conn.ep),
-                        ))),
+                        Ok(_) => Some(Err(raise(K::Transient, 0, CompletionStatus::No, || {
+                            locate_cause(Phase::Forward, &conn.ep).with_detail(format_args!(
+                                "more than {MAX_FORWARDS} OBJECT_FORWARDs"
+                            ))
+                        }))),
+                        Err(e) => Some(Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+                            locate_cause(Phase::Decode, &conn.ep)
+                                .with_detail(format_args!("malformed OBJECT_FORWARD: {e}"))
+                        }))),
                     }
                 }
                 L::LocSystemException => Some(Err(
                     match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
-                        Ok(e) => {
-                            record(
-                                &e,
-                                format_args!("raised by {} for a LocateRequest", conn.ep),
-                            );
-                            e
-                        }
-                        Err(e) => raise(
-                            K::Marshal,
-                            0,
-                            CompletionStatus::No,
-                            format_args!("malformed LOC_SYSTEM_EXCEPTION from {}: {e}", conn.ep),
-                        ),
+                        Ok(e) => e.with_cause(locate_cause(Phase::Reply, &conn.ep)),
+                        Err(e) => raise(K::Marshal, 0, CompletionStatus::No, || {
+                            locate_cause(Phase::Decode, &conn.ep)
+                                .with_detail(format_args!("malformed LOC_SYSTEM_EXCEPTION: {e}"))
+                        }),
                     },
                 )),
-                L::LocNeedsAddressingMode => Some(Err(raise(
-                    K::NoImplement,
-                    0,
-                    CompletionStatus::No,
-                    format_args!("{} needs an addressing mode other than KeyAddr", conn.ep),
-                ))),
+                L::LocNeedsAddressingMode => {
+                    Some(Err(raise(K::NoImplement, 0, CompletionStatus::No, || {
+                        locate_cause(Phase::Reply, &conn.ep)
+                            .with_detail("needs an addressing mode other than KeyAddr")
+                    })))
+                }
             }
         });
         drop(held);

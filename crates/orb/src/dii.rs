@@ -44,48 +44,23 @@ use std::ops::{Index, IndexMut};
 
 use peregrine_cdr::{CdrError, Reader, Writer};
 use peregrine_dynamic::{decode_value, encode_value, Any, DynError, DynValue, TcKind, TypeCode};
-use peregrine_giop::system_exception::minor::omg;
 
-use crate::error::{raise, record};
+use crate::error::raise;
+use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, DeferredCall, ObjectRef, SystemException, SystemExceptionKind as K,
 };
 
-/// OMG minor codes of the dynamic interfaces (CORBA 3.x, table of
-/// standard minor exception codes).
+/// OMG minor codes of the dynamic interfaces (declared, with their
+/// names, in `peregrine_giop`'s one table).
 pub mod minor {
-    use super::omg;
-    /// BAD_INV_ORDER 7: `ServerRequest::arguments` called more than once
-    /// or after `set_exception`.
-    pub const BAD_INV_ORDER_ARGUMENTS_CALLED_OUT_OF_ORDER: u32 = omg(7);
-    /// BAD_INV_ORDER 8: `ServerRequest::ctx` called before `arguments`,
-    /// more than once, or after the result or exception was set.
-    pub const BAD_INV_ORDER_CTX_CALLED_OUT_OF_ORDER: u32 = omg(8);
-    /// BAD_INV_ORDER 9: `ServerRequest::set_result` called more than once,
-    /// before `arguments` or after `set_exception`.
-    pub const BAD_INV_ORDER_SET_RESULT_CALLED_OUT_OF_ORDER: u32 = omg(9);
-    /// BAD_INV_ORDER 10: a DII request sent while its deferred call is
-    /// outstanding.
-    pub const BAD_INV_ORDER_REQUEST_ALREADY_SENT: u32 = omg(10);
-    /// BAD_INV_ORDER 11: a DII request polled, or its response asked for,
-    /// before it was sent deferred.
-    pub const BAD_INV_ORDER_REQUEST_NOT_SENT_YET: u32 = omg(11);
-    /// BAD_INV_ORDER 12: a DII request polled, or its response asked for,
-    /// after the response was collected.
-    pub const BAD_INV_ORDER_RESULT_ALREADY_RECEIVED: u32 = omg(12);
-    /// BAD_INV_ORDER 13: a synchronous (or oneway) DII request polled or
-    /// asked for a deferred response.
-    pub const BAD_INV_ORDER_REQUEST_IS_SYNCHRONOUS: u32 = omg(13);
-    /// BAD_PARAM 21: a TypeCode or Any that should describe an exception
-    /// does not.
-    pub const BAD_PARAM_NOT_AN_EXCEPTION: u32 = omg(21);
-    /// BAD_PARAM 22: a user exception not listed for the operation.
-    pub const BAD_PARAM_UNLISTED_USER_EXCEPTION: u32 = omg(22);
-    /// MARSHAL 3: the NVList given to `ServerRequest::arguments` does not
-    /// match the request's arguments.
-    pub const MARSHAL_SERVER_REQUEST_NVLIST: u32 = omg(3);
-    /// UNKNOWN 1: a user exception the client does not know.
-    pub const UNKNOWN_USER_EXCEPTION: u32 = omg(1);
+    pub use peregrine_giop::system_exception::minor::{
+        BAD_INV_ORDER_ARGUMENTS_CALLED_OUT_OF_ORDER, BAD_INV_ORDER_CTX_CALLED_OUT_OF_ORDER,
+        BAD_INV_ORDER_REQUEST_ALREADY_SENT, BAD_INV_ORDER_REQUEST_IS_SYNCHRONOUS,
+        BAD_INV_ORDER_REQUEST_NOT_SENT_YET, BAD_INV_ORDER_RESULT_ALREADY_RECEIVED,
+        BAD_INV_ORDER_SET_RESULT_CALLED_OUT_OF_ORDER, BAD_PARAM_NOT_AN_EXCEPTION,
+        BAD_PARAM_UNLISTED_USER_EXCEPTION, MARSHAL_SERVER_REQUEST_NVLIST, UNKNOWN_USER_EXCEPTION,
+    };
 }
 
 /// The direction of an argument (`CORBA::ARG_IN`, `ARG_OUT`,
@@ -440,17 +415,14 @@ impl Request {
                 nv.value = value;
                 Ok(())
             }
-            None => Err(raise(
-                K::BadParam,
-                0,
-                CompletionStatus::No,
-                format_args!(
+            None => Err(raise(K::BadParam, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Local).with_detail(format_args!(
                     "request {:?} has {} arguments, not {}",
                     self.operation,
                     self.args.len(),
                     i + 1
-                ),
-            )),
+                ))
+            })),
         }
     }
 
@@ -645,12 +617,11 @@ impl Request {
                 "was invoked synchronously",
             ),
         };
-        raise(
-            K::BadInvOrder,
-            minor,
-            CompletionStatus::No,
-            format_args!("request {:?} {why}", self.operation),
-        )
+        raise(K::BadInvOrder, minor, CompletionStatus::No, || {
+            Cause::new(Phase::Local)
+                .with_operation(&self.operation)
+                .with_detail(why)
+        })
     }
 
     /// Checks the request before a send: no deferred call outstanding,
@@ -661,10 +632,12 @@ impl Request {
                 K::BadInvOrder,
                 minor::BAD_INV_ORDER_REQUEST_ALREADY_SENT,
                 CompletionStatus::No,
-                format_args!(
-                    "request {:?} sent again before its deferred response was collected",
-                    self.operation
-                ),
+                || {
+                    Cause::new(Phase::Local).with_detail(format_args!(
+                        "request {:?} sent again before its deferred response was collected",
+                        self.operation
+                    ))
+                },
             );
             return Err(RequestError::System(e));
         }
@@ -677,11 +650,13 @@ impl Request {
                 K::BadParam,
                 minor::BAD_PARAM_NOT_AN_EXCEPTION,
                 CompletionStatus::No,
-                format_args!(
-                    "request {:?}: the exception list holds a {} TypeCode",
-                    self.operation,
-                    bad.kind()
-                ),
+                || {
+                    Cause::new(Phase::Local).with_detail(format_args!(
+                        "request {:?}: the exception list holds a {} TypeCode",
+                        self.operation,
+                        bad.kind()
+                    ))
+                },
             );
             self.exception = Some(RequestError::System(e.clone()));
             return Err(RequestError::System(e));
@@ -717,11 +692,11 @@ impl Request {
             Err(e) => {
                 self.scratch.clear();
                 let e = match (e, enc_err, dec_err) {
-                    (RequestError::System(_), Some(d), _) => {
-                        RequestError::System(self.dyn_failure(&d, CompletionStatus::No, "encoding"))
-                    }
+                    (RequestError::System(_), Some(d), _) => RequestError::System(
+                        self.dyn_failure(&d, CompletionStatus::No, Phase::Encode),
+                    ),
                     (RequestError::System(_), None, Some(d)) => RequestError::System(
-                        self.dyn_failure(&d, CompletionStatus::Yes, "decoding the reply to"),
+                        self.dyn_failure(&d, CompletionStatus::Yes, Phase::Decode),
                     ),
                     (e, _, _) => e,
                 };
@@ -736,14 +711,14 @@ impl Request {
         &self,
         d: &DynError,
         completed: CompletionStatus,
-        phase: &str,
+        phase: Phase,
     ) -> SystemException {
-        let e = d.system_exception(completed);
-        record(
-            &e,
-            format_args!("{phase} DII request {:?}: {d}", self.operation),
-        );
-        e
+        // The interpreter's precise exception, with its error as detail.
+        d.system_exception(completed).with_cause(
+            Cause::new(phase)
+                .with_operation(&self.operation)
+                .with_detail(d),
+        )
     }
 }
 

@@ -53,8 +53,9 @@ use peregrine_cdr::Reader;
 use peregrine_dynamic::{encode_value, Any, DynError, TcKind};
 
 use crate::dii::{minor, ArgFlags, NVList};
-use crate::error::{raise, record};
+use crate::error::raise;
 use crate::orb::Orb;
+use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, ObjectRef, Servant, ServerRequest, SystemException, SystemExceptionKind as K,
 };
@@ -179,16 +180,14 @@ fn write_reply(
         }
     };
     res.map_err(|e| {
-        let sys = e.system_exception(CompletionStatus::Yes);
-        record(
-            &sys,
-            format_args!(
-                "encoding the DSI reply to {:?}: {e} (a result, out value or exception \
-                 that does not match its TypeCode)",
-                req.operation()
-            ),
-        );
-        sys
+        e.system_exception(CompletionStatus::Yes).with_cause(
+            Cause::new(Phase::Dispatch)
+                .with_operation(req.operation())
+                .with_detail(format_args!(
+                    "encoding the reply: {e} (a result, out value or exception \
+                     that does not match its TypeCode)"
+                )),
+        )
     })
 }
 
@@ -243,7 +242,7 @@ impl<'r> DynServerRequest<'r> {
             ));
         }
         if let Err(e) = params.decode(ArgFlags::is_sent, &mut self.args) {
-            return Err(self.dyn_error(&e, "decoding the arguments of"));
+            return Err(self.dyn_error(&e, "arguments"));
         }
         Ok(self.params.insert(params))
     }
@@ -289,8 +288,7 @@ impl<'r> DynServerRequest<'r> {
             }
             Ok(out)
         };
-        read(&mut self.args)
-            .map_err(|e| self.dyn_error(&DynError::Cdr(e), "decoding the context clause of"))
+        read(&mut self.args).map_err(|e| self.dyn_error(&DynError::Cdr(e), "context clause"))
     }
 
     /// Sets the return value (`CORBA::ServerRequest::set_result`).
@@ -320,11 +318,11 @@ impl<'r> DynServerRequest<'r> {
                 K::BadParam,
                 minor::BAD_PARAM_NOT_AN_EXCEPTION,
                 CompletionStatus::No,
-                format_args!(
-                    "set_exception in {:?} with a {} Any",
-                    self.operation,
-                    value.tc.kind()
-                ),
+                || {
+                    Cause::new(Phase::Dispatch)
+                        .with_operation(self.operation)
+                        .with_detail(format_args!("set_exception with a {} Any", value.tc.kind()))
+                },
             ));
         }
         self.result = None;
@@ -344,18 +342,19 @@ impl<'r> DynServerRequest<'r> {
 
     #[cold]
     fn out_of_order(&self, minor: u32, what: &str) -> SystemException {
-        raise(
-            K::BadInvOrder,
-            minor,
-            CompletionStatus::No,
-            format_args!("DSI request {:?}: {what}", self.operation),
-        )
+        raise(K::BadInvOrder, minor, CompletionStatus::No, || {
+            Cause::new(Phase::Dispatch)
+                .with_operation(self.operation)
+                .with_detail(what)
+        })
     }
 
     #[cold]
-    fn dyn_error(&self, e: &DynError, phase: &str) -> SystemException {
-        let sys = e.system_exception(CompletionStatus::No);
-        record(&sys, format_args!("{phase} {:?}: {e}", self.operation));
-        sys
+    fn dyn_error(&self, e: &DynError, what: &str) -> SystemException {
+        e.system_exception(CompletionStatus::No).with_cause(
+            Cause::new(Phase::Dispatch)
+                .with_operation(self.operation)
+                .with_detail(format_args!("decoding the {what}: {e}")),
+        )
     }
 }

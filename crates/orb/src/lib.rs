@@ -47,7 +47,6 @@ pub mod transport;
 
 pub use dii::{ArgFlags, NVList, NamedValue, Request, RequestError};
 pub use dsi::{DynServerRequest, DynamicImplementation, DynamicServant};
-pub use error::last_error_detail;
 pub use orb::{
     InitialReference, Orb, OrbBuilder, ResolveError, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
 };

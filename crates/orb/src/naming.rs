@@ -7,6 +7,7 @@
 use peregrine_giop::system_exception::minor;
 
 use crate::error::raise;
+use crate::runtime::{Cause, Phase};
 use crate::runtime::{CompletionStatus, ObjectRef, SystemException, SystemExceptionKind as K};
 
 /// A `CosNaming::NameComponent`.
@@ -101,7 +102,10 @@ pub fn resolve_str(ctx: &ObjectRef, name: &str) -> Result<ObjectRef, SystemExcep
             K::BadParam,
             minor::BAD_PARAM_BAD_URI_OTHER,
             CompletionStatus::No,
-            format_args!("malformed stringified name {name:?}"),
+            || {
+                Cause::new(Phase::Resolve)
+                    .with_detail(format_args!("malformed stringified name {name:?}"))
+            },
         )
     })?;
     resolve(ctx, &n)
@@ -128,7 +132,10 @@ pub fn resolve(ctx: &ObjectRef, name: &[NameComponent]) -> Result<ObjectRef, Sys
                 K::BadParam,
                 minor::BAD_PARAM_BAD_URI_OTHER,
                 CompletionStatus::Yes,
-                format_args!("naming service raised {id}"),
+                || {
+                    Cause::new(Phase::Resolve)
+                        .with_detail(format_args!("naming service raised {id}"))
+                },
             )))
         },
     );
@@ -137,7 +144,10 @@ pub fn resolve(ctx: &ObjectRef, name: &[NameComponent]) -> Result<ObjectRef, Sys
             K::BadParam,
             minor::BAD_PARAM_BAD_URI_OTHER,
             CompletionStatus::Yes,
-            format_args!("naming service resolved the name to nil"),
+            || {
+                Cause::new(Phase::Resolve)
+                    .with_detail(format_args!("naming service resolved the name to nil"))
+            },
         )
     })
 }

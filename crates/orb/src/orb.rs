@@ -17,6 +17,7 @@ use peregrine_giop::{
 use crate::client::{lock, ConnCache};
 use crate::error::raise;
 use crate::poa::{Poa, PoaManager, PoaRegistry, Policies};
+use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, ObjectRef, Reference, SystemException, SystemExceptionKind as K,
 };
@@ -60,7 +61,9 @@ pub(crate) struct OrbInner {
     root: OnceLock<Poa>,
     listen: Vec<(String, u16)>,
     publish_cfg: Vec<Endpoint>,
-    published: OnceLock<Result<Vec<Endpoint>, String>>,
+    /// The published endpoints, or why listening failed: the address and
+    /// the I/O error, kept so that every later call reports the same cause.
+    published: OnceLock<Result<Vec<Endpoint>, ListenFailure>>,
     init_refs: HashMap<String, String>,
     default_init_ref: Option<String>,
     /// Readable object keys (`Orb::bind_object_key`) -> the IOR a request
@@ -214,8 +217,14 @@ impl Default for OrbBuilder {
     }
 }
 
+/// Why the ORB could not listen: the address asked for, and the I/O error
+/// (shared: every later caller of `published_endpoints` reports it).
+type ListenFailure = (String, Arc<std::io::Error>);
+
 fn bad_param(detail: std::fmt::Arguments<'_>) -> SystemException {
-    raise(K::BadParam, 0, CompletionStatus::No, detail)
+    raise(K::BadParam, 0, CompletionStatus::No, || {
+        Cause::new(Phase::Init).with_detail(detail)
+    })
 }
 
 /// Splits `host:port`, `[v6]:port` or `v6-literal` (port 0).
@@ -609,8 +618,9 @@ impl Orb {
             };
             let mut addrs = Vec::new();
             for (h, p) in &listen {
-                let l = bind(h, *p).map_err(|e| format!("listening on {h}:{p}: {e}"))?;
-                let a = Server::start(&self.inner, l).map_err(|e| format!("{h}:{p}: {e}"))?;
+                let addr = || format!("{h}:{p}");
+                let l = bind(h, *p).map_err(|e| (addr(), Arc::new(e)))?;
+                let a = Server::start(&self.inner, l).map_err(|e| (addr(), Arc::new(e)))?;
                 addrs.push(a);
             }
             let first_port = addrs.first().map_or(0, |a| a.port());
@@ -633,8 +643,11 @@ impl Orb {
                     .collect())
             }
         });
-        r.clone()
-            .map_err(|e| raise(K::Initialize, 0, CompletionStatus::No, format_args!("{e}")))
+        r.clone().map_err(|(addr, io)| {
+            raise(K::Initialize, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Listen).with_peer(addr).with_shared_io(io)
+            })
+        })
     }
 
     /// The local addresses the ORB listens on.
@@ -697,12 +710,9 @@ impl Orb {
                 ObjectUrlError::Ior(_) => minor::BAD_PARAM_BAD_SCHEME_SPECIFIC_PART,
                 _ => minor::BAD_PARAM_BAD_ADDRESS,
             };
-            raise(
-                K::BadParam,
-                m,
-                CompletionStatus::No,
-                format_args!("string_to_object({s:?}): {e}"),
-            )
+            raise(K::BadParam, m, CompletionStatus::No, || {
+                Cause::new(Phase::Resolve).with_detail(format_args!("string_to_object({s:?}): {e}"))
+            })
         })?;
         match url {
             ObjectUrl::Ior(ior) => Ok(ObjectRef::from_ior(self, ior)),
@@ -950,12 +960,11 @@ impl Orb {
     #[cfg(unix)]
     pub fn shutdown_on_signals(&self) -> Result<(), SystemException> {
         crate::signals::register(&self.inner).map_err(|e| {
-            raise(
-                K::Initialize,
-                0,
-                CompletionStatus::No,
-                format_args!("shutdown_on_signals: {e}"),
-            )
+            raise(K::Initialize, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Init)
+                    .with_detail("shutdown_on_signals")
+                    .with_io(e)
+            })
         })
     }
 

@@ -59,7 +59,7 @@ use std::time::Duration;
 
 use peregrine_cdr::{Encode, GiopVersion, Reader, Writer};
 use peregrine_giop::Ior;
-pub use peregrine_giop::{CompletionStatus, SystemException, SystemExceptionKind};
+pub use peregrine_giop::{Cause, CompletionStatus, Phase, SystemException, SystemExceptionKind};
 
 use crate::client::{self, RefInner};
 use crate::orb::Orb;

@@ -95,8 +95,9 @@ pub mod mapping;
 
 pub use peregrine_dynamic::{Any, TypeCode};
 pub use peregrine_orb::{
-    CompletionStatus, ObjectId, ObjectRef, Orb, OrbBuilder, Poa, PoaError, PoaManager, Policies,
-    Reference, Servant, Skeleton, SystemException, SystemExceptionKind, ThreadModel,
+    Cause, CompletionStatus, ObjectId, ObjectRef, Orb, OrbBuilder, Phase, Poa, PoaError,
+    PoaManager, Policies, Reference, Servant, Skeleton, SystemException, SystemExceptionKind,
+    ThreadModel,
 };
 
 /// Includes the Rust that `peregrine-build` generated into `$OUT_DIR`

@@ -378,10 +378,11 @@
 //!     other => panic!("expected a system exception, got {other:?}"),
 //! }
 //!
-//! // `Display` names the exception by its repository id.
+//! // `Display` names the exception by its IDL name and shows its members;
+//! // the operation's error enum displays its variant.
 //! let e = OutOfStock { item: "tea".into(), available: 2 };
-//! assert_eq!(e.to_string(), "IDL:Shop/OutOfStock:1.0");
-//! assert_eq!(SellError::from(e).to_string(), OutOfStock::REPOSITORY_ID);
+//! assert_eq!(e.to_string(), r#"Shop::OutOfStock { item: "tea", available: 2 }"#);
+//! assert_eq!(SellError::from(e.clone()).to_string(), e.to_string());
 //! ```
 //!
 //! # Interfaces

@@ -85,8 +85,8 @@ fn index_id(index: u32) -> [u8; INDEX_ID_LEN] {
 }
 
 fn orb_error(what: &str, e: SystemException) -> io::Error {
-    let detail = peregrine_orb::last_error_detail().unwrap_or_default();
-    io::Error::other(format!("{what}: {e} {detail}"))
+    // The exception's Display includes its cause (peer, phase, I/O error).
+    io::Error::other(format!("{what}: {e}"))
 }
 
 fn poa_error(e: PoaError) -> SystemException {

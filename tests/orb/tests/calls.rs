@@ -200,10 +200,18 @@ fn deadline_expires_with_timeout_and_connection_survives() {
         assert_eq!(err.kind, K::Timeout);
         assert_eq!(err.completed, CompletionStatus::Maybe);
         assert!(took < Duration::from_millis(1200), "took {took:?}");
-        let detail = peregrine_orb::last_error_detail().unwrap();
+        // The cause names the operation, the peer, the phase and the
+        // deadline.
+        let cause = err.cause().expect("a cause");
+        assert_eq!(cause.operation(), Some("sleep_ms"));
+        assert_eq!(cause.phase(), Some(peregrine_orb::Phase::Receive));
+        assert!(cause.peer().unwrap().starts_with("127.0.0.1:"), "{err}");
+        let text = err.to_string();
         assert!(
-            detail.contains("sleep_ms") && detail.contains("127.0.0.1"),
-            "{detail}"
+            text.contains("receive from 127.0.0.1:")
+                && text.contains("for 'sleep_ms'")
+                && text.contains("deadline of 200ms expired"),
+            "{text}"
         );
         // The late reply is discarded; the connection still works.
         assert_eq!(e.echo_string("after").unwrap(), "after");

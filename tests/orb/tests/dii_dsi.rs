@@ -826,9 +826,9 @@ fn misuse_is_a_typed_error_and_the_request_survives() {
             (sys(&e).kind, sys(&e).completed),
             (K::BadParam, CompletionStatus::No)
         );
-        assert!(peregrine_orb::last_error_detail()
-            .unwrap()
-            .contains("encoding DII request \"check\""));
+        let cause = sys(&e).cause().expect("a cause");
+        assert_eq!(cause.phase(), Some(peregrine_orb::Phase::Encode));
+        assert_eq!(cause.operation(), Some("check"));
         // Fixed, the same request works.
         req.set_arg(0, Any::from(0i32)).unwrap();
         req.invoke().unwrap();

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use super::key::{parse_system_id, system_id};
 use super::user_ids::UserIdMap;
 use super::{ObjectId, PoaError, Policies};
-use crate::runtime::Servant;
+use crate::runtime::{Cause, Phase, Servant};
 use crate::short_bytes::ShortBytes;
 
 /// A hasher for servant addresses (a 64-bit finalizer: the low bits of
@@ -239,7 +239,7 @@ impl Aom {
                     crate::runtime::SystemExceptionKind::BadParam,
                     peregrine_giop::system_exception::minor::BAD_PARAM_INVALID_OBJECT_ID,
                     crate::runtime::CompletionStatus::No,
-                    format_args!("not a live system id of this POA"),
+                    || Cause::new(Phase::Local).with_detail("not a live system id of this POA"),
                 )));
             };
             if s.servant.is_some() {

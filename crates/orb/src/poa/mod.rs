@@ -40,6 +40,7 @@ use peregrine_giop::Ior;
 use crate::client::lock;
 use crate::error::raise;
 use crate::orb::{Orb, OrbInner};
+use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, ObjectRef, Reference, Servant, Skeleton, SystemException,
     SystemExceptionKind as K,
@@ -314,7 +315,7 @@ fn not_exist(detail: fmt::Arguments<'_>) -> SystemException {
         K::ObjectNotExist,
         minor::OBJECT_NOT_EXIST_NO_MATCH,
         CompletionStatus::No,
-        detail,
+        || Cause::new(Phase::Dispatch).with_detail(detail),
     )
 }
 
@@ -327,12 +328,9 @@ fn no_such_object(poa: &PoaInner, id: &[u8]) -> SystemException {
 }
 
 fn panicked(what: &str) -> SystemException {
-    raise(
-        K::Unknown,
-        0,
-        CompletionStatus::Maybe,
-        format_args!("{what} panicked"),
-    )
+    raise(K::Unknown, 0, CompletionStatus::Maybe, || {
+        Cause::new(Phase::Dispatch).with_detail(format_args!("{what} panicked"))
+    })
 }
 
 /// What a request's object key resolved to.
@@ -857,7 +855,12 @@ pub(crate) fn resolve<'a>(
                     K::Transient,
                     minor::TRANSIENT_POA_NO_RESOURCE,
                     CompletionStatus::No,
-                    format_args!("POA {:?} held requests for too long", poa.path),
+                    || {
+                        Cause::new(Phase::Dispatch).with_detail(format_args!(
+                            "POA {:?} held requests for too long",
+                            poa.path
+                        ))
+                    },
                 ))
             }
             s => return Err(refused(poa, s)),
@@ -948,7 +951,12 @@ pub(crate) fn resolve<'a>(
                                 K::ObjAdapter,
                                 minor::OBJ_ADAPTER_NO_DEFAULT_SERVANT,
                                 CompletionStatus::No,
-                                format_args!("POA {:?} has no default servant", poa.path),
+                                || {
+                                    Cause::new(Phase::Dispatch).with_detail(format_args!(
+                                        "POA {:?} has no default servant",
+                                        poa.path
+                                    ))
+                                },
                             ))
                         }
                     }
@@ -967,7 +975,10 @@ fn no_manager(poa: &PoaInner) -> SystemException {
         K::ObjAdapter,
         minor::OBJ_ADAPTER_NO_SERVANT_MANAGER,
         CompletionStatus::No,
-        format_args!("POA {:?} has no servant manager", poa.path),
+        || {
+            Cause::new(Phase::Dispatch)
+                .with_detail(format_args!("POA {:?} has no servant manager", poa.path))
+        },
     )
 }
 
@@ -1018,14 +1029,19 @@ fn refused(poa: &PoaInner, s: PoaManagerState) -> SystemException {
             K::Transient,
             minor::TRANSIENT_POA_NO_RESOURCE,
             CompletionStatus::No,
-            format_args!("the manager of POA {:?} is discarding requests", poa.path),
+            || {
+                Cause::new(Phase::Dispatch).with_detail(format_args!(
+                    "the manager of POA {:?} is discarding requests",
+                    poa.path
+                ))
+            },
         ),
-        _ => raise(
-            K::ObjAdapter,
-            0,
-            CompletionStatus::No,
-            format_args!("the manager of POA {:?} is inactive", poa.path),
-        ),
+        _ => raise(K::ObjAdapter, 0, CompletionStatus::No, || {
+            Cause::new(Phase::Dispatch).with_detail(format_args!(
+                "the manager of POA {:?} is inactive",
+                poa.path
+            ))
+        }),
     }
 }
 
@@ -1109,12 +1125,12 @@ impl PoaInner {
                 let mut a = lock(&self.activations);
                 if let Some(&who) = a.incarnating.get(id) {
                     if who == std::thread::current().id() {
-                        return Err(raise(
-                            K::ObjAdapter,
-                            0,
-                            CompletionStatus::No,
-                            format_args!("incarnate of POA {:?} recursed on its own id", self.path),
-                        ));
+                        return Err(raise(K::ObjAdapter, 0, CompletionStatus::No, || {
+                            Cause::new(Phase::Dispatch).with_detail(format_args!(
+                                "incarnate of POA {:?} recursed on its own id",
+                                self.path
+                            ))
+                        }));
                     }
                     let now = Instant::now();
                     if now >= deadline {
@@ -1122,7 +1138,12 @@ impl PoaInner {
                             K::Transient,
                             minor::TRANSIENT_POA_NO_RESOURCE,
                             CompletionStatus::No,
-                            format_args!("incarnate in POA {:?} takes too long", self.path),
+                            || {
+                                Cause::new(Phase::Dispatch).with_detail(format_args!(
+                                    "incarnate in POA {:?} takes too long",
+                                    self.path
+                                ))
+                            },
                         ));
                     }
                     let _ = self
@@ -1153,15 +1174,12 @@ impl PoaInner {
             match aom.activate_with_id(id, servant.clone()) {
                 Ok(()) => break servant,
                 Err(PoaError::ServantAlreadyActive) => {
-                    return Err(raise(
-                        K::ObjAdapter,
-                        0,
-                        CompletionStatus::No,
-                        format_args!(
+                    return Err(raise(K::ObjAdapter, 0, CompletionStatus::No, || {
+                        Cause::new(Phase::Dispatch).with_detail(format_args!(
                             "incarnate returned a servant already active in POA {:?} (UNIQUE_ID)",
                             self.path
-                        ),
-                    ))
+                        ))
+                    }))
                 }
                 Err(_) => return Err(no_such_object(self, id)),
             }
@@ -1254,7 +1272,12 @@ impl Poa {
                     K::BadInvOrder,
                     minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
                     CompletionStatus::No,
-                    format_args!("the ORB of POA {:?} was destroyed", self.inner.path),
+                    || {
+                        Cause::new(Phase::Local).with_detail(format_args!(
+                            "the ORB of POA {:?} was destroyed",
+                            self.inner.path
+                        ))
+                    },
                 ))
             })
     }
@@ -1265,7 +1288,10 @@ impl Poa {
                 K::ObjectNotExist,
                 0,
                 CompletionStatus::No,
-                format_args!("POA {:?} was destroyed", self.inner.path),
+                || {
+                    Cause::new(Phase::Local)
+                        .with_detail(format_args!("POA {:?} was destroyed", self.inner.path))
+                },
             )));
         }
         Ok(())
@@ -1362,10 +1388,12 @@ impl Poa {
                 K::BadInvOrder,
                 minor::BAD_INV_ORDER_WOULD_DEADLOCK,
                 CompletionStatus::No,
-                format_args!(
-                    "destroy(wait_for_completion) of POA {:?} from one of its own upcalls",
-                    self.inner.path
-                ),
+                || {
+                    Cause::new(Phase::Local).with_detail(format_args!(
+                        "destroy(wait_for_completion) of POA {:?} from one of its own upcalls",
+                        self.inner.path
+                    ))
+                },
             )));
         }
         if self.inner.destroyed.swap(true, Ordering::SeqCst) {
@@ -1702,15 +1730,24 @@ impl Poa {
                 K::ObjAdapter,
                 minor::OBJ_ADAPTER_NO_SERVANT_MANAGER,
                 CompletionStatus::No,
-                format_args!("RETAIN takes a ServantActivator, NON_RETAIN a ServantLocator"),
+                || {
+                    Cause::new(Phase::Local).with_detail(format_args!(
+                        "RETAIN takes a ServantActivator, NON_RETAIN a ServantLocator"
+                    ))
+                },
             )));
         }
         self.inner.servant_manager.set(manager).map_err(|_| {
             PoaError::System(raise(
                 K::BadInvOrder,
-                6,
+                minor::BAD_INV_ORDER_SERVANT_MANAGER_ALREADY_SET,
                 CompletionStatus::No,
-                format_args!("POA {:?} already has a servant manager", self.inner.path),
+                || {
+                    Cause::new(Phase::Local).with_detail(format_args!(
+                        "POA {:?} already has a servant manager",
+                        self.inner.path
+                    ))
+                },
             ))
         })
     }

@@ -643,9 +643,13 @@ pub mod shop {
         /// Repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:Shop/OutOfStock:1.0";
     }
+    /// The IDL name, then the members with `Debug` formatting.
     impl core::fmt::Display for OutOfStock {
         fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-            f.write_str(Self::REPOSITORY_ID)
+            write!(
+                f, "Shop::OutOfStock {{ item: {:?}, available: {:?} }}", self.item, self
+                .available
+            )
         }
     }
     impl std::error::Error for OutOfStock {}
@@ -1869,7 +1873,15 @@ pub mod shop {
                 }
             }
         }
-        impl std::error::Error for SellError {}
+        /// The system exception's `source()` (its I/O error), if any.
+        impl std::error::Error for SellError {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                match self {
+                    Self::System(e) => std::error::Error::source(e),
+                    _ => None,
+                }
+            }
+        }
         /// Skeleton handler of `_get_balance`.
         #[doc(hidden)]
         #[inline(never)]
