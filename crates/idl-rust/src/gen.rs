@@ -242,25 +242,20 @@ impl<'a> Gen<'a> {
                     DefKind::Interface {
                         is_local,
                         is_abstract,
-                        defined,
                         ..
                     } => {
                         if *is_local {
-                            Some(format!(
-                                "local interface `{}` used as a type is not supported yet",
-                                d.scoped_name
-                            ))
+                            // `Option<Arc<dyn L>>`; the front end keeps
+                            // local types out of marshaled signatures.
+                            None
                         } else if *is_abstract {
                             Some(format!(
                                 "abstract interface `{}` is not supported yet",
                                 d.scoped_name
                             ))
-                        } else if !defined {
-                            Some(format!(
-                                "interface `{}` is forward-declared but never defined",
-                                d.scoped_name
-                            ))
                         } else {
+                            // Also when only forward-declared: a typed
+                            // reference without operations.
                             None
                         }
                     }
@@ -272,6 +267,19 @@ impl<'a> Gen<'a> {
                     _ => None,
                 }
             }
+        }
+    }
+
+    /// The local interface `ty` is or holds through typedefs, sequences and
+    /// arrays, if any (structs holding one are diagnosed themselves).
+    fn local_iface(&self, ty: &Type) -> Option<DefId> {
+        match self.resolve(ty) {
+            Type::Sequence(t, _) | Type::Array(t, _) => self.local_iface(t),
+            Type::Named(id) => match self.def(*id).kind {
+                DefKind::Interface { is_local: true, .. } => Some(*id),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -291,16 +299,30 @@ impl<'a> Gen<'a> {
                 )
             })
         };
+        let local = |ty: &Type, span: Span| {
+            self.local_iface(ty).map(|l| {
+                (
+                    span,
+                    format!(
+                        "a member of local interface type (`{}`) is not supported yet",
+                        self.def(l).scoped_name
+                    ),
+                )
+            })
+        };
         match &d.kind {
-            DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => {
-                members.iter().find_map(|m| check(&m.ty, m.span))
-            }
+            DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => members
+                .iter()
+                .find_map(|m| check(&m.ty, m.span).or_else(|| local(&m.ty, m.span))),
             DefKind::Union {
                 discriminator,
                 branches,
                 ..
-            } => check(discriminator, d.span)
-                .or_else(|| branches.iter().find_map(|b| check(&b.ty, b.span))),
+            } => check(discriminator, d.span).or_else(|| {
+                branches
+                    .iter()
+                    .find_map(|b| check(&b.ty, b.span).or_else(|| local(&b.ty, b.span)))
+            }),
             DefKind::Typedef { ty } => check(ty, d.span),
             DefKind::Const { ty, value } => check(ty, d.span).or_else(|| match value {
                 ConstValue::WChar(c) if char::from_u32(*c).is_none() => Some((
@@ -547,6 +569,9 @@ impl<'a> Gen<'a> {
                 s
             }
             Type::Named(id) => match &self.def(*id).kind {
+                DefKind::Interface { is_local: true, .. } => {
+                    format!("Option<std::sync::Arc<dyn {}>>", self.path(cur, *id, ""))
+                }
                 DefKind::Interface { .. } => {
                     self.uses_orb = true;
                     format!("Option<{}>", self.path(cur, *id, "Ref"))
@@ -789,6 +814,16 @@ impl<'a> Gen<'a> {
                     self.scope(contents, &p);
                     self.interface(id, cur, *is_local);
                 }
+                DefKind::Interface {
+                    defined: false,
+                    is_local,
+                    ..
+                } => {
+                    // Declared but defined in no file of the set: what
+                    // other IDL compilers do, a reference type (or, for a
+                    // local interface, a trait) without operations.
+                    self.interface(id, cur, *is_local);
+                }
                 DefKind::Struct {
                     defined: true,
                     contents,
@@ -820,7 +855,12 @@ impl<'a> Gen<'a> {
                         ),
                         camel(&d.name)
                     );
-                    code.push_str(&self.typedef_items(id, ty, cur));
+                    if self.local_iface(ty).is_some() {
+                        // Never marshaled: the TypeCode only, no `Any` helpers.
+                        code.push_str(&self.tc_function(id, cur));
+                    } else {
+                        code.push_str(&self.typedef_items(id, ty, cur));
+                    }
                     self.push(cur, d.scoped_name.clone(), id, code);
                 }
                 DefKind::Const { ty, value } => self.constant(id, ty, value, cur),
@@ -1605,6 +1645,9 @@ impl {name} {{
             Type::Basic(_) => self.rty(ty, cur),
             Type::Named(id) => match &self.def(id).kind {
                 DefKind::Enum { .. } => self.rty(ty, cur),
+                DefKind::Interface { is_local: true, .. } => {
+                    format!("Option<&std::sync::Arc<dyn {}>>", self.path(cur, id, ""))
+                }
                 DefKind::Interface { .. } => {
                     self.uses_orb = true;
                     format!("Option<&{}>", self.path(cur, id, "Ref"))
@@ -1680,6 +1723,10 @@ impl {name} {{
         let all_bases = self.spec.all_bases(id);
         let orb = self.o.orb.clone();
         let cdr = self.o.cdr.clone();
+        // Only forward-declared in the file set: no servant side (nothing
+        // to implement), a stub without operations.
+        let defined = matches!(d.kind, DefKind::Interface { defined: true, .. });
+        let server = self.o.server && defined;
 
         // Error enums, in the interface's module.
         let mut support = String::new();
@@ -1739,7 +1786,7 @@ impl std::error::Error for {ename} {{}}
 
         // Servant trait.
         let mut out = String::new();
-        if self.o.server || is_local {
+        if server || is_local {
             let mut methods = String::new();
             for op in &own {
                 methods.push_str(&self.op_doc(op));
@@ -1750,6 +1797,12 @@ impl std::error::Error for {ename} {{}}
                 .iter()
                 .map(|b| self.path(cur, *b, ""))
                 .collect::<Vec<_>>();
+            let mut supers = supers;
+            if is_local {
+                // Held as `Arc<dyn L>` by other local interfaces, shared
+                // across the ORB's threads.
+                supers.extend(["Send".to_string(), "Sync".to_string()]);
+            }
             let supers = if supers.is_empty() {
                 String::new()
             } else {
@@ -1803,7 +1856,7 @@ pub trait {name}{supers} {{
         let tables = self.interp_tables(&tabled, &inner);
         support.push_str(&tables);
 
-        if self.o.server {
+        if server {
             // One handler per own operation, generic over the servant, so
             // skeletons of derived interfaces reuse it.
             for (op, interp) in all_ops.iter().zip(&interp).filter(|(o, _)| o.iface == id) {
@@ -1896,9 +1949,14 @@ impl<S: {name} + Send + Sync + 'static> {orb}::Servant for {name}Skeleton<S> {{
                     "impl From<{name}Ref> for {bp} {{ fn from(r: {name}Ref) -> Self {{ {bp}::unchecked_narrow(r.0) }} }}"
                 );
             }
+            let what = if defined {
+                "an object reference with its operations"
+            } else {
+                "an object reference; the interface is only forward-declared in\n/// the IDL compiled, so no operations are known"
+            };
             let _ = write!(
                 out,
-                "/// Client stub of `{scoped}`: an object reference with its operations.
+                "/// Client stub of `{scoped}`: {what}.
 #[derive(Clone, Debug)]
 pub struct {name}Ref({orb}::ObjectRef);
 
@@ -1949,7 +2007,7 @@ impl {orb}::Reference for {name}Ref {{
                 scoped = d.scoped_name,
                 rid = lit_str(&d.repo_id),
             );
-            if self.o.server {
+            if server {
                 // The POA's typed `servant_to_reference` needs the skeleton
                 // to name its reference type (both halves are generated).
                 let _ = write!(

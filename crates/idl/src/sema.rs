@@ -1838,7 +1838,136 @@ impl Sema {
         Some(id)
     }
 
+    /// Whether `ty` is a local type (CORBA 3.x, "Local Interface"): a local
+    /// interface, or a typedef, sequence, array, struct, union or exception
+    /// containing one.
+    fn is_local_type(&self, ty: &Type, seen: &mut Vec<DefId>) -> Option<DefId> {
+        match ty {
+            Type::Sequence(t, _) | Type::Array(t, _) => self.is_local_type(t, seen),
+            Type::Named(id) => {
+                if seen.contains(id) {
+                    return None;
+                }
+                seen.push(*id);
+                match &self.d(*id).kind {
+                    DefKind::Interface { is_local: true, .. } => Some(*id),
+                    DefKind::Typedef { ty } => self.is_local_type(ty, seen),
+                    DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => {
+                        members.iter().find_map(|m| self.is_local_type(&m.ty, seen))
+                    }
+                    DefKind::Union { branches, .. } => branches
+                        .iter()
+                        .find_map(|b| self.is_local_type(&b.ty, seen)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn local_error(&mut self, span: Span, what: String, local: DefId) {
+        let name = self.d(local).scoped_name.clone();
+        let msg = format!("{what} uses local interface `{name}`: local types cannot be marshaled");
+        self.local_diag(span, msg, local);
+    }
+
+    fn local_diag(&mut self, span: Span, msg: String, local: DefId) {
+        let lspan = self.d(local).span;
+        self.diags.push(
+            Diagnostic::error(DiagKind::Type, span, msg)
+            .with_label("not allowed in an unconstrained interface")
+            .with_note(Some(lspan), "declared `local` here")
+            .with_note(
+                None,
+                "CORBA 3.x, \"Local Interface\": a local type may appear in operations and attributes of local interfaces and valuetypes only, and an unconstrained interface may not inherit from a local one",
+            ),
+        );
+    }
+
+    /// The rules for local types: an unconstrained (non-local) interface
+    /// may not inherit from a local interface, nor use a local type as a
+    /// parameter, result, attribute or raised exception; a valuetype may
+    /// not have a local state member.
+    fn check_local_types(&mut self) {
+        for i in 0..self.defs.len() {
+            let d = &self.defs[i];
+            let parent_unconstrained = d.parent.is_some_and(|p| {
+                matches!(
+                    self.d(p).kind,
+                    DefKind::Interface {
+                        is_local: false,
+                        ..
+                    }
+                )
+            });
+            let span = d.span;
+            let sname = d.scoped_name.clone();
+            match d.kind.clone() {
+                DefKind::Interface {
+                    is_local: false,
+                    defined: true,
+                    bases,
+                    ..
+                } => {
+                    for b in bases {
+                        if matches!(self.d(b).kind, DefKind::Interface { is_local: true, .. }) {
+                            let msg = format!(
+                                "unconstrained interface `{sname}` cannot inherit from local interface `{}`",
+                                self.d(b).scoped_name
+                            );
+                            self.local_diag(span, msg, b);
+                        }
+                    }
+                }
+                DefKind::Operation {
+                    result,
+                    params,
+                    raises,
+                    ..
+                } if parent_unconstrained => {
+                    if let Some(l) = self.is_local_type(&result, &mut Vec::new()) {
+                        self.local_error(span, format!("result of `{sname}`"), l);
+                    }
+                    for p in &params {
+                        if let Some(l) = self.is_local_type(&p.ty, &mut Vec::new()) {
+                            self.local_error(p.span, format!("parameter `{}`", p.name), l);
+                        }
+                    }
+                    self.check_local_raises(span, &sname, &raises);
+                }
+                DefKind::Attribute {
+                    ty,
+                    get_raises,
+                    set_raises,
+                    ..
+                } if parent_unconstrained => {
+                    if let Some(l) = self.is_local_type(&ty, &mut Vec::new()) {
+                        self.local_error(span, format!("attribute `{sname}`"), l);
+                    }
+                    self.check_local_raises(span, &sname, &get_raises);
+                    self.check_local_raises(span, &sname, &set_raises);
+                }
+                DefKind::StateMember { ty, .. } => {
+                    if let Some(l) = self.is_local_type(&ty, &mut Vec::new()) {
+                        self.local_error(span, format!("state member `{sname}`"), l);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn check_local_raises(&mut self, span: Span, sname: &str, raises: &[DefId]) {
+        for e in raises {
+            if let Some(l) = self.is_local_type(&Type::Named(*e), &mut Vec::new()) {
+                let en = self.d(*e).scoped_name.clone();
+                self.local_error(span, format!("exception `{en}` raised by `{sname}`"), l);
+            }
+        }
+    }
+
     fn finish_checks(&mut self) {
+        self.check_local_types();
         for i in 0..self.defs.len() {
             let d = &self.defs[i];
             let what = match d.kind {

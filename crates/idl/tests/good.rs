@@ -464,3 +464,25 @@ fn check_source_never_panics_on_garbage() {
         let _ = check_source("fuzz.idl", &s);
     }
 }
+
+#[test]
+fn local_types_are_allowed_where_the_spec_allows_them() {
+    // CORBA 3.x "Local Interface": local types in local interfaces' operations
+    // and attributes, in structs, sequences and exceptions (which become
+    // local types), a local interface inheriting from an unconstrained one,
+    // and unconstrained interfaces using only unconstrained types.
+    let s = src(r#"
+interface U { void f(in U x); };
+local interface L : U { void g(in L x, out U y); };
+struct HoldsL { L m; };
+typedef sequence<L> LSeq;
+exception LocalE { L m; };
+local interface M { LSeq all(in HoldsL h) raises (LocalE); attribute L a; };
+interface V : U { U back(); };
+"#);
+    let l = id(&s, "L");
+    assert!(matches!(
+        s.def(l).kind,
+        DefKind::Interface { is_local: true, .. }
+    ));
+}
