@@ -486,3 +486,33 @@ interface V : U { U back(); };
         DefKind::Interface { is_local: true, .. }
     ));
 }
+
+#[test]
+fn wide_character_and_string_constants() {
+    let s = src(r#"
+const wchar A = L'x';
+const wchar B = L'\u20AC';
+const wchar C = L'\x41';
+const wchar D = L'\'';
+const wchar E = A;
+const wstring S = L"ab\u0101" L"-\n" L"\u20ac1";
+typedef wstring<8> W8;
+const W8 T = L"\u00e9t\u00e9";
+const wstring U = S;
+const wstring V = L"é";
+"#);
+    let v = |n: &str| match &s.def(id(&s, n)).kind {
+        DefKind::Const { value, .. } => value.clone(),
+        _ => panic!(),
+    };
+    assert_eq!(v("A"), ConstValue::WChar('x' as u32));
+    assert_eq!(v("B"), ConstValue::WChar(0x20ac));
+    assert_eq!(v("C"), ConstValue::WChar(0x41));
+    assert_eq!(v("D"), ConstValue::WChar('\'' as u32));
+    assert_eq!(v("E"), ConstValue::WChar('x' as u32));
+    // `\u` takes at most four hex digits: `\u20ac1` is `€` then `1`.
+    assert_eq!(v("S"), ConstValue::WStr("abā-\n€1".into()));
+    assert_eq!(v("T"), ConstValue::WStr("été".into()));
+    assert_eq!(v("U"), v("S"));
+    assert_eq!(v("V"), ConstValue::WStr("é".into()));
+}
