@@ -593,3 +593,25 @@ fn forward_declared_only_interface_is_a_reference_without_operations() {
     assert!(!code.contains("pub trait Far"), "{code}");
     assert!(!code.contains("FarSkeleton"), "{code}");
 }
+
+#[test]
+fn repository_id_declarations_reach_the_generated_code() {
+    let src = "#pragma prefix \"acme.com\"\nmodule M {\n  typeprefix M \"tp.org\";\n  struct S { long v; };\n  interface I { void f(); };\n  typeid I \"IDL:custom/I:2.0\";\n  enum E { a, b };\n#pragma version E 1.5\n  exception X { long c; };\n#pragma ID X \"IDL:x/X:3.0\"\n};\n";
+    let code = gen(src);
+    for id in [
+        "IDL:tp.org/M/S:1.0",
+        "IDL:custom/I:2.0",
+        "IDL:tp.org/M/E:1.5",
+        "IDL:x/X:3.0",
+    ] {
+        assert_contains(
+            &code,
+            &format!("pub const REPOSITORY_ID: &'static str = {id:?};"),
+        );
+    }
+    // The skeleton answers `_is_a` for the id set by `typeid`.
+    assert_contains(
+        &code,
+        r#"matches!(repo_id, "IDL:custom/I:2.0" | "IDL:omg.org/CORBA/Object:1.0")"#,
+    );
+}

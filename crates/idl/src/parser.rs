@@ -578,20 +578,19 @@ impl Parser {
                 DefKind::TypePrefix { name, prefix }
             }
             "import" if ctx == Ctx::Module => {
-                let sp = self.span();
                 self.bump();
                 if matches!(self.peek(), Tok::Str(_)) {
-                    self.bump();
+                    let id = self.string_lit()?;
+                    DefKind::Import {
+                        name: None,
+                        id: Some(id),
+                    }
                 } else {
-                    self.scoped_name()?;
+                    DefKind::Import {
+                        name: Some(self.scoped_name()?),
+                        id: None,
+                    }
                 }
-                self.diags.push(Diagnostic::warning(
-                    DiagKind::Unsupported,
-                    sp.to(self.prev_span()),
-                    "`import` is ignored",
-                ));
-                self.semi()?;
-                return Ok(None);
             }
             "component" | "home" | "porttype" | "connector" => {
                 let sp = self.span();

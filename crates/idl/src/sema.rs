@@ -11,6 +11,9 @@ use crate::model::*;
 use crate::source::{FileId, SourceMap, Span};
 use std::collections::HashMap;
 
+/// How `import` finds files (see the preprocessor), for its diagnostics.
+const IMPORT_NOTE: &str = "`import A::B;` reads the first of `A.idl`, `B.idl` found next to the importing file or on the include path (`import \"IDL:p/A:1.0\";`: `p.idl`, `A.idl`)";
+
 /// Why a scoped name could not be resolved.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LookupError {
@@ -1349,6 +1352,28 @@ impl Sema {
             }
             A::TypePrefix { name, prefix } => {
                 let target = self.lookup(scope, name)?;
+                if !matches!(
+                    self.d(target).kind,
+                    DefKind::Module { .. } | DefKind::Interface { .. } | DefKind::Value { .. }
+                ) {
+                    let what = kind_name(&self.d(target).kind);
+                    self.err(
+                        DiagKind::Type,
+                        name.span,
+                        format!("`typeprefix` names {what} `{name}`: it applies to a module, interface or valuetype"),
+                    );
+                    return None;
+                }
+                if let Some(prev) = self.typeprefix.get(&target) {
+                    if prev != prefix {
+                        let msg = format!(
+                            "`{}` already has type prefix \"{prev}\"",
+                            self.d(target).scoped_name
+                        );
+                        self.err(DiagKind::Redefinition, span, msg);
+                        return None;
+                    }
+                }
                 self.typeprefix.insert(target, prefix.clone());
                 if scope == Some(target) {
                     if let Some(top) = self.ids.last_mut() {
@@ -1367,6 +1392,47 @@ impl Sema {
                     } else {
                         format!("IDL:{prefix}/{n}:1.0")
                     };
+                }
+                None
+            }
+            A::Import { name, id } => {
+                if scope.is_some() {
+                    self.err(
+                        DiagKind::Syntax,
+                        span,
+                        "`import` is only allowed at file scope, before the definitions",
+                    );
+                    return None;
+                }
+                let found = match (name, id) {
+                    (Some(n), _) => self.lookup(None, n),
+                    (None, Some(rid)) => {
+                        let hit = self.defs.iter().position(|d| &d.repo_id == rid);
+                        if hit.is_none() {
+                            self.diags.push(
+                                Diagnostic::error(
+                                    DiagKind::Undefined,
+                                    span,
+                                    format!("no declaration has repository id `{rid}`"),
+                                )
+                                .with_note(None, IMPORT_NOTE),
+                            );
+                        }
+                        hit.map(|i| DefId(i as u32))
+                    }
+                    (None, None) => None,
+                }?;
+                if !matches!(
+                    self.d(found).kind,
+                    DefKind::Module { .. } | DefKind::Interface { .. } | DefKind::Value { .. }
+                ) {
+                    let what = kind_name(&self.d(found).kind);
+                    let sn = self.d(found).scoped_name.clone();
+                    self.err(
+                        DiagKind::Type,
+                        span,
+                        format!("`import` names {what} `{sn}`: only a module, interface or valuetype can be imported"),
+                    );
                 }
                 None
             }
@@ -1966,7 +2032,51 @@ impl Sema {
         }
     }
 
+    /// `typeprefix S "p"` applies to the repository ids of `S` and of
+    /// everything declared in it, wherever the declaration appears
+    /// (before or after the definitions, in the scope or outside it), so
+    /// it is applied once everything is declared: each id not set with
+    /// `#pragma ID`/`typeid` becomes `IDL:p/S/.../Name:version` (the
+    /// version from `#pragma version`, if any), from the innermost scope
+    /// with a type prefix; a type prefix wins over `#pragma prefix`.
+    fn apply_typeprefixes(&mut self) {
+        if self.typeprefix.is_empty() {
+            return;
+        }
+        for i in 0..self.defs.len() {
+            let id = DefId(i as u32);
+            if self.fixed_id.contains_key(&id) {
+                continue;
+            }
+            let mut path = Vec::new();
+            let mut cur = Some(id);
+            let mut prefix = None;
+            while let Some(c) = cur {
+                path.push(self.d(c).name.clone());
+                if let Some(p) = self.typeprefix.get(&c) {
+                    prefix = Some(p.clone());
+                    break;
+                }
+                cur = self.d(c).parent;
+            }
+            let Some(prefix) = prefix else { continue };
+            path.reverse();
+            let old = &self.d(id).repo_id;
+            let version = old
+                .strip_prefix("IDL:")
+                .and_then(|r| r.rsplit_once(':'))
+                .map_or("1.0".to_string(), |(_, v)| v.to_string());
+            let body = path.join("/");
+            self.dm(id).repo_id = if prefix.is_empty() {
+                format!("IDL:{body}:{version}")
+            } else {
+                format!("IDL:{prefix}/{body}:{version}")
+            };
+        }
+    }
+
     fn finish_checks(&mut self) {
+        self.apply_typeprefixes();
         self.check_local_types();
         for i in 0..self.defs.len() {
             let d = &self.defs[i];

@@ -365,9 +365,12 @@ fn orb_idl_typecode() {
 
 #[test]
 fn warnings_are_returned() {
-    let s = src("import Foo;\nstruct S { long a; };");
+    let s = src("struct S { long a; };\n#pragma ID S \"IDL:x/S:1.0\"\n#pragma version S 2.0\n");
     assert_eq!(s.warnings.len(), 1);
-    assert!(s.warnings[0].message.contains("`import` is ignored"));
+    assert!(s.warnings[0]
+        .message
+        .contains("`#pragma version` ignored: repository id was set explicitly"));
+    assert_eq!(s.def(s.lookup("S").unwrap()).repo_id, "IDL:x/S:1.0");
 }
 
 #[test]
