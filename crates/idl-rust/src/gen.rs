@@ -1878,6 +1878,16 @@ pub trait {name}{supers} {{
                     bare(&op.method)
                 );
             }
+            let bad_op = format!("Err({orb}::SystemException::new({orb}::SystemExceptionKind::BadOperation, 0, {orb}::CompletionStatus::No))");
+            // An interface without operations (`interface ServantManager
+            // {};`) has no arm: a one-arm `match` would trip clippy.
+            let dispatch = if arms.is_empty() {
+                format!("let _ = Self::op_index(req.operation().as_bytes());\n{bad_op}")
+            } else {
+                format!(
+                    "match Self::op_index(req.operation().as_bytes()) {{\n{arms}\n_ => {bad_op},\n}}"
+                )
+            };
             let mut ids = vec![lit_str(&d.repo_id)];
             for b in &all_bases {
                 ids.push(lit_str(&self.def(*b).repo_id));
@@ -1917,10 +1927,7 @@ impl<S: {name} + Send + Sync + 'static> {orb}::Servant for {name}Skeleton<S> {{
     }}
 
     fn dispatch(&self, req: &mut {orb}::ServerRequest<'_>) -> Result<(), {orb}::SystemException> {{
-        match Self::op_index(req.operation().as_bytes()) {{
-            {arms}
-            _ => Err({orb}::SystemException::new({orb}::SystemExceptionKind::BadOperation, 0, {orb}::CompletionStatus::No)),
-        }}
+        {dispatch}
     }}
 }}
 

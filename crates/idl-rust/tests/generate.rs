@@ -615,3 +615,13 @@ fn repository_id_declarations_reach_the_generated_code() {
         r#"matches!(repo_id, "IDL:custom/I:2.0" | "IDL:omg.org/CORBA/Object:1.0")"#,
     );
 }
+
+#[test]
+fn interface_without_operations_dispatches_without_a_one_arm_match() {
+    let code = gen("interface Marker {};\n");
+    assert_contains(
+        &code,
+        "let _ = Self::op_index(req.operation().as_bytes()); Err(::peregrine::orb::SystemException::new(",
+    );
+    assert!(!code.contains("match Self::op_index"), "{code}");
+}
