@@ -1405,7 +1405,17 @@ impl Sema {
                     return None;
                 }
                 let found = match (name, id) {
-                    (Some(n), _) => self.lookup(None, n),
+                    (Some(n), _) => {
+                        let before = self.diags.len();
+                        let hit = self.lookup(None, n);
+                        if let Some(d) = self.diags.get_mut(before) {
+                            d.notes.push(crate::diagnostic::Note {
+                                span: None,
+                                message: IMPORT_NOTE.into(),
+                            });
+                        }
+                        hit
+                    }
                     (None, Some(rid)) => {
                         let hit = self.defs.iter().position(|d| &d.repo_id == rid);
                         if hit.is_none() {

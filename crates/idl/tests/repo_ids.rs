@@ -193,6 +193,7 @@ fn import_errors() {
         r.contains("undefined name `Nowhere`") && r.contains("t.idl:1:8"),
         "{r}"
     );
+    assert!(r.contains("reads the first of `A.idl`, `B.idl`"), "{r}");
     let r = fail("import \"IDL:x/Nowhere:1.0\";\n");
     assert!(
         r.contains("no declaration has repository id `IDL:x/Nowhere:1.0`"),
