@@ -270,15 +270,28 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// The local interface `ty` is or holds through typedefs, sequences and
-    /// arrays, if any (structs holding one are diagnosed themselves).
+    /// The local interface `ty` is or holds (through typedefs, sequences,
+    /// arrays and struct members), if any: a local type, never marshaled.
     fn local_iface(&self, ty: &Type) -> Option<DefId> {
+        self.local_in(ty, &mut Vec::new())
+    }
+
+    fn local_in(&self, ty: &Type, seen: &mut Vec<DefId>) -> Option<DefId> {
         match self.resolve(ty) {
-            Type::Sequence(t, _) | Type::Array(t, _) => self.local_iface(t),
-            Type::Named(id) => match self.def(*id).kind {
-                DefKind::Interface { is_local: true, .. } => Some(*id),
-                _ => None,
-            },
+            Type::Sequence(t, _) | Type::Array(t, _) => self.local_in(t, seen),
+            Type::Named(id) => {
+                if seen.contains(id) {
+                    return None;
+                }
+                seen.push(*id);
+                match &self.def(*id).kind {
+                    DefKind::Interface { is_local: true, .. } => Some(*id),
+                    DefKind::Struct { members, .. } => {
+                        members.iter().find_map(|m| self.local_in(&m.ty, seen))
+                    }
+                    _ => None,
+                }
+            }
             _ => None,
         }
     }
@@ -304,14 +317,16 @@ impl<'a> Gen<'a> {
                 (
                     span,
                     format!(
-                        "a member of local interface type (`{}`) is not supported yet",
+                        "an exception or union member of local interface type (`{}`) is not supported yet",
                         self.def(l).scoped_name
                     ),
                 )
             })
         };
         match &d.kind {
-            DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => members
+            // A struct holding a local interface is a local struct (below).
+            DefKind::Struct { members, .. } => members.iter().find_map(|m| check(&m.ty, m.span)),
+            DefKind::Exception { members, .. } => members
                 .iter()
                 .find_map(|m| check(&m.ty, m.span).or_else(|| local(&m.ty, m.span))),
             DefKind::Union {
@@ -1194,6 +1209,23 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
         let name = camel(&d.name);
         let cdr = self.o.cdr.clone();
         let fields = self.fields(members, cur);
+        if self.local_iface(&Type::Named(id)).is_some() {
+            // A local type: held in-process only, so no `Encode`/`Decode`
+            // or `Any` helpers, and only `Clone` (`Arc<dyn L>` has neither
+            // `Debug` nor `PartialEq`).
+            let mut s = doc_attrs(
+                d.doc.as_deref(),
+                &format!("IDL struct `{}`.", d.scoped_name),
+            );
+            let _ = write!(
+                s,
+                "///\n/// A local type (it holds a local interface): never marshaled.\n#[derive(Clone)]\npub struct {name} {{\n{fields}}}\n\nimpl {name} {{\n/// Repository id.\npub const REPOSITORY_ID: &'static str = {};\n}}\n\n",
+                lit_str(&d.repo_id)
+            );
+            s.push_str(&self.tc_function(id, cur));
+            self.push(cur, d.scoped_name.clone(), id, s);
+            return;
+        }
         let (enc, init) = self.member_codec(members, cur);
         let plain = self.plain_info(id);
         let eq = self.eq_ok(&Type::Named(id));

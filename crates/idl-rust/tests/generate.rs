@@ -546,19 +546,49 @@ fn every_omniorb_idl_file_generates() {
 
 #[test]
 fn local_interfaces_are_traits_used_through_arcs() {
-    let src = "module M {\n  local interface L;\n  local interface K { L get(); void put(in L x, inout K y); };\n  typedef sequence<L> LSeq;\n  local interface L { LSeq all(); };\n  struct HoldsL { L m; };\n};\n";
-    let err = Builder::new().compile_to_string("l.idl", src).unwrap_err();
+    let src = "module M {
+  local interface L;
+  struct Inner { L l2; long n; };
+  typedef sequence<Inner> InnerSeq;
+  struct Outer { InnerSeq all; };
+  local interface K { L get(); void put(in L x, inout K y); Outer h(in Outer o); };
+  typedef sequence<L> LSeq;
+  local interface L { LSeq all(); };
+  exception HoldsL { L m; };
+};
+"
+    .to_string();
+    let err = Builder::new().compile_to_string("l.idl", &src).unwrap_err();
     let r = &err.rendered;
     assert!(
-        r.contains("a member of local interface type (`::M::L`) is not supported yet: `::M::HoldsL` cannot be generated"),
+        r.contains("an exception or union member of local interface type (`::M::L`) is not supported yet: `::M::HoldsL` cannot be generated"),
         "{r}"
     );
-    assert!(r.contains("l.idl:6:"), "{r}");
+    assert!(r.contains("l.idl:9:"), "{r}");
     assert_eq!(err.errors().count(), 1, "{r}");
     let code = Builder::new()
         .skip_unsupported(true)
-        .compile_to_string("l.idl", src)
+        .compile_to_string("l.idl", &src)
         .unwrap();
+    // Structs holding a local interface, directly or not, are local types:
+    // `Clone` only, a TypeCode, no codec.
+    assert_contains(&code, "#[derive(Clone)] pub struct Inner {");
+    assert_contains(&code, "pub l2: Option<std::sync::Arc<dyn L>>,");
+    assert_contains(&code, "#[derive(Clone)] pub struct Outer {");
+    assert_contains(&code, "pub fn tc_outer()");
+    assert_contains(
+        &code,
+        "fn h(&self, o: &Outer) -> Result<Outer, ::peregrine::orb::SystemException>;",
+    );
+    for absent in [
+        "Encode for Inner",
+        "Decode<'de> for Inner",
+        "Encode for Outer",
+        "inner_to_any",
+        "IdlType for Outer",
+    ] {
+        assert!(!code.contains(absent), "{absent} generated:\n{code}");
+    }
     assert_contains(&code, "pub trait K: Send + Sync {");
     assert_contains(
         &code,
