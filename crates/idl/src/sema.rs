@@ -799,6 +799,26 @@ impl Sema {
                 if !is_forward {
                     let fixed = self.fixed_id.contains_key(&prev);
                     let rid = self.make_repo_id(&name.name);
+                    // The forward declaration's id stands (with a version
+                    // `#pragma version` gave it); a different prefix at
+                    // the definition is an error, as in omniidl.
+                    let body = |id: &str| id.rsplit_once(':').map(|(b, _)| b.to_string());
+                    let fwd_id = self.d(prev).repo_id.clone();
+                    if !fixed && body(&rid) != body(&fwd_id) {
+                        let fwd_span = self.d(prev).span;
+                        self.diags.push(
+                            Diagnostic::error(
+                                DiagKind::Redefinition,
+                                name.span,
+                                format!(
+                                    "repository id `{rid}` of `{}` differs from `{fwd_id}` of its forward declaration",
+                                    name.name
+                                ),
+                            )
+                            .with_label("a different `#pragma prefix` is in force here")
+                            .with_note(Some(fwd_span), "forward-declared here"),
+                        );
+                    }
                     let main = self.main_file;
                     let dm = self.dm(prev);
                     dm.span = span;
@@ -806,9 +826,6 @@ impl Sema {
                         dm.doc = doc;
                     }
                     dm.in_main_file = span.file == main;
-                    if !fixed {
-                        dm.repo_id = rid;
-                    }
                 }
                 return (prev, true);
             }

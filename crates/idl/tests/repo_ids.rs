@@ -246,3 +246,16 @@ fn prefix_inside_an_interface_is_scoped_to_it() {
         )
     );
 }
+
+/// Recorded with omniidl 4.2.5: `#pragma ID`/`version` naming a
+/// forward-declared interface hold for its definition.
+const FORWARD: &str = "
+::M IDL:p.com/M:1.0
+::M::I IDL:fwd/I:1.0
+::M::J IDL:p.com/M/J:2.1
+";
+
+#[test]
+fn pragmas_naming_a_forward_declaration_hold_for_the_definition() {
+    check("forward.idl", FORWARD, true);
+}
