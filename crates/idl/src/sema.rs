@@ -1468,10 +1468,12 @@ impl Sema {
                 None
             }
             A::FileEnter => {
-                let path = self.ids.last().map(|c| c.path.clone()).unwrap_or_default();
+                // An included file starts as a file of its own: no prefix
+                // and, even when included inside a module, an empty id
+                // path (`IDL:InPart:1.0`, as omniidl assigns).
                 self.ids.push(IdCtx {
                     prefix: String::new(),
-                    path,
+                    path: Vec::new(),
                     file: true,
                 });
                 None

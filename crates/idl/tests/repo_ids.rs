@@ -259,3 +259,24 @@ const FORWARD: &str = "
 fn pragmas_naming_a_forward_declaration_hold_for_the_definition() {
     check("forward.idl", FORWARD, true);
 }
+
+/// Recorded with omniidl 4.2.5: a file included inside a module starts
+/// with no prefix and an empty id path (its `#pragma prefix` ends with
+/// it); `#pragma ID` with relative and `::` names from nested scopes.
+const INCLUDE_IN_MODULE: &str = "
+::Outer IDL:top.com/Outer:1.0
+::Outer::InPart IDL:InPart:1.0
+::Outer::InPart2 IDL:part.org/InPart2:1.0
+::Outer::AfterInc IDL:abs/AfterInc:1.0
+::Outer::I IDL:top.com/Outer/I:1.0
+::Outer::I::T IDL:rel/T:1.0
+::Outer::Inner IDL:top.com/Outer/Inner:1.0
+::Outer::Inner::S IDL:top.com/Outer/Inner/S:1.1
+::Outer::NoPrefix IDL:NoPrefix:1.0
+::TopLevel IDL:top.com/TopLevel:1.0
+";
+
+#[test]
+fn include_inside_a_module_and_nested_pragmas() {
+    check("include_in_module.idl", INCLUDE_IN_MODULE, true);
+}
