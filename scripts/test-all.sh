@@ -17,6 +17,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+echo "== cargo package (every publishable crate packs: versions, metadata, files inside the crate)"
+cargo package --workspace --no-verify --locked --quiet
+
 echo "== cargo doc (broken links and stray HTML in doc comments, generated code included)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 

@@ -34,7 +34,9 @@ pub enum CdrError {
     InvalidBoolean(u8),
     /// An enum value outside its declared range.
     InvalidEnum(u32),
-    /// A union discriminator that selects no branch and there is no default.
+    /// A union discriminator that selects no branch and there is no
+    /// default; on encode (and in generated `<branch>_with` constructors),
+    /// a discriminator that would select another branch than the value's.
     InvalidDiscriminator,
     /// A string without its terminating NUL, or with a NUL inside.
     BadStringTerminator,
@@ -108,7 +110,9 @@ impl fmt::Display for CdrError {
             ),
             CdrError::InvalidBoolean(b) => write!(f, "invalid CDR boolean octet {b:#04x}"),
             CdrError::InvalidEnum(v) => write!(f, "enum value {v} out of range"),
-            CdrError::InvalidDiscriminator => f.write_str("union discriminator selects no branch"),
+            CdrError::InvalidDiscriminator => {
+                f.write_str("union discriminator selects no branch, or another branch")
+            }
             CdrError::BadStringTerminator => f.write_str("CDR string not NUL-terminated"),
             CdrError::ZeroStringLength => f.write_str("CDR string length 0 (must count the NUL)"),
             CdrError::InvalidText => f.write_str("text invalid in the transmission code set"),

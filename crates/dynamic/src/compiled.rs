@@ -65,8 +65,8 @@ pub fn from_dyn_with<T>(
 
 /// `ToAny::to_dyn` for a generated type: its compiled encoding decoded
 /// by the interpreter. A value the compiled code refuses to encode (a
-/// bound exceeded, a `default` union branch with an explicit label's
-/// discriminator) becomes [`DynValue::Null`], so the error surfaces when
+/// bound exceeded, a union value whose discriminator would select another
+/// branch) becomes [`DynValue::Null`], so the error surfaces when
 /// the `Any` is marshaled.
 pub fn to_dyn<T: Encode + IdlType + ?Sized>(v: &T) -> DynValue {
     to_dyn_with(&T::type_code(), |w| v.encode(w)).unwrap_or(DynValue::Null)

@@ -92,6 +92,74 @@ fn union_accessors_and_bad_labels() {
     assert!(TypeCode::union_tc("IDL:U:1.0", "U", TypeCode::double(), vec![]).is_err());
 }
 
+/// `union U switch (long) { case 1: short a; case 2: case 3: string b;
+/// default: double d; }` and one with an implicit default: every
+/// discriminator decodes into the value tree and re-encodes to the same
+/// octets, also inside an `Any` sent as CDR.
+#[test]
+fn union_values_keep_their_discriminator() {
+    let member = |label: Option<i32>, name: &str, tc: TypeCode| UnionMember {
+        label: label.map(DynValue::Long),
+        name: name.into(),
+        tc,
+    };
+    let u = TypeCode::union_tc(
+        "IDL:U:1.0",
+        "U",
+        TypeCode::long(),
+        vec![
+            member(Some(1), "a", TypeCode::short()),
+            member(Some(2), "b", TypeCode::string_tc(0)),
+            member(Some(3), "b", TypeCode::string_tc(0)),
+            member(None, "d", TypeCode::double()),
+        ],
+    )
+    .unwrap();
+    let implicit = TypeCode::union_tc(
+        "IDL:V:1.0",
+        "V",
+        TypeCode::long(),
+        vec![
+            member(Some(2), "b", TypeCode::string_tc(0)),
+            member(Some(3), "b", TypeCode::string_tc(0)),
+        ],
+    )
+    .unwrap();
+    let cases = [
+        (&u, 1, DynValue::Short(-4)),
+        (&u, 2, DynValue::String("two".into())),
+        (&u, 3, DynValue::String("three".into())),
+        (&u, 0, DynValue::Double(0.5)),
+        (&u, -9, DynValue::Double(1.5)),
+        (&implicit, 3, DynValue::String("x".into())),
+        (&implicit, 7, DynValue::Null),
+    ];
+    for (tc, disc, value) in cases {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let v = DynValue::Union {
+                disc: Box::new(DynValue::Long(disc)),
+                value: Box::new(value.clone()),
+            };
+            let mut w = Writer::new(order);
+            encode_value(tc, &v, &mut w).unwrap();
+            let bytes = w.into_vec();
+            let mut expect = Writer::new(order);
+            expect.write_i32(disc);
+            assert_eq!(&bytes[..4], expect.as_slice(), "{disc}");
+            let mut r = Reader::new(&bytes, order);
+            assert_eq!(decode_value(tc, &mut r).unwrap(), v, "{disc}");
+            assert!(r.is_empty());
+
+            let any = Any::new(tc.clone(), v.clone());
+            let mut w = Writer::new(order);
+            peregrine_cdr::Encode::encode(&any, &mut w).unwrap();
+            let bytes = w.into_vec();
+            let back = Any::decode_from(&mut Reader::new(&bytes, order)).unwrap();
+            assert_eq!(back.value, v, "{disc} in an Any");
+        }
+    }
+}
+
 #[test]
 fn equal_equivalent_compact() {
     let a = TypeCode::struct_tc("IDL:P:1.0", "P", [("x", TypeCode::long())]);

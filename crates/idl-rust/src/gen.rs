@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use peregrine_idl::{
-    BasicType, ConstValue, DefId, DefKind, DiagKind, Diagnostic, Label, Param, ParamDir, Span,
-    Spec, Type,
+    BasicType, Branch, ConstValue, DefId, DefKind, DiagKind, Diagnostic, Label, Param, ParamDir,
+    Span, Spec, Type,
 };
 
 use crate::demux::demux_body;
@@ -60,8 +60,11 @@ impl Default for Options {
 
 /// Lints that IDL naming can trigger and that are not worth renaming
 /// users' interfaces for (many parameters, long result tuples, large
-/// exception enums, operation names such as `from_string` or `next`).
-pub const ALLOWS: &str = "#[allow(clippy::too_many_arguments, clippy::type_complexity, \
+/// exception enums, operation names such as `from_string` or `next`),
+/// and `dead_code`: the generated code is a whole interface's API, and a
+/// program that uses part of it (a client binary never touches the
+/// skeleton) must not be told about the rest.
+pub const ALLOWS: &str = "#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity, \
 clippy::large_enum_variant, clippy::result_large_err, clippy::enum_variant_names, \
 clippy::wrong_self_convention, clippy::should_implement_trait, clippy::module_inception, \
 clippy::len_without_is_empty, clippy::new_ret_no_self, clippy::upper_case_acronyms, \
@@ -1440,15 +1443,25 @@ impl std::error::Error for {name} {{}}
             },
             _ => false,
         };
+        let is_bool = disc_res == Type::Basic(BasicType::Boolean);
         let mut variants = String::new();
         let mut enc_arms = String::new();
         let mut dec_arms = String::new();
+        let mut disc_arms = String::new();
+        let mut ctors = String::new();
+        // Arms of `selects_own_branch` for the variants that carry their
+        // discriminator (the default branch's arm is added after the loop,
+        // once every explicit label is known).
+        let mut own_arms = String::new();
+        let mut default_v = None;
+        let mut has_single = false;
         let mut all_pats = Vec::new();
         let mut default_arm = None;
-        let mut used: HashSet<String> = HashSet::new();
+        let used: HashSet<String> = branches.iter().map(|b| camel(&b.name)).collect();
+        let carried: Vec<&Branch> = branches.iter().filter(|b| Self::keeps_disc(b)).collect();
+        let ctor_names = Self::ctor_names(&carried);
         for b in branches {
             let v = camel(&b.name);
-            used.insert(v.clone());
             let t = self.rty(&b.ty, cur);
             let dec = self.dec(&b.ty, cur).expr();
             let enc = self.enc(&b.ty, "v", cur);
@@ -1474,29 +1487,93 @@ impl std::error::Error for {name} {{}}
                 b.doc.as_deref(),
                 &format!("Branch `{}` (case {labels}).", b.name),
             );
-            if is_default {
-                let _ = writeln!(
-                    variants,
-                    "{doc}///\n/// Carries the discriminator, which must match no other label.\n{v}({dty}, {t}),"
-                );
-                default_arm = Some(format!("d => Self::{v}(d, {dec}?),"));
-                let _ = writeln!(
-                    enc_arms,
-                    "Self::{v}(d, v) => {{ check_default(d)?; {cdr}::Encode::encode(d, w)?; {enc} }}"
-                );
-            } else {
+            if !Self::keeps_disc(b) {
+                // One label: the variant alone names the discriminator.
                 let _ = writeln!(variants, "{doc}{v}({t}),");
-                let first = pats.first().cloned().unwrap_or_default();
-                let _ = writeln!(dec_arms, "{} => Self::{v}({dec}?),", pats.join(" | "));
+                let _ = writeln!(dec_arms, "{} => Self::{v}({dec}?),", pats[0]);
                 let _ = writeln!(
                     enc_arms,
                     "Self::{v}(v) => {{ {cdr}::Encode::encode(&{}, w)?; {enc} }}",
-                    typed_lit(&first, &disc_res)
+                    typed_lit(&pats[0], &disc_res)
+                );
+                let _ = writeln!(disc_arms, "Self::{v}(_) => {},", pats[0]);
+                has_single = true;
+                all_pats.extend(pats);
+                continue;
+            }
+            // Several labels, or `default`: the discriminator is data.
+            let disc_doc = if is_default {
+                "a value that no other branch's label uses".to_string()
+            } else {
+                format!("one of {labels}")
+            };
+            let _ = writeln!(
+                variants,
+                "{doc}///\n/// Keeps the discriminator it was decoded or built with.\n{v} {{\n/// The discriminator: {disc_doc}.\ndisc: {dty},\n/// The branch's value.\nvalue: {t},\n}},"
+            );
+            let _ = writeln!(disc_arms, "Self::{v} {{ disc, .. }} => *disc,");
+            let _ = writeln!(
+                enc_arms,
+                "Self::{v} {{ disc, value: v }} => {{ {cdr}::Encode::encode(disc, w)?; {enc} }}"
+            );
+            if is_default {
+                // `case 1: default:` - its own labels select it too, and
+                // decode through the default arm.
+                default_v = Some((v.clone(), pats.clone()));
+                default_arm = Some(format!("d => Self::{v} {{ disc: d, value: {dec}? }},"));
+            } else {
+                let own = one_of("*disc", &pats, is_bool, false);
+                let bind = if own.contains("disc") { "disc, " } else { "" };
+                let _ = writeln!(own_arms, "Self::{v} {{ {bind}.. }} => {own},");
+                let _ = writeln!(
+                    dec_arms,
+                    "{} => Self::{v} {{ disc: d, value: {dec}? }},",
+                    pats.join(" | ")
                 );
             }
+            // Constructors: the first label (for `default`, the first
+            // value no label uses), and a checked one taking the value.
+            let first = if is_default {
+                self.free_disc(&disc_res, branches)
+            } else {
+                b.labels.iter().find_map(|l| match l {
+                    Label::Value(c) => Some(c.clone()),
+                    Label::Default => None,
+                })
+            };
+            let (ctor, ctor_with) = &ctor_names[&b.name];
+            if let Some(c) = first {
+                let what = if is_default {
+                    "the first discriminator value no label uses"
+                } else {
+                    "its first label"
+                };
+                let _ = writeln!(
+                    ctors,
+                    "/// Branch `{}` with {what}, `{}`.\npub fn {ctor}(value: {t}) -> Self {{ Self::{v} {{ disc: {}, value }} }}\n",
+                    b.name,
+                    self.label_pat_doc(&Label::Value(c.clone())),
+                    self.label_pat(&c, cur),
+                );
+            }
+            let _ = writeln!(
+                ctors,
+                "/// Branch `{}` with discriminator `disc`, which must be {disc_doc}\n/// (else `CdrError::InvalidDiscriminator`, a `MARSHAL` error).\npub fn {ctor_with}(disc: {dty}, value: {t}) -> {cdr}::Result<Self> {{\nlet v = Self::{v} {{ disc, value }};\nif v.selects_own_branch() {{ Ok(v) }} else {{ Err({cdr}::CdrError::InvalidDiscriminator) }}\n}}\n",
+                b.name
+            );
             all_pats.extend(pats);
         }
-        let mut implicit_default = String::new();
+        // A value equal to an explicit label would decode as that branch.
+        if let Some((v, own_pats)) = &default_v {
+            let others: Vec<String> = all_pats
+                .iter()
+                .filter(|p| !own_pats.contains(p))
+                .cloned()
+                .collect();
+            let own = one_of("*disc", &others, is_bool, true);
+            let bind = if own.contains("disc") { "disc, " } else { "" };
+            let _ = writeln!(own_arms, "Self::{v} {{ {bind}.. }} => {own},");
+        }
         if !has_default && !covered {
             let dv = if used.contains("Default") {
                 "DefaultDiscriminator".to_string()
@@ -1508,24 +1585,33 @@ impl std::error::Error for {name} {{}}
                 "/// A discriminator that selects no branch (the union holds no value).\n{dv}({dty}),"
             );
             default_arm = Some(format!("d => Self::{dv}(d),"));
-            let _ = writeln!(
-                enc_arms,
-                "Self::{dv}(d) => {{ check_default(d)?; {cdr}::Encode::encode(d, w)?; }}"
-            );
-            implicit_default = dv;
+            let _ = writeln!(enc_arms, "Self::{dv}(d) => {cdr}::Encode::encode(d, w)?,");
+            let _ = writeln!(disc_arms, "Self::{dv}(d) => *d,");
+            let own = one_of("*d", &all_pats, is_bool, true);
+            let bind = if own.contains('d') { "d" } else { "_" };
+            let _ = writeln!(own_arms, "Self::{dv}({bind}) => {own},");
         }
-        let _ = implicit_default;
-        let check_default = if default_arm.is_some() {
-            let pats = if all_pats.is_empty() {
-                "false".to_string()
-            } else {
-                format!("matches!(*d, {})", all_pats.join(" | "))
-            };
-            format!(
-                "// A default value equal to an explicit label would decode as that branch.\nlet check_default = |d: &{dty}| -> {cdr}::Result<()> {{ if {pats} {{ Err({cdr}::CdrError::InvalidDiscriminator) }} else {{ Ok(()) }} }};\n"
-            )
+        // Only variants that carry a discriminator can carry a wrong one.
+        let (check, check_fn) = if own_arms.is_empty() {
+            (String::new(), String::new())
         } else {
-            String::new()
+            if has_single {
+                own_arms.push_str("_ => true,\n");
+            }
+            (
+                format!(
+                    "if !self.selects_own_branch() {{\nreturn Err({cdr}::CdrError::InvalidDiscriminator);\n}}\n"
+                ),
+                format!(
+                    "/// Whether the discriminator this value carries selects its own
+/// variant (one of another branch's labels would decode as that branch).
+fn selects_own_branch(&self) -> bool {{
+match self {{
+{own_arms}}}
+}}
+"
+                ),
+            )
         };
         let dec_disc = self.dec(discriminator, cur).expr();
         let default_arm = default_arm.unwrap_or_default();
@@ -1535,7 +1621,8 @@ impl std::error::Error for {name} {{}}
         let _ = write!(
             s,
             "///
-/// A branch with several labels is encoded with its first label.
+/// A branch with one label is a tuple variant; a branch with several
+/// labels and the `default` branch keep their discriminator (`disc`).
 {ALLOWS}
 #[derive(Debug, Clone{peq})]
 pub enum {name} {{
@@ -1544,17 +1631,104 @@ pub enum {name} {{
 impl {name} {{
     /// Repository id.
     pub const REPOSITORY_ID: &'static str = {rid};
-}}
+
+    /// The discriminator (C++ `_d()`): the label of a one-label branch,
+    /// `disc` of the others.
+    pub fn discriminator(&self) -> {dty} {{
+        match self {{
+{disc_arms}        }}
+    }}
+
+{ctors}{check_fn}}}
 
 ",
-            rid = lit_str(&d.repo_id)
+            rid = lit_str(&d.repo_id),
         );
-        let enc_body = format!("{check_default}match self {{\n{enc_arms}}}");
+        let enc_body = format!("{check}match self {{\n{enc_arms}}}");
         let dec_body =
             format!("let d: {dty} = {dec_disc}?;\nOk(match d {{\n{dec_arms}{default_arm}}})");
         s.push_str(&self.codec_impls(id, &name, &enc_body, &dec_body, "", ""));
         s.push_str(&self.tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
+    }
+
+    /// Whether a branch's variant carries the discriminator: `default`,
+    /// or several labels.
+    fn keeps_disc(b: &Branch) -> bool {
+        b.labels.len() > 1 || b.labels.contains(&Label::Default)
+    }
+
+    /// Constructor names `(first label, checked)` of the branches that
+    /// keep their discriminator, by IDL branch name: the snake-case name
+    /// and `<name>_with`, or `new_<name>`/`new_<name>_with` (`new2_`...)
+    /// when that would collide with another generated method.
+    fn ctor_names(carried: &[&Branch]) -> HashMap<String, (String, String)> {
+        let mut taken: HashSet<String> = ["discriminator", "decode_in", "from_any_in"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let mut out = HashMap::new();
+        for b in carried {
+            let base = bare(&snake(&b.name)).to_string();
+            let others = |n: &str| {
+                carried
+                    .iter()
+                    .any(|o| o.name != b.name && bare(&snake(&o.name)) == n)
+            };
+            let names = (0..)
+                .map(|k| match k {
+                    0 => (snake(&b.name), format!("{base}_with")),
+                    1 => (format!("new_{base}"), format!("new_{base}_with")),
+                    k => (format!("new{k}_{base}"), format!("new{k}_{base}_with")),
+                })
+                .find(|(c, w)| {
+                    let c = bare(c);
+                    !taken.contains(c) && !taken.contains(w) && !others(c) && !others(w)
+                })
+                .expect("a free name");
+            taken.insert(bare(&names.0).to_string());
+            taken.insert(names.1.clone());
+            out.insert(b.name.clone(), names);
+        }
+        out
+    }
+
+    /// The first discriminator value that no label of `branches` uses
+    /// (0, 1, ... for integers and characters, `FALSE` then `TRUE`, the
+    /// enumerators in order); `None` when the labels cover every value.
+    fn free_disc(&self, disc: &Type, branches: &[Branch]) -> Option<ConstValue> {
+        let used: Vec<&ConstValue> = branches
+            .iter()
+            .flat_map(|b| &b.labels)
+            .filter_map(|l| match l {
+                Label::Value(v) => Some(v),
+                Label::Default => None,
+            })
+            .collect();
+        let free = |v: ConstValue| (!used.contains(&&v)).then_some(v);
+        match disc {
+            Type::Basic(BasicType::Boolean) => {
+                free(ConstValue::Bool(false)).or_else(|| free(ConstValue::Bool(true)))
+            }
+            Type::Basic(BasicType::Char) => (0..=u8::MAX).find_map(|c| free(ConstValue::Char(c))),
+            Type::Basic(BasicType::WChar) => (0..=u32::from(u16::MAX))
+                .filter(|c| char::from_u32(*c).is_some())
+                .find_map(|c| free(ConstValue::WChar(c))),
+            Type::Named(e) => match &self.def(*e).kind {
+                DefKind::Enum { enumerators } => {
+                    enumerators.iter().enumerate().find_map(|(i, &en)| {
+                        free(ConstValue::Enum {
+                            enum_def: *e,
+                            enumerator: en,
+                            index: i as u32,
+                        })
+                    })
+                }
+                _ => None,
+            },
+            // Integers: there are fewer labels than values from 0 up.
+            _ => (0..=used.len() as i128).find_map(|i| free(ConstValue::Int(i))),
+        }
     }
 
     fn label_pat_doc(&self, l: &Label) -> String {
@@ -2443,6 +2617,45 @@ fn float_lit(f: f64) -> String {
 }
 
 /// A label literal typed as the discriminator, for encoding.
+/// A Rust condition: discriminator `d` (an expression such as `*disc`)
+/// is one of the label patterns `pats` (`negate`: is none of them).
+/// Boolean discriminators read as `d`/`!d`, which clippy prefers to
+/// `matches!`.
+fn one_of(d: &str, pats: &[String], boolean: bool, negate: bool) -> String {
+    let cond = if boolean {
+        let t = pats.iter().any(|p| p == "true");
+        let f = pats.iter().any(|p| p == "false");
+        match (t, f) {
+            (true, true) => "true".to_string(),
+            (false, false) => "false".to_string(),
+            (true, false) => {
+                return if negate {
+                    format!("!{d}")
+                } else {
+                    d.to_string()
+                }
+            }
+            (false, true) => {
+                return if negate {
+                    d.to_string()
+                } else {
+                    format!("!{d}")
+                }
+            }
+        }
+    } else if pats.is_empty() {
+        "false".to_string()
+    } else {
+        format!("matches!({d}, {})", pats.join(" | "))
+    };
+    match (negate, cond.as_str()) {
+        (false, _) => cond,
+        (true, "true") => "false".into(),
+        (true, "false") => "true".into(),
+        (true, _) => format!("!{cond}"),
+    }
+}
+
 fn typed_lit(pat: &str, disc: &Type) -> String {
     let suffix = match disc {
         Type::Basic(BasicType::Short) => "i16",

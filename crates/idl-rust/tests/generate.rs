@@ -139,22 +139,123 @@ fn union_mapping() {
     let code = gen("enum E { a, b, c };
          union U switch (E) { case a: long x; case b: case c: string y; };
          union D switch (short) { case 1: long p; default: octet q; };
-         union N switch (long) { case 1: long only; };");
+         union N switch (long) { case 1: long only; };
+         union Both switch (boolean) { case TRUE: long t; case FALSE: long f; };");
     assert_contains(&code, "pub enum U {");
+    // One label: a tuple variant, the label written as a constant.
     assert_contains(&code, "X(i32),");
-    assert_contains(&code, "Y(String),");
+    assert_contains(&code, "E::A => Self::X(");
+    assert_contains(&code, "Self::X(_) => E::A,");
+    // Several labels: the variant keeps the discriminator it was decoded
+    // with and encodes it.
+    assert_contains(
+        &code,
+        "Y {
+            /// The discriminator: one of `b`, `c`.
+            disc: E,
+            /// The branch's value.
+            value: String,
+        },",
+    );
+    assert_contains(&code, "E::B | E::C => { Self::Y { disc: d, value:");
+    assert_contains(
+        &code,
+        "Self::Y { disc, value: v } => { ::peregrine::cdr::Encode::encode(disc, w)?;",
+    );
+    // ... checked before anything is written.
+    assert_contains(
+        &code,
+        "if !self.selects_own_branch() { return Err(::peregrine::cdr::CdrError::InvalidDiscriminator); }",
+    );
+    assert_contains(
+        &code,
+        "Self::Y { disc, .. } => matches!(*disc, E::B | E::C),",
+    );
+    // Constructors: the first label, and checked.
+    assert_contains(
+        &code,
+        "pub fn y(value: String) -> Self { Self::Y { disc: E::B, value } }",
+    );
+    assert_contains(
+        &code,
+        "pub fn y_with(disc: E, value: String) -> ::peregrine::cdr::Result<Self> {",
+    );
+    assert_contains(&code, "pub fn discriminator(&self) -> E {");
     // All enumerators covered: no default variant.
     assert!(!code.contains("U::Default"));
-    assert_contains(&code, "E::B | E::C => Self::Y(");
-    // Explicit default: the variant carries the discriminator.
-    assert_contains(&code, "Q(i16, u8),");
-    assert_contains(&code, "d => Self::Q(d,");
-    // Not all values covered, no default: an empty Default variant.
+    // Explicit default: the variant carries the discriminator, built
+    // with the first value no label uses; explicit labels are refused.
+    assert_contains(
+        &code,
+        "Q { /// The discriminator: a value that no other branch's label uses.\n disc: i16,",
+    );
+    assert_contains(&code, "d => { Self::Q { disc: d, value:");
+    assert_contains(
+        &code,
+        "pub fn q(value: u8) -> Self { Self::Q { disc: 0, value } }",
+    );
+    assert_contains(&code, "Self::Q { disc, .. } => !matches!(*disc, 1),");
+    // Not all values covered, no default: an empty Default variant with
+    // its discriminator.
     assert_contains(&code, "Default(i32),");
+    assert_contains(&code, "Self::Default(d) => !matches!(*d, 1),");
+    assert_contains(&code, "Self::Default(d) => *d,");
     assert_contains(
         &code,
         "Err(::peregrine::cdr::CdrError::InvalidDiscriminator)",
     );
+    // One-label branches covering every value: nothing to check.
+    let n = &code[code.find("pub enum Both").unwrap()..];
+    let n = &n[..n.find("pub fn tc_both").unwrap()];
+    assert!(!n.contains("selects_own_branch"), "{n}");
+}
+
+#[test]
+fn union_discriminator_defaults_and_names() {
+    let code = gen("enum E { a, b, c };
+         union Ch switch (char) { case 'a': case 'b': long two; default: E other; };
+         union Bo switch (boolean) { case TRUE: long t; default: string f; };
+         union F switch (E) { case a: long x; default: long rest; };
+         union W switch (wchar) { case L'\\0': long z; default: long w; };
+         union K switch (long) {
+           case 1: case 2: long discriminator;
+           case 3: case 4: long discriminator_with;
+           case 5: case 6: long decode_in;
+         };");
+    // The first free value of each discriminator type.
+    assert_contains(
+        &code,
+        "pub fn two(value: i32) -> Self { Self::Two { disc: 97, value } }",
+    );
+    assert_contains(
+        &code,
+        "pub fn other(value: E) -> Self { Self::Other { disc: 0, value } }",
+    );
+    assert_contains(
+        &code,
+        "pub fn f(value: String) -> Self { Self::F { disc: false, value } }",
+    );
+    assert_contains(
+        &code,
+        "pub fn rest(value: i32) -> Self { Self::Rest { disc: E::B, value } }",
+    );
+    assert_contains(
+        &code,
+        "pub fn w(value: i32) -> Self { Self::W { disc: '\\u{1}', value } }",
+    );
+    // Constructor names that would collide with generated methods or
+    // with each other take a `new_` prefix.
+    assert_contains(&code, "pub fn new_discriminator(value: i32) -> Self");
+    assert_contains(
+        &code,
+        "pub fn new_discriminator_with(disc: i32, value: i32)",
+    );
+    assert_contains(&code, "pub fn discriminator_with(value: i32) -> Self");
+    assert_contains(
+        &code,
+        "pub fn discriminator_with_with(disc: i32, value: i32)",
+    );
+    assert_contains(&code, "pub fn new_decode_in(value: i32) -> Self");
 }
 
 #[test]
@@ -542,6 +643,19 @@ fn every_omniorb_idl_file_generates() {
     assert_eq!(need_skip, want, "files needing skip_unsupported");
     assert!(ok >= 5, "{ok}");
     assert!(frontend <= 10, "{frontend}");
+}
+
+#[test]
+fn top_level_modules_allow_unused_generated_items() {
+    // A client binary never uses the skeletons generated beside its
+    // stubs; rustc must not warn about code the user cannot edit.
+    let code = gen("module M { interface I { void f(); }; };");
+    let at = code.find("pub mod m {").expect("module m");
+    let attrs = &code[..at];
+    let allow = attrs
+        .rfind("#[allow(")
+        .expect("an allow attribute on the module");
+    assert!(attrs[allow..].contains("dead_code"), "{}", &attrs[allow..]);
 }
 
 #[test]

@@ -79,6 +79,31 @@ pub enum BasicType {
     Void,
 }
 
+impl BasicType {
+    /// The type as IDL spells it (`unsigned long long`, `Object`).
+    pub fn idl_name(self) -> &'static str {
+        match self {
+            BasicType::Short => "short",
+            BasicType::Long => "long",
+            BasicType::LongLong => "long long",
+            BasicType::UShort => "unsigned short",
+            BasicType::ULong => "unsigned long",
+            BasicType::ULongLong => "unsigned long long",
+            BasicType::Float => "float",
+            BasicType::Double => "double",
+            BasicType::LongDouble => "long double",
+            BasicType::Char => "char",
+            BasicType::WChar => "wchar",
+            BasicType::Boolean => "boolean",
+            BasicType::Octet => "octet",
+            BasicType::Any => "any",
+            BasicType::Object => "Object",
+            BasicType::ValueBase => "ValueBase",
+            BasicType::Void => "void",
+        }
+    }
+}
+
 /// A type as written.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeSpec {

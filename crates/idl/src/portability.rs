@@ -9,7 +9,7 @@
 //! breaks. Only definitions in the main file are checked: included files
 //! (the CORBA services' IDL, say) are not the user's to change.
 
-use crate::ast::{self, BasicType, Declarator, Def, DefKind, Expr, Ident, TypeSpec};
+use crate::ast::{self, Declarator, Def, DefKind, Expr, Ident, TypeSpec};
 use crate::diagnostic::{DiagKind, Diagnostic};
 use crate::source::FileId;
 
@@ -491,7 +491,7 @@ fn reserved(name: &Ident, out: &mut Vec<Diagnostic>) {
 /// The type as IDL text, for the suggested typedef.
 fn type_text(ty: &TypeSpec) -> String {
     match ty {
-        TypeSpec::Basic(b, _) => basic_text(*b).to_string(),
+        TypeSpec::Basic(b, _) => b.idl_name().to_string(),
         TypeSpec::String { wide, bound, .. } => {
             let kw = if *wide { "wstring" } else { "string" };
             match bound {
@@ -521,10 +521,7 @@ fn type_text(ty: &TypeSpec) -> String {
 /// `string<10>` -> `String10`.
 fn type_name(ty: &TypeSpec) -> String {
     match ty {
-        TypeSpec::Basic(b, _) => basic_text(*b)
-            .split(' ')
-            .map(upper_first)
-            .collect::<String>(),
+        TypeSpec::Basic(b, _) => b.idl_name().split(' ').map(upper_first).collect::<String>(),
         TypeSpec::String { wide, bound, .. } => {
             let kw = if *wide { "WString" } else { "String" };
             match bound.as_deref() {
@@ -546,28 +543,6 @@ fn type_name(ty: &TypeSpec) -> String {
             .map(|p| upper_first(&p.name))
             .unwrap_or_default(),
         TypeSpec::Constructed(_) => upper_first(&type_text(ty)),
-    }
-}
-
-fn basic_text(b: BasicType) -> &'static str {
-    match b {
-        BasicType::Short => "short",
-        BasicType::Long => "long",
-        BasicType::LongLong => "long long",
-        BasicType::UShort => "unsigned short",
-        BasicType::ULong => "unsigned long",
-        BasicType::ULongLong => "unsigned long long",
-        BasicType::Float => "float",
-        BasicType::Double => "double",
-        BasicType::LongDouble => "long double",
-        BasicType::Char => "char",
-        BasicType::WChar => "wchar",
-        BasicType::Boolean => "boolean",
-        BasicType::Octet => "octet",
-        BasicType::Any => "any",
-        BasicType::Object => "Object",
-        BasicType::ValueBase => "ValueBase",
-        BasicType::Void => "void",
     }
 }
 

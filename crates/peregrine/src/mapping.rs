@@ -189,16 +189,17 @@
 //! ```
 //!
 //! A union is a Rust enum with one variant per branch, named after the
-//! branch (`Cash(Cents)`, `CardHolder(Text)`). A branch with several
-//! labels is one variant: it decodes from any of its labels and encodes
-//! with the first one, so the label the sender chose (2 or 3 here) is not
-//! kept. The `default:` branch's variant carries the discriminator as
-//! well (`Pending(i16, bool)`), which must be a value no explicit label
-//! uses: encoding `Pending(2, ..)` fails, because it would decode as
-//! `CardHolder`. (A union without `default:` whose labels leave values
-//! uncovered gets a `Default(D)` variant for "no branch selected".) The
-//! variants are all there is: no discriminator accessor, no per-branch
-//! getters; `match` on the value.
+//! branch. A branch with one label is a tuple variant (`Cash(Cents)`). A
+//! branch with several labels, and the `default:` branch, keep the
+//! discriminator they were built or decoded with: `CardHolder { disc,
+//! value }`, so a value sent with label 3 is echoed with 3, as omniORB
+//! and JacORB do. Constructors pick the first label (`card_holder(v)`,
+//! `pending(v)` takes the first value no label uses); `card_holder_with(3,
+//! v)` picks another and refuses a label of another branch;
+//! `discriminator()` is C++'s `_d()`. Encoding a value whose `disc`
+//! selects another branch fails before anything is written. (A union
+//! without `default:` whose labels leave values uncovered gets a
+//! `Default(D)` variant for "no branch selected".)
 //!
 //! ```
 //! # mod idl { include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mapping/generated/_include.rs")); }
@@ -208,8 +209,8 @@
 //! fn describe(p: &Payment) -> String {
 //!     match p {
 //!         Payment::Cash(cents) => format!("{cents} cents cash"),
-//!         Payment::CardHolder(name) => format!("card of {name}"),
-//!         Payment::Pending(_discriminator, urgent) => format!("pending (urgent: {urgent})"),
+//!         Payment::CardHolder { value, .. } => format!("card of {value}"),
+//!         Payment::Pending { value: urgent, .. } => format!("pending (urgent: {urgent})"),
 //!     }
 //! }
 //! assert_eq!(describe(&Payment::Cash(250)), "250 cents cash");
@@ -219,20 +220,24 @@
 //! 3i16.encode(&mut w)?;
 //! "Ada".encode(&mut w)?;
 //! let card = Payment::decode(&mut Reader::new(w.as_slice(), ByteOrder::Big))?;
-//! assert_eq!(card, Payment::CardHolder("Ada".into()));
+//! assert_eq!(card, Payment::card_holder_with(3, "Ada".into())?);
+//! assert_eq!(card.discriminator(), 3);
 //!
-//! // ...and encodes again with the branch's first label, 2.
+//! // ...and encodes again with label 3.
 //! let mut w = Writer::new(ByteOrder::Big);
 //! card.encode(&mut w)?;
-//! assert_eq!(&w.as_slice()[..2], &[0, 2]);
+//! assert_eq!(&w.as_slice()[..2], &[0, 3]);
+//! assert_eq!(Payment::card_holder("Bo".into()).discriminator(), 2);
 //!
-//! // The default branch keeps its discriminator; an explicit label is refused.
+//! // The default branch keeps its discriminator; a label of another
+//! // branch is refused, when building and when encoding.
 //! let mut w = Writer::new(ByteOrder::Big);
-//! Payment::Pending(0, true).encode(&mut w)?;
+//! Payment::pending_with(7, true)?.encode(&mut w)?;
 //! let back = Payment::decode(&mut Reader::new(w.as_slice(), ByteOrder::Big))?;
-//! assert_eq!(back, Payment::Pending(0, true));
-//! let err = Payment::Pending(2, true).encode(&mut Writer::new(ByteOrder::Big));
-//! assert_eq!(err, Err(CdrError::InvalidDiscriminator));
+//! assert_eq!(back, Payment::Pending { disc: 7, value: true });
+//! assert_eq!(Payment::pending_with(2, true), Err(CdrError::InvalidDiscriminator));
+//! let forged = Payment::Pending { disc: 2, value: true };
+//! assert_eq!(forged.encode(&mut Writer::new(ByteOrder::Big)), Err(CdrError::InvalidDiscriminator));
 //! # Ok::<(), CdrError>(())
 //! ```
 //!

@@ -98,7 +98,7 @@ fn u32_at(m: &[u8], at: usize, little: bool) -> io::Result<u32> {
 /// `m` holds the first bytes of a message of `total` bytes.
 fn parse_request(m: &[u8], total: usize) -> io::Result<RawRequest<'_>> {
     if m.get(4..8)
-        .map_or(true, |v| v[0] != 1 || v[1] != 2 || v[3] != 0)
+        .is_none_or(|v| v[0] != 1 || v[1] != 2 || v[3] != 0)
     {
         return Err(invalid("not a GIOP 1.2 request"));
     }
@@ -356,7 +356,7 @@ impl RawClient {
     /// Builds the sequence message for `data` unless the last one fits.
     fn prepare_seq(&mut self, data: &SeqData, twoway: bool) {
         let key = (data.data_type(), data.len(), twoway);
-        if self.seq.as_ref().map_or(true, |(k, _)| *k != key) {
+        if self.seq.as_ref().is_none_or(|(k, _)| *k != key) {
             let ty = data.data_type();
             let op = if twoway {
                 ty.twoway_op().unwrap_or(ty.oneway_op())

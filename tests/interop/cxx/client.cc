@@ -219,6 +219,17 @@ int main(int argc, char** argv) {
     STEP("echo_choice_default", Interop::Choice c; c.hue(Interop::red); c._d(42);
          Interop::Choice_var r = echo->echo_choice(c); CHECK(r->_d() == 42);
          CHECK(r->hue() == Interop::red));
+    // Several labels and default: each discriminator arrives at
+    // Peregrine (check_labels), comes back (echo_labels) and Peregrine's
+    // values arrive with theirs (make_labels).
+    for (CORBA::Long d : expected::LABEL_DISCS) {
+      std::string n = std::to_string(d);
+      STEP("echo_labels " + n, Interop::Labels_var r = echo->echo_labels(expected::labels(d));
+           std::string diff = expected::diff_labels(r.in(), d); if (!diff.empty()) throw Fail{diff});
+      STEP("check_labels " + n, echo->check_labels(expected::labels(d), d));
+      STEP("make_labels " + n, Interop::Labels_var r = echo->make_labels(d);
+           std::string diff = expected::diff_labels(r.in(), d); if (!diff.empty()) throw Fail{diff});
+    }
     STEP("echo_matrix", Interop::Matrix m; expected::grid(m); m[1][2] = -9;
          Interop::Matrix_slice* r = echo->echo_matrix(m); bool same = true;
          for (int i = 0; i < 2; i++) for (int j = 0; j < 3; j++) same = same && r[i][j] == m[i][j];

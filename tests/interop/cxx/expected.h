@@ -74,6 +74,37 @@ inline std::string diff_record(const Interop::Record& v) {
   return "";
 }
 
+// The discriminators both sides send for Labels: every label and
+// default values on both sides of them.
+const CORBA::Long LABEL_DISCS[] = {1, 2, 3, 0, 42, -1};
+
+// The fixed Labels with discriminator `d`.
+inline Interop::Labels labels(CORBA::Long d) {
+  Interop::Labels v;
+  switch (d) {
+    case 1: v.num(-7); break;
+    case 2: case 3: v.text("labels"); break;
+    default: v.hue(Interop::blue); break;
+  }
+  v._d(d);  // another label of the same branch (C++ mapping)
+  return v;
+}
+
+// Empty string when `v` is labels(d), else the first difference.
+inline std::string diff_labels(const Interop::Labels& v, CORBA::Long d) {
+  if (v._d() != d) {
+    std::ostringstream s;
+    s << "labels._d " << v._d() << " != " << d;
+    return s.str();
+  }
+  switch (d) {
+    case 1: if (v.num() != -7) return "labels.num"; break;
+    case 2: case 3: if (strcmp(v.text(), "labels") != 0) return "labels.text"; break;
+    default: if (v.hue() != Interop::blue) return "labels.hue"; break;
+  }
+  return "";
+}
+
 inline bool same_wstr(const CORBA::WChar* a, const CORBA::WChar* b) {
   for (;; a++, b++) {
     if (*a != *b) return false;

@@ -50,6 +50,7 @@ class EchoImpl : public POA_Interop::Echo {
   Interop::Record* echo_record(const Interop::Record& v) { return new Interop::Record(v); }
   Interop::Color echo_color(Interop::Color v) { return v; }
   Interop::Choice* echo_choice(const Interop::Choice& v) { return new Interop::Choice(v); }
+  Interop::Labels* echo_labels(const Interop::Labels& v) { return new Interop::Labels(v); }
   Interop::Matrix_slice* echo_matrix(const Interop::Matrix v) { return Interop::Matrix_dup(v); }
   Interop::Bytes8_slice* echo_bytes8(const Interop::Bytes8 v) { return Interop::Bytes8_dup(v); }
 
@@ -95,6 +96,11 @@ class EchoImpl : public POA_Interop::Echo {
               expected::same_plain(p[1], expected::plain2()),
           "plains");
   }
+  void check_labels(const Interop::Labels& v, CORBA::Long d) {
+    std::string diff = expected::diff_labels(v, d);
+    CHECK(diff.empty(), diff.c_str());
+  }
+  Interop::Labels* make_labels(CORBA::Long d) { return new Interop::Labels(expected::labels(d)); }
   Interop::Record* make_record() { return new Interop::Record(expected::record()); }
   CORBA::WChar* make_wstring() { return CORBA::wstring_dup(expected::WSTR); }
 

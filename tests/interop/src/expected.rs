@@ -1,7 +1,7 @@
 //! The fixed values both sides send and check (`cxx/expected.h` holds the
 //! same ones for the omniORB peers).
 
-use crate::interop::{Choice, Color, Inner, Matrix, Plain, Record};
+use crate::interop::{Choice, Color, Inner, Labels, Matrix, Plain, Record};
 
 /// `short`.
 pub const S: i16 = -12345;
@@ -78,6 +78,20 @@ pub fn record() -> Record {
 /// The fixed Choice of `check_seqs`.
 pub fn choice() -> Choice {
     Choice::Text("union".into())
+}
+
+/// The discriminators both sides send for `Labels`: every label and
+/// default values on both sides of them.
+pub const LABEL_DISCS: [i32; 6] = [1, 2, 3, 0, 42, -1];
+
+/// The fixed `Labels` with discriminator `d` (`num` -7, `text` "labels",
+/// `hue` blue).
+pub fn labels(d: i32) -> Labels {
+    match d {
+        1 => Labels::Num(-7),
+        2 | 3 => Labels::text_with(d, "labels".into()).expect("a label of text"),
+        _ => Labels::hue_with(d, Color::Blue).expect("a default value"),
+    }
 }
 
 /// The fixed octets of `check_seqs`.

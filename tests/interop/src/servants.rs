@@ -10,8 +10,8 @@ use peregrine_orb::{CompletionStatus, SystemException, SystemExceptionKind as K}
 
 use crate::expected as x;
 use crate::interop::{
-    callback, echo, Bytes8, CallbackRef, Choice, Color, Doubles, EchoRef, Longs, Matrix, Mismatch,
-    Octets, Oops, Plain, Plains, Record, Strings,
+    callback, echo, Bytes8, CallbackRef, Choice, Color, Doubles, EchoRef, Labels, Longs, Matrix,
+    Mismatch, Octets, Oops, Plain, Plains, Record, Strings,
 };
 
 fn mismatch(what: &str) -> Mismatch {
@@ -35,6 +35,8 @@ pub struct EchoStats {
     pub notified: AtomicI32,
     /// Number of `check_*` calls that passed.
     pub checks_passed: AtomicU32,
+    /// Number of `check_labels` calls that passed.
+    pub labels_passed: AtomicU32,
     /// Number of `call_back`/`call_back_big` that completed.
     pub callbacks: AtomicU32,
     /// Whether `shutdown` was called.
@@ -130,6 +132,9 @@ impl crate::interop::Echo for EchoImpl {
     fn echo_choice(&self, v: &Choice) -> Sys<Choice> {
         Ok(v.clone())
     }
+    fn echo_labels(&self, v: &Labels) -> Sys<Labels> {
+        Ok(v.clone())
+    }
     fn echo_matrix(&self, v: &Matrix) -> Sys<Matrix> {
         Ok(*v)
     }
@@ -198,6 +203,18 @@ impl crate::interop::Echo for EchoImpl {
         check(p == [x::plain1(), x::plain2()], "plains")?;
         self.passed();
         Ok(())
+    }
+
+    fn check_labels(&self, v: &Labels, d: i32) -> Result<(), echo::CheckLabelsError> {
+        let got = v.discriminator();
+        check(got == d, &format!("labels discriminator {got} != {d}"))?;
+        check(*v == x::labels(d), &format!("labels value {v:?}"))?;
+        self.stats.labels_passed.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn make_labels(&self, d: i32) -> Sys<Labels> {
+        Ok(x::labels(d))
     }
 
     fn make_record(&self) -> Sys<Record> {

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use peregrine_interop_tests::bounded;
+use peregrine_interop_tests::expected::LABEL_DISCS;
 use peregrine_interop_tests::interop::EchoSkeleton;
 use peregrine_interop_tests::peers::{peers, Peer};
 use peregrine_interop_tests::servants::EchoImpl;
@@ -103,6 +104,17 @@ fn run_with(minor: u8, target: Target) -> Vec<String> {
     // What the Peregrine side saw.
     let checks = if minor < 2 { 3 } else { 4 };
     assert_eq!(stats.checks_passed.load(Ordering::SeqCst), checks);
+    // Every Labels discriminator reached Peregrine as sent, came back and
+    // Peregrine's arrived (the client checks `_d()` on every result).
+    for d in LABEL_DISCS {
+        for op in ["echo_labels", "check_labels", "make_labels"] {
+            assert_eq!(step(&lines, &format!("{op} {d}")), "ok", "{op} {d}");
+        }
+    }
+    assert_eq!(
+        stats.labels_passed.load(Ordering::SeqCst) as usize,
+        LABEL_DISCS.len()
+    );
     assert_eq!(stats.callbacks.load(Ordering::SeqCst), 2);
     assert_eq!(stats.notified.load(Ordering::SeqCst), 55);
     orb.shutdown(true);

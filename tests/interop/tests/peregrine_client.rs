@@ -139,9 +139,27 @@ fn run(minor: u8) {
         Choice::Num(-5),
         Choice::Text("union".into()),
         Choice::Pod(x::plain2()),
-        Choice::Hue(42, Color::Red),
+        Choice::Hue {
+            disc: 42,
+            value: Color::Red,
+        },
     ] {
         assert_eq!(e.echo_choice(&c).unwrap(), c);
+    }
+    // Several labels and default: every discriminator Peregrine sends
+    // arrives as sent at omniORB (check_labels) and comes back (echo);
+    // omniORB's values arrive with each label (make_labels).
+    for d in x::LABEL_DISCS {
+        let v = x::labels(d);
+        assert_eq!(v.discriminator(), d);
+        let back = e.echo_labels(&v).unwrap();
+        assert_eq!(back.discriminator(), d, "echo_labels {v:?}");
+        assert_eq!(back, v);
+        e.check_labels(&v, d)
+            .unwrap_or_else(|err| panic!("omniORB says: {err}"));
+        let made = e.make_labels(d).unwrap();
+        assert_eq!(made.discriminator(), d, "make_labels {made:?}");
+        assert_eq!(made, v);
     }
     let mut m = x::grid();
     m[1][2] = -9;

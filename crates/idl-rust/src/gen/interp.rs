@@ -54,29 +54,6 @@ impl Marshal {
     }
 }
 
-/// The IDL text of a basic type.
-fn basic_name(b: BasicType) -> &'static str {
-    match b {
-        BasicType::Short => "short",
-        BasicType::Long => "long",
-        BasicType::LongLong => "long long",
-        BasicType::UShort => "unsigned short",
-        BasicType::ULong => "unsigned long",
-        BasicType::ULongLong => "unsigned long long",
-        BasicType::Float => "float",
-        BasicType::Double => "double",
-        BasicType::LongDouble => "long double",
-        BasicType::Char => "char",
-        BasicType::Octet => "octet",
-        BasicType::WChar => "wchar",
-        BasicType::Boolean => "boolean",
-        BasicType::Any => "any",
-        BasicType::Void => "void",
-        BasicType::Object => "Object",
-        BasicType::ValueBase => "ValueBase",
-    }
-}
-
 /// `TY_` + the IDL text in screaming snake case (`::StrSeq` ->
 /// `TY_STR_SEQ`, `sequence<long>` -> `TY_SEQUENCE_LONG`).
 fn ty_static(idl: &str) -> String {
@@ -207,7 +184,7 @@ impl Gen<'_> {
     /// The IDL text of `ty` for a `TypeDesc`.
     fn idl_text(&self, ty: &Type) -> String {
         match ty {
-            Type::Basic(b) => basic_name(*b).into(),
+            Type::Basic(b) => b.idl_name().into(),
             Type::TypeCode => "TypeCode".into(),
             Type::String(None) => "string".into(),
             Type::String(Some(n)) => format!("string<{n}>"),
@@ -253,7 +230,7 @@ impl Gen<'_> {
                     BasicType::LongDouble => "longdouble".to_string(),
                     BasicType::WChar => "wchar".to_string(),
                     BasicType::ValueBase => "null".to_string(),
-                    other => basic_name(*other).to_string(),
+                    other => other.idl_name().to_string(),
                 };
                 format!("{dy}::TypeCode::{f}()")
             }

@@ -2,6 +2,7 @@
 /// The IDL of the `peregrine::mapping` documentation: one example of each
 /// kind of construct, as a small shop.
 #[allow(
+    dead_code,
     clippy::too_many_arguments,
     clippy::type_complexity,
     clippy::large_enum_variant,
@@ -435,8 +436,10 @@ pub mod shop {
     }
     /// A union: a branch with two labels and a default branch.
     ///
-    /// A branch with several labels is encoded with its first label.
+    /// A branch with one label is a tuple variant; a branch with several
+    /// labels and the `default` branch keep their discriminator (`disc`).
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -455,40 +458,96 @@ pub mod shop {
         /// Branch `cash` (case `1`).
         Cash(Cents),
         /// Branch `card_holder` (case `2`, `3`).
-        CardHolder(Text),
+        ///
+        /// Keeps the discriminator it was decoded or built with.
+        CardHolder {
+            /// The discriminator: one of `2`, `3`.
+            disc: i16,
+            /// The branch's value.
+            value: Text,
+        },
         /// Branch `pending` (case `default`).
         ///
-        /// Carries the discriminator, which must match no other label.
-        Pending(i16, bool),
+        /// Keeps the discriminator it was decoded or built with.
+        Pending {
+            /// The discriminator: a value that no other branch's label uses.
+            disc: i16,
+            /// The branch's value.
+            value: bool,
+        },
     }
     impl Payment {
         /// Repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:Shop/Payment:1.0";
+        /// The discriminator (C++ `_d()`): the label of a one-label branch,
+        /// `disc` of the others.
+        pub fn discriminator(&self) -> i16 {
+            match self {
+                Self::Cash(_) => 1,
+                Self::CardHolder { disc, .. } => *disc,
+                Self::Pending { disc, .. } => *disc,
+            }
+        }
+        /// Branch `card_holder` with its first label, `2`.
+        pub fn card_holder(value: Text) -> Self {
+            Self::CardHolder { disc: 2, value }
+        }
+        /// Branch `card_holder` with discriminator `disc`, which must be one of `2`, `3`
+        /// (else `CdrError::InvalidDiscriminator`, a `MARSHAL` error).
+        pub fn card_holder_with(
+            disc: i16,
+            value: Text,
+        ) -> ::peregrine::cdr::Result<Self> {
+            let v = Self::CardHolder { disc, value };
+            if v.selects_own_branch() {
+                Ok(v)
+            } else {
+                Err(::peregrine::cdr::CdrError::InvalidDiscriminator)
+            }
+        }
+        /// Branch `pending` with the first discriminator value no label uses, `0`.
+        pub fn pending(value: bool) -> Self {
+            Self::Pending { disc: 0, value }
+        }
+        /// Branch `pending` with discriminator `disc`, which must be a value that no other branch's label uses
+        /// (else `CdrError::InvalidDiscriminator`, a `MARSHAL` error).
+        pub fn pending_with(disc: i16, value: bool) -> ::peregrine::cdr::Result<Self> {
+            let v = Self::Pending { disc, value };
+            if v.selects_own_branch() {
+                Ok(v)
+            } else {
+                Err(::peregrine::cdr::CdrError::InvalidDiscriminator)
+            }
+        }
+        /// Whether the discriminator this value carries selects its own
+        /// variant (one of another branch's labels would decode as that branch).
+        fn selects_own_branch(&self) -> bool {
+            match self {
+                Self::CardHolder { disc, .. } => matches!(* disc, 2 | 3),
+                Self::Pending { disc, .. } => !matches!(* disc, 1 | 2 | 3),
+                _ => true,
+            }
+        }
     }
     impl ::peregrine::cdr::Encode for Payment {
         fn encode(
             &self,
             w: &mut ::peregrine::cdr::Writer,
         ) -> ::peregrine::cdr::Result<()> {
-            let check_default = |d: &i16| -> ::peregrine::cdr::Result<()> {
-                if matches!(* d, 1 | 2 | 3) {
-                    Err(::peregrine::cdr::CdrError::InvalidDiscriminator)
-                } else {
-                    Ok(())
-                }
-            };
+            if !self.selects_own_branch() {
+                return Err(::peregrine::cdr::CdrError::InvalidDiscriminator);
+            }
             match self {
                 Self::Cash(v) => {
                     ::peregrine::cdr::Encode::encode(&1i16, w)?;
                     ::peregrine::cdr::Encode::encode(v, w)?;
                 }
-                Self::CardHolder(v) => {
-                    ::peregrine::cdr::Encode::encode(&2i16, w)?;
+                Self::CardHolder { disc, value: v } => {
+                    ::peregrine::cdr::Encode::encode(disc, w)?;
                     ::peregrine::cdr::Encode::encode(v, w)?;
                 }
-                Self::Pending(d, v) => {
-                    check_default(d)?;
-                    ::peregrine::cdr::Encode::encode(d, w)?;
+                Self::Pending { disc, value: v } => {
+                    ::peregrine::cdr::Encode::encode(disc, w)?;
                     ::peregrine::cdr::Encode::encode(v, w)?;
                 }
             }
@@ -504,9 +563,17 @@ pub mod shop {
                 match d {
                     1 => Self::Cash(<Cents as ::peregrine::cdr::Decode>::decode(r)?),
                     2 | 3 => {
-                        Self::CardHolder(<Text as ::peregrine::cdr::Decode>::decode(r)?)
+                        Self::CardHolder {
+                            disc: d,
+                            value: <Text as ::peregrine::cdr::Decode>::decode(r)?,
+                        }
                     }
-                    d => Self::Pending(d, <bool as ::peregrine::cdr::Decode>::decode(r)?),
+                    d => {
+                        Self::Pending {
+                            disc: d,
+                            value: <bool as ::peregrine::cdr::Decode>::decode(r)?,
+                        }
+                    }
                 },
             )
         }
@@ -632,6 +699,7 @@ pub mod shop {
     /// The servant side: implement this trait and activate the implementation
     /// wrapped in [`NamedSkeleton`]; clients call through [`NamedRef`].
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -701,6 +769,7 @@ pub mod shop {
     #[derive(Clone, Debug)]
     pub struct NamedRef(::peregrine::orb::ObjectRef);
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -820,6 +889,7 @@ pub mod shop {
     /// The servant side: implement this trait and activate the implementation
     /// wrapped in [`TillSkeleton`]; clients call through [`TillRef`].
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -928,6 +998,7 @@ pub mod shop {
     #[derive(Clone, Debug)]
     pub struct TillRef(::peregrine::orb::ObjectRef);
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1166,6 +1237,7 @@ pub mod shop {
     /// The servant side: implement this trait and activate the implementation
     /// wrapped in [`DirectorySkeleton`]; clients call through [`DirectoryRef`].
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1246,6 +1318,7 @@ pub mod shop {
     #[derive(Clone, Debug)]
     pub struct DirectoryRef(::peregrine::orb::ObjectRef);
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1397,6 +1470,7 @@ pub mod shop {
     /// The servant side: implement this trait and activate the implementation
     /// wrapped in [`InspectorSkeleton`]; clients call through [`InspectorRef`].
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1469,6 +1543,7 @@ pub mod shop {
     #[derive(Clone, Debug)]
     pub struct InspectorRef(::peregrine::orb::ObjectRef);
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1593,6 +1668,7 @@ pub mod shop {
     }
     /// Types and helpers defined inside interface `::Shop::Directory`.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1652,6 +1728,7 @@ pub mod shop {
     }
     /// Types and helpers defined inside interface `::Shop::Inspector`.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1693,6 +1770,7 @@ pub mod shop {
     }
     /// Types and helpers defined inside interface `::Shop::Named`.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1730,6 +1808,7 @@ pub mod shop {
     }
     /// A nested module.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
@@ -1749,6 +1828,7 @@ pub mod shop {
     }
     /// Types and helpers defined inside interface `::Shop::Till`.
     #[allow(
+        dead_code,
         clippy::too_many_arguments,
         clippy::type_complexity,
         clippy::large_enum_variant,
