@@ -245,25 +245,20 @@ impl<'a> Gen<'a> {
                     DefKind::Interface {
                         is_local,
                         is_abstract,
-                        defined,
                         ..
                     } => {
                         if *is_local {
-                            Some(format!(
-                                "local interface `{}` used as a type is not supported yet",
-                                d.scoped_name
-                            ))
+                            // `Option<Arc<dyn L>>`; the front end keeps
+                            // local types out of marshaled signatures.
+                            None
                         } else if *is_abstract {
                             Some(format!(
                                 "abstract interface `{}` is not supported yet",
                                 d.scoped_name
                             ))
-                        } else if !defined {
-                            Some(format!(
-                                "interface `{}` is forward-declared but never defined",
-                                d.scoped_name
-                            ))
                         } else {
+                            // Also when only forward-declared: a typed
+                            // reference without operations.
                             None
                         }
                     }
@@ -275,6 +270,32 @@ impl<'a> Gen<'a> {
                     _ => None,
                 }
             }
+        }
+    }
+
+    /// The local interface `ty` is or holds (through typedefs, sequences,
+    /// arrays and struct members), if any: a local type, never marshaled.
+    fn local_iface(&self, ty: &Type) -> Option<DefId> {
+        self.local_in(ty, &mut Vec::new())
+    }
+
+    fn local_in(&self, ty: &Type, seen: &mut Vec<DefId>) -> Option<DefId> {
+        match self.resolve(ty) {
+            Type::Sequence(t, _) | Type::Array(t, _) => self.local_in(t, seen),
+            Type::Named(id) => {
+                if seen.contains(id) {
+                    return None;
+                }
+                seen.push(*id);
+                match &self.def(*id).kind {
+                    DefKind::Interface { is_local: true, .. } => Some(*id),
+                    DefKind::Struct { members, .. } => {
+                        members.iter().find_map(|m| self.local_in(&m.ty, seen))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
@@ -294,16 +315,32 @@ impl<'a> Gen<'a> {
                 )
             })
         };
+        let local = |ty: &Type, span: Span| {
+            self.local_iface(ty).map(|l| {
+                (
+                    span,
+                    format!(
+                        "an exception or union member of local interface type (`{}`) is not supported yet",
+                        self.def(l).scoped_name
+                    ),
+                )
+            })
+        };
         match &d.kind {
-            DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => {
-                members.iter().find_map(|m| check(&m.ty, m.span))
-            }
+            // A struct holding a local interface is a local struct (below).
+            DefKind::Struct { members, .. } => members.iter().find_map(|m| check(&m.ty, m.span)),
+            DefKind::Exception { members, .. } => members
+                .iter()
+                .find_map(|m| check(&m.ty, m.span).or_else(|| local(&m.ty, m.span))),
             DefKind::Union {
                 discriminator,
                 branches,
                 ..
-            } => check(discriminator, d.span)
-                .or_else(|| branches.iter().find_map(|b| check(&b.ty, b.span))),
+            } => check(discriminator, d.span).or_else(|| {
+                branches
+                    .iter()
+                    .find_map(|b| check(&b.ty, b.span).or_else(|| local(&b.ty, b.span)))
+            }),
             DefKind::Typedef { ty } => check(ty, d.span),
             DefKind::Const { ty, value } => check(ty, d.span).or_else(|| match value {
                 ConstValue::WChar(c) if char::from_u32(*c).is_none() => Some((
@@ -550,6 +587,9 @@ impl<'a> Gen<'a> {
                 s
             }
             Type::Named(id) => match &self.def(*id).kind {
+                DefKind::Interface { is_local: true, .. } => {
+                    format!("Option<std::sync::Arc<dyn {}>>", self.path(cur, *id, ""))
+                }
                 DefKind::Interface { .. } => {
                     self.uses_orb = true;
                     format!("Option<{}>", self.path(cur, *id, "Ref"))
@@ -792,6 +832,16 @@ impl<'a> Gen<'a> {
                     self.scope(contents, &p);
                     self.interface(id, cur, *is_local);
                 }
+                DefKind::Interface {
+                    defined: false,
+                    is_local,
+                    ..
+                } => {
+                    // Declared but defined in no file of the set: what
+                    // other IDL compilers do, a reference type (or, for a
+                    // local interface, a trait) without operations.
+                    self.interface(id, cur, *is_local);
+                }
                 DefKind::Struct {
                     defined: true,
                     contents,
@@ -823,7 +873,12 @@ impl<'a> Gen<'a> {
                         ),
                         camel(&d.name)
                     );
-                    code.push_str(&self.typedef_items(id, ty, cur));
+                    if self.local_iface(ty).is_some() {
+                        // Never marshaled: the TypeCode only, no `Any` helpers.
+                        code.push_str(&self.tc_function(id, cur));
+                    } else {
+                        code.push_str(&self.typedef_items(id, ty, cur));
+                    }
                     self.push(cur, d.scoped_name.clone(), id, code);
                 }
                 DefKind::Const { ty, value } => self.constant(id, ty, value, cur),
@@ -1157,6 +1212,23 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
         let name = camel(&d.name);
         let cdr = self.o.cdr.clone();
         let fields = self.fields(members, cur);
+        if self.local_iface(&Type::Named(id)).is_some() {
+            // A local type: held in-process only, so no `Encode`/`Decode`
+            // or `Any` helpers, and only `Clone` (`Arc<dyn L>` has neither
+            // `Debug` nor `PartialEq`).
+            let mut s = doc_attrs(
+                d.doc.as_deref(),
+                &format!("IDL struct `{}`.", d.scoped_name),
+            );
+            let _ = write!(
+                s,
+                "///\n/// A local type (it holds a local interface): never marshaled.\n#[derive(Clone)]\npub struct {name} {{\n{fields}}}\n\nimpl {name} {{\n/// Repository id.\npub const REPOSITORY_ID: &'static str = {};\n}}\n\n",
+                lit_str(&d.repo_id)
+            );
+            s.push_str(&self.tc_function(id, cur));
+            self.push(cur, d.scoped_name.clone(), id, s);
+            return;
+        }
         let (enc, init) = self.member_codec(members, cur);
         let plain = self.plain_info(id);
         let eq = self.eq_ok(&Type::Named(id));
@@ -1781,6 +1853,9 @@ impl {name} {{
             Type::Basic(_) => self.rty(ty, cur),
             Type::Named(id) => match &self.def(id).kind {
                 DefKind::Enum { .. } => self.rty(ty, cur),
+                DefKind::Interface { is_local: true, .. } => {
+                    format!("Option<&std::sync::Arc<dyn {}>>", self.path(cur, id, ""))
+                }
                 DefKind::Interface { .. } => {
                     self.uses_orb = true;
                     format!("Option<&{}>", self.path(cur, id, "Ref"))
@@ -1856,6 +1931,10 @@ impl {name} {{
         let all_bases = self.spec.all_bases(id);
         let orb = self.o.orb.clone();
         let cdr = self.o.cdr.clone();
+        // Only forward-declared in the file set: no servant side (nothing
+        // to implement), a stub without operations.
+        let defined = matches!(d.kind, DefKind::Interface { defined: true, .. });
+        let server = self.o.server && defined;
 
         // Error enums, in the interface's module.
         let mut support = String::new();
@@ -1923,7 +2002,7 @@ impl std::error::Error for {ename} {{
 
         // Servant trait.
         let mut out = String::new();
-        if self.o.server || is_local {
+        if server || is_local {
             let mut methods = String::new();
             for op in &own {
                 methods.push_str(&self.op_doc(op));
@@ -1934,6 +2013,12 @@ impl std::error::Error for {ename} {{
                 .iter()
                 .map(|b| self.path(cur, *b, ""))
                 .collect::<Vec<_>>();
+            let mut supers = supers;
+            if is_local {
+                // Held as `Arc<dyn L>` by other local interfaces, shared
+                // across the ORB's threads.
+                supers.extend(["Send".to_string(), "Sync".to_string()]);
+            }
             let supers = if supers.is_empty() {
                 String::new()
             } else {
@@ -1987,7 +2072,7 @@ pub trait {name}{supers} {{
         let tables = self.interp_tables(&tabled, &inner);
         support.push_str(&tables);
 
-        if self.o.server {
+        if server {
             // One handler per own operation, generic over the servant, so
             // skeletons of derived interfaces reuse it.
             for (op, interp) in all_ops.iter().zip(&interp).filter(|(o, _)| o.iface == id) {
@@ -2009,6 +2094,16 @@ pub trait {name}{supers} {{
                     bare(&op.method)
                 );
             }
+            let bad_op = format!("Err({orb}::SystemException::new({orb}::SystemExceptionKind::BadOperation, 0, {orb}::CompletionStatus::No))");
+            // An interface without operations (`interface ServantManager
+            // {};`) has no arm: a one-arm `match` would trip clippy.
+            let dispatch = if arms.is_empty() {
+                format!("let _ = Self::op_index(req.operation().as_bytes());\n{bad_op}")
+            } else {
+                format!(
+                    "match Self::op_index(req.operation().as_bytes()) {{\n{arms}\n_ => {bad_op},\n}}"
+                )
+            };
             let mut ids = vec![lit_str(&d.repo_id)];
             for b in &all_bases {
                 ids.push(lit_str(&self.def(*b).repo_id));
@@ -2048,10 +2143,7 @@ impl<S: {name} + Send + Sync + 'static> {orb}::Servant for {name}Skeleton<S> {{
     }}
 
     fn dispatch(&self, req: &mut {orb}::ServerRequest<'_>) -> Result<(), {orb}::SystemException> {{
-        match Self::op_index(req.operation().as_bytes()) {{
-            {arms}
-            _ => Err({orb}::SystemException::new({orb}::SystemExceptionKind::BadOperation, 0, {orb}::CompletionStatus::No)),
-        }}
+        {dispatch}
     }}
 }}
 
@@ -2080,9 +2172,14 @@ impl<S: {name} + Send + Sync + 'static> {orb}::Servant for {name}Skeleton<S> {{
                     "impl From<{name}Ref> for {bp} {{ fn from(r: {name}Ref) -> Self {{ {bp}::unchecked_narrow(r.0) }} }}"
                 );
             }
+            let what = if defined {
+                "an object reference with its operations"
+            } else {
+                "an object reference; the interface is only forward-declared in\n/// the IDL compiled, so no operations are known"
+            };
             let _ = write!(
                 out,
-                "/// Client stub of `{scoped}`: an object reference with its operations.
+                "/// Client stub of `{scoped}`: {what}.
 #[derive(Clone, Debug)]
 pub struct {name}Ref({orb}::ObjectRef);
 
@@ -2133,7 +2230,7 @@ impl {orb}::Reference for {name}Ref {{
                 scoped = d.scoped_name,
                 rid = lit_str(&d.repo_id),
             );
-            if self.o.server {
+            if server {
                 // The POA's typed `servant_to_reference` needs the skeleton
                 // to name its reference type (both halves are generated).
                 let _ = write!(

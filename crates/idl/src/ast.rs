@@ -513,6 +513,13 @@ pub enum DefKind {
         /// Prefix.
         prefix: String,
     },
+    /// `import A::B;` or `import "IDL:p/A/B:1.0";` (IDL 3).
+    Import {
+        /// The imported scope by name.
+        name: Option<ScopedName>,
+        /// The imported scope by repository id.
+        id: Option<String>,
+    },
     /// A `#pragma` at this position.
     Pragma(Pragma),
     /// Start of an included file.

@@ -916,6 +916,11 @@ impl<'a> Lexer<'a> {
             let cs = self.pos;
             match self.lit_char(wide) {
                 Some(0) => self.err(cs, self.pos, "string literal contains a NUL character"),
+                Some(v @ 0xD800..=0xDFFF) => self.err(
+                    cs,
+                    self.pos,
+                    format!("`\\u{v:04X}` is a UTF-16 surrogate, not a character: a wide string cannot hold it"),
+                ),
                 Some(v) => s.push(char::from_u32(v).unwrap_or('\u{FFFD}')),
                 None => {}
             }

@@ -578,20 +578,19 @@ impl Parser {
                 DefKind::TypePrefix { name, prefix }
             }
             "import" if ctx == Ctx::Module => {
-                let sp = self.span();
                 self.bump();
                 if matches!(self.peek(), Tok::Str(_)) {
-                    self.bump();
+                    let id = self.string_lit()?;
+                    DefKind::Import {
+                        name: None,
+                        id: Some(id),
+                    }
                 } else {
-                    self.scoped_name()?;
+                    DefKind::Import {
+                        name: Some(self.scoped_name()?),
+                        id: None,
+                    }
                 }
-                self.diags.push(Diagnostic::warning(
-                    DiagKind::Unsupported,
-                    sp.to(self.prev_span()),
-                    "`import` is ignored",
-                ));
-                self.semi()?;
-                return Ok(None);
             }
             "component" | "home" | "porttype" | "connector" => {
                 let sp = self.span();
@@ -643,6 +642,42 @@ impl Parser {
                 return Err(());
             }
         }))
+    }
+
+    /// Adjacent string literals concatenate only with their own kind:
+    /// `"a" L"b"` is an error (at the first literal of the other kind);
+    /// the rest of the run is skipped so that one error is reported.
+    fn mixed_concat(&mut self, wide: bool) {
+        let other = |t: &Tok| {
+            if wide {
+                matches!(t, Tok::Str(_))
+            } else {
+                matches!(t, Tok::WStr(_))
+            }
+        };
+        if !other(self.peek()) {
+            return;
+        }
+        let (this, that) = if wide {
+            ("a wide", "narrow")
+        } else {
+            ("a narrow", "wide")
+        };
+        self.diags.push(
+            Diagnostic::error(
+                DiagKind::Lex,
+                self.span(),
+                format!("cannot concatenate {this} string literal with a {that} one"),
+            )
+            .with_label(format!("{that} string literal"))
+            .with_note(
+                None,
+                "adjacent string literals concatenate only when all are narrow (\"...\") or all are wide (L\"...\")",
+            ),
+        );
+        while matches!(self.peek(), Tok::Str(_) | Tok::WStr(_)) {
+            self.bump();
+        }
     }
 
     fn string_lit(&mut self) -> PResult<String> {
@@ -1249,6 +1284,7 @@ impl Parser {
             Tok::WChar(c) => Expr::WChar(c, sp),
             Tok::Str(_) => {
                 let s = self.string_lit()?;
+                self.mixed_concat(false);
                 return Ok(Expr::Str(s, sp.to(self.prev_span())));
             }
             Tok::WStr(mut s) => {
@@ -1257,6 +1293,7 @@ impl Parser {
                     self.bump();
                     s.push_str(&more);
                 }
+                self.mixed_concat(true);
                 return Ok(Expr::WStr(s, sp.to(self.prev_span())));
             }
             Tok::Ident {

@@ -343,6 +343,7 @@ fn def(d: &Def, main: FileId, out: &mut Vec<Diagnostic>) {
         }
         DefKind::TypeId { .. }
         | DefKind::TypePrefix { .. }
+        | DefKind::Import { .. }
         | DefKind::Pragma(_)
         | DefKind::FileEnter
         | DefKind::FileExit => {}

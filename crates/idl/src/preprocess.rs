@@ -215,7 +215,7 @@ impl<'l> Preprocessor<'l> {
         let toks = std::mem::take(pending);
         let mut disabled = Vec::new();
         let out = self.expand(toks, &mut disabled, 0);
-        self.out.extend(out);
+        self.emit(out);
     }
 
     fn directive(&mut self, file: FileId, d: Directive, conds: &mut Vec<Cond>, active: bool) {
@@ -633,6 +633,77 @@ impl<'l> Preprocessor<'l> {
         v != 0
     }
 
+    /// Where `#include "name"` (`quoted`) or `<name>` looks, in order.
+    fn include_candidates(&self, file: FileId, name: &str, quoted: bool) -> Vec<PathBuf> {
+        let mut candidates = Vec::new();
+        if Path::new(name).is_absolute() {
+            candidates.push(PathBuf::from(name));
+        } else {
+            if quoted {
+                let dir = self
+                    .sources
+                    .get(file)
+                    .and_then(|f| f.path.parent().map(Path::to_path_buf))
+                    .unwrap_or_default();
+                candidates.push(dir.join(name));
+            }
+            for dir in &self.opts.include_dirs {
+                candidates.push(dir.join(name));
+            }
+        }
+        candidates
+    }
+
+    /// Emits `tokens`, reading the file an `import` statement among them
+    /// names just before the statement (the statement itself stays for
+    /// the parser, and semantic analysis checks that the scope exists).
+    ///
+    /// IDL 3 leaves open where an imported scope comes from; like
+    /// `#include`, Peregrine reads it from a file: for `import A::B;` the
+    /// first of `A.idl`, `B.idl` found next to the importing file or on
+    /// the include path, for `import "IDL:p/A/B:1.0";` the same with the
+    /// id's `/`-separated components (`p.idl`, `A.idl`, `B.idl`). A file
+    /// already read is not read again. If no file is found, nothing is
+    /// read: the scope may be declared by a file included otherwise.
+    fn emit(&mut self, tokens: Vec<Token>) {
+        let is_import =
+            |t: &Token| matches!(&t.tok, Tok::Ident { name, escaped: false } if name == "import");
+        let mut rest = tokens.into_iter().peekable();
+        while let Some(t) = rest.next() {
+            if !is_import(&t) {
+                self.out.push(t);
+                continue;
+            }
+            let file = t.span.file;
+            let span = t.span;
+            let mut stmt = vec![t];
+            let mut names = Vec::new();
+            while let Some(n) = rest.next_if(|n| n.tok != Tok::Punct(Punct::Semi)) {
+                match &n.tok {
+                    Tok::Ident { name, .. } => names.push(name.clone()),
+                    Tok::Str(id) => {
+                        let body = id.split_once(':').map_or(id.as_str(), |(_, b)| b);
+                        let body = body.rsplit_once(':').map_or(body, |(b, _)| b);
+                        names.extend(body.split('/').map(String::from));
+                    }
+                    _ => {}
+                }
+                stmt.push(n);
+            }
+            stmt.extend(rest.next());
+            let found = names.iter().map(|n| format!("{n}.idl")).find(|f| {
+                self.include_candidates(file, f, true)
+                    .into_iter()
+                    .any(|p| self.loader.exists(&normalize(&p)))
+            });
+            if let Some(f) = found {
+                self.include_file(file, span, &f, true);
+            }
+            // After the file: the statement names a scope it declares.
+            self.out.extend(stmt);
+        }
+    }
+
     fn include(&mut self, file: FileId, d: &Directive) {
         let rest = d.rest.trim();
         let (name, quoted) = if let Some(r) = rest.strip_prefix('"') {
@@ -659,22 +730,11 @@ impl<'l> Preprocessor<'l> {
             );
             return;
         };
-        let mut candidates = Vec::new();
-        if Path::new(&name).is_absolute() {
-            candidates.push(PathBuf::from(&name));
-        } else {
-            if quoted {
-                let dir = self
-                    .sources
-                    .get(file)
-                    .and_then(|f| f.path.parent().map(Path::to_path_buf))
-                    .unwrap_or_default();
-                candidates.push(dir.join(&name));
-            }
-            for dir in &self.opts.include_dirs {
-                candidates.push(dir.join(&name));
-            }
-        }
+        self.include_file(file, d.span, &name, quoted);
+    }
+
+    fn include_file(&mut self, file: FileId, span: Span, name: &str, quoted: bool) {
+        let candidates = self.include_candidates(file, name, quoted);
         // Every directory tried, in order, for the "not found" note.
         let searched = if candidates.is_empty() {
             format!("`{name}` does not exist")
@@ -700,7 +760,7 @@ impl<'l> Preprocessor<'l> {
         let Some(path) = found else {
             let mut diag = Diagnostic::error(
                 DiagKind::Include,
-                d.span,
+                span,
                 format!("cannot find include file `{name}`"),
             )
             .with_label("not found");
@@ -720,7 +780,7 @@ impl<'l> Preprocessor<'l> {
                 .collect();
             let diag = Diagnostic::error(
                 DiagKind::Include,
-                d.span,
+                span,
                 format!("cyclic include of `{name}`"),
             )
             .with_note(None, format!("include cycle: {}", chain.join(" -> ")));
@@ -731,7 +791,7 @@ impl<'l> Preprocessor<'l> {
             return;
         }
         if self.open.len() >= MAX_INCLUDE_DEPTH {
-            self.error(DiagKind::Limit, d.span, "`#include` nested too deeply");
+            self.error(DiagKind::Limit, span, "`#include` nested too deeply");
             return;
         }
         let text: Rc<str> = match self.loader.read(&path) {
@@ -740,7 +800,7 @@ impl<'l> Preprocessor<'l> {
                 self.missing_files.push(self.diags.len());
                 self.error(
                     DiagKind::Include,
-                    d.span,
+                    span,
                     format!("cannot read `{}`: {e}", path.display()),
                 );
                 return;
@@ -749,7 +809,7 @@ impl<'l> Preprocessor<'l> {
         let shown = path.display().to_string();
         let id = self
             .sources
-            .add(shown, path.clone(), text.clone(), Some(d.span));
+            .add(shown, path.clone(), text.clone(), Some(span));
         self.out.push(Token {
             tok: Tok::FileEnter,
             span: Span::new(id, 0, 0),

@@ -11,6 +11,9 @@ use crate::model::*;
 use crate::source::{FileId, SourceMap, Span};
 use std::collections::HashMap;
 
+/// How `import` finds files (see the preprocessor), for its diagnostics.
+const IMPORT_NOTE: &str = "`import A::B;` reads the first of `A.idl`, `B.idl` found next to the importing file or on the include path (`import \"IDL:p/A:1.0\";`: `p.idl`, `A.idl`)";
+
 /// Why a scoped name could not be resolved.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LookupError {
@@ -796,6 +799,26 @@ impl Sema {
                 if !is_forward {
                     let fixed = self.fixed_id.contains_key(&prev);
                     let rid = self.make_repo_id(&name.name);
+                    // The forward declaration's id stands (with a version
+                    // `#pragma version` gave it); a different prefix at
+                    // the definition is an error, as in omniidl.
+                    let body = |id: &str| id.rsplit_once(':').map(|(b, _)| b.to_string());
+                    let fwd_id = self.d(prev).repo_id.clone();
+                    if !fixed && body(&rid) != body(&fwd_id) {
+                        let fwd_span = self.d(prev).span;
+                        self.diags.push(
+                            Diagnostic::error(
+                                DiagKind::Redefinition,
+                                name.span,
+                                format!(
+                                    "repository id `{rid}` of `{}` differs from `{fwd_id}` of its forward declaration",
+                                    name.name
+                                ),
+                            )
+                            .with_label("a different `#pragma prefix` is in force here")
+                            .with_note(Some(fwd_span), "forward-declared here"),
+                        );
+                    }
                     let main = self.main_file;
                     let dm = self.dm(prev);
                     dm.span = span;
@@ -803,9 +826,6 @@ impl Sema {
                         dm.doc = doc;
                     }
                     dm.in_main_file = span.file == main;
-                    if !fixed {
-                        dm.repo_id = rid;
-                    }
                 }
                 return (prev, true);
             }
@@ -1349,6 +1369,28 @@ impl Sema {
             }
             A::TypePrefix { name, prefix } => {
                 let target = self.lookup(scope, name)?;
+                if !matches!(
+                    self.d(target).kind,
+                    DefKind::Module { .. } | DefKind::Interface { .. } | DefKind::Value { .. }
+                ) {
+                    let what = kind_name(&self.d(target).kind);
+                    self.err(
+                        DiagKind::Type,
+                        name.span,
+                        format!("`typeprefix` names {what} `{name}`: it applies to a module, interface or valuetype"),
+                    );
+                    return None;
+                }
+                if let Some(prev) = self.typeprefix.get(&target) {
+                    if prev != prefix {
+                        let msg = format!(
+                            "`{}` already has type prefix \"{prev}\"",
+                            self.d(target).scoped_name
+                        );
+                        self.err(DiagKind::Redefinition, span, msg);
+                        return None;
+                    }
+                }
                 self.typeprefix.insert(target, prefix.clone());
                 if scope == Some(target) {
                     if let Some(top) = self.ids.last_mut() {
@@ -1370,15 +1412,68 @@ impl Sema {
                 }
                 None
             }
+            A::Import { name, id } => {
+                if scope.is_some() {
+                    self.err(
+                        DiagKind::Syntax,
+                        span,
+                        "`import` is only allowed at file scope, before the definitions",
+                    );
+                    return None;
+                }
+                let found = match (name, id) {
+                    (Some(n), _) => {
+                        let before = self.diags.len();
+                        let hit = self.lookup(None, n);
+                        if let Some(d) = self.diags.get_mut(before) {
+                            d.notes.push(crate::diagnostic::Note {
+                                span: None,
+                                message: IMPORT_NOTE.into(),
+                            });
+                        }
+                        hit
+                    }
+                    (None, Some(rid)) => {
+                        let hit = self.defs.iter().position(|d| &d.repo_id == rid);
+                        if hit.is_none() {
+                            self.diags.push(
+                                Diagnostic::error(
+                                    DiagKind::Undefined,
+                                    span,
+                                    format!("no declaration has repository id `{rid}`"),
+                                )
+                                .with_note(None, IMPORT_NOTE),
+                            );
+                        }
+                        hit.map(|i| DefId(i as u32))
+                    }
+                    (None, None) => None,
+                }?;
+                if !matches!(
+                    self.d(found).kind,
+                    DefKind::Module { .. } | DefKind::Interface { .. } | DefKind::Value { .. }
+                ) {
+                    let what = kind_name(&self.d(found).kind);
+                    let sn = self.d(found).scoped_name.clone();
+                    self.err(
+                        DiagKind::Type,
+                        span,
+                        format!("`import` names {what} `{sn}`: only a module, interface or valuetype can be imported"),
+                    );
+                }
+                None
+            }
             A::Pragma(p) => {
                 self.pragma(scope, p, span);
                 None
             }
             A::FileEnter => {
-                let path = self.ids.last().map(|c| c.path.clone()).unwrap_or_default();
+                // An included file starts as a file of its own: no prefix
+                // and, even when included inside a module, an empty id
+                // path (`IDL:InPart:1.0`, as omniidl assigns).
                 self.ids.push(IdCtx {
                     prefix: String::new(),
-                    path,
+                    path: Vec::new(),
                     file: true,
                 });
                 None
@@ -1838,7 +1933,180 @@ impl Sema {
         Some(id)
     }
 
+    /// Whether `ty` is a local type (CORBA 3.x, "Local Interface"): a local
+    /// interface, or a typedef, sequence, array, struct, union or exception
+    /// containing one.
+    fn is_local_type(&self, ty: &Type, seen: &mut Vec<DefId>) -> Option<DefId> {
+        match ty {
+            Type::Sequence(t, _) | Type::Array(t, _) => self.is_local_type(t, seen),
+            Type::Named(id) => {
+                if seen.contains(id) {
+                    return None;
+                }
+                seen.push(*id);
+                match &self.d(*id).kind {
+                    DefKind::Interface { is_local: true, .. } => Some(*id),
+                    DefKind::Typedef { ty } => self.is_local_type(ty, seen),
+                    DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => {
+                        members.iter().find_map(|m| self.is_local_type(&m.ty, seen))
+                    }
+                    DefKind::Union { branches, .. } => branches
+                        .iter()
+                        .find_map(|b| self.is_local_type(&b.ty, seen)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn local_error(&mut self, span: Span, what: String, local: DefId) {
+        let name = self.d(local).scoped_name.clone();
+        let msg = format!("{what} uses local interface `{name}`: local types cannot be marshaled");
+        self.local_diag(span, msg, local);
+    }
+
+    fn local_diag(&mut self, span: Span, msg: String, local: DefId) {
+        let lspan = self.d(local).span;
+        self.diags.push(
+            Diagnostic::error(DiagKind::Type, span, msg)
+            .with_label("not allowed in an unconstrained interface")
+            .with_note(Some(lspan), "declared `local` here")
+            .with_note(
+                None,
+                "CORBA 3.x, \"Local Interface\": a local type may appear in operations and attributes of local interfaces and valuetypes only, and an unconstrained interface may not inherit from a local one",
+            ),
+        );
+    }
+
+    /// The rules for local types: an unconstrained (non-local) interface
+    /// may not inherit from a local interface, nor use a local type as a
+    /// parameter, result, attribute or raised exception; a valuetype may
+    /// not have a local state member.
+    fn check_local_types(&mut self) {
+        for i in 0..self.defs.len() {
+            let d = &self.defs[i];
+            let parent_unconstrained = d.parent.is_some_and(|p| {
+                matches!(
+                    self.d(p).kind,
+                    DefKind::Interface {
+                        is_local: false,
+                        ..
+                    }
+                )
+            });
+            let span = d.span;
+            let sname = d.scoped_name.clone();
+            match d.kind.clone() {
+                DefKind::Interface {
+                    is_local: false,
+                    defined: true,
+                    bases,
+                    ..
+                } => {
+                    for b in bases {
+                        if matches!(self.d(b).kind, DefKind::Interface { is_local: true, .. }) {
+                            let msg = format!(
+                                "unconstrained interface `{sname}` cannot inherit from local interface `{}`",
+                                self.d(b).scoped_name
+                            );
+                            self.local_diag(span, msg, b);
+                        }
+                    }
+                }
+                DefKind::Operation {
+                    result,
+                    params,
+                    raises,
+                    ..
+                } if parent_unconstrained => {
+                    if let Some(l) = self.is_local_type(&result, &mut Vec::new()) {
+                        self.local_error(span, format!("result of `{sname}`"), l);
+                    }
+                    for p in &params {
+                        if let Some(l) = self.is_local_type(&p.ty, &mut Vec::new()) {
+                            self.local_error(p.span, format!("parameter `{}`", p.name), l);
+                        }
+                    }
+                    self.check_local_raises(span, &sname, &raises);
+                }
+                DefKind::Attribute {
+                    ty,
+                    get_raises,
+                    set_raises,
+                    ..
+                } if parent_unconstrained => {
+                    if let Some(l) = self.is_local_type(&ty, &mut Vec::new()) {
+                        self.local_error(span, format!("attribute `{sname}`"), l);
+                    }
+                    self.check_local_raises(span, &sname, &get_raises);
+                    self.check_local_raises(span, &sname, &set_raises);
+                }
+                DefKind::StateMember { ty, .. } => {
+                    if let Some(l) = self.is_local_type(&ty, &mut Vec::new()) {
+                        self.local_error(span, format!("state member `{sname}`"), l);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn check_local_raises(&mut self, span: Span, sname: &str, raises: &[DefId]) {
+        for e in raises {
+            if let Some(l) = self.is_local_type(&Type::Named(*e), &mut Vec::new()) {
+                let en = self.d(*e).scoped_name.clone();
+                self.local_error(span, format!("exception `{en}` raised by `{sname}`"), l);
+            }
+        }
+    }
+
+    /// `typeprefix S "p"` applies to the repository ids of `S` and of
+    /// everything declared in it, wherever the declaration appears
+    /// (before or after the definitions, in the scope or outside it), so
+    /// it is applied once everything is declared: each id not set with
+    /// `#pragma ID`/`typeid` becomes `IDL:p/S/.../Name:version` (the
+    /// version from `#pragma version`, if any), from the innermost scope
+    /// with a type prefix; a type prefix wins over `#pragma prefix`.
+    fn apply_typeprefixes(&mut self) {
+        if self.typeprefix.is_empty() {
+            return;
+        }
+        for i in 0..self.defs.len() {
+            let id = DefId(i as u32);
+            if self.fixed_id.contains_key(&id) {
+                continue;
+            }
+            let mut path = Vec::new();
+            let mut cur = Some(id);
+            let mut prefix = None;
+            while let Some(c) = cur {
+                path.push(self.d(c).name.clone());
+                if let Some(p) = self.typeprefix.get(&c) {
+                    prefix = Some(p.clone());
+                    break;
+                }
+                cur = self.d(c).parent;
+            }
+            let Some(prefix) = prefix else { continue };
+            path.reverse();
+            let old = &self.d(id).repo_id;
+            let version = old
+                .strip_prefix("IDL:")
+                .and_then(|r| r.rsplit_once(':'))
+                .map_or("1.0".to_string(), |(_, v)| v.to_string());
+            let body = path.join("/");
+            self.dm(id).repo_id = if prefix.is_empty() {
+                format!("IDL:{body}:{version}")
+            } else {
+                format!("IDL:{prefix}/{body}:{version}")
+            };
+        }
+    }
+
     fn finish_checks(&mut self) {
+        self.apply_typeprefixes();
+        self.check_local_types();
         for i in 0..self.defs.len() {
             let d = &self.defs[i];
             let what = match d.kind {

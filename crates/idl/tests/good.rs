@@ -365,9 +365,12 @@ fn orb_idl_typecode() {
 
 #[test]
 fn warnings_are_returned() {
-    let s = src("import Foo;\nstruct S { long a; };");
+    let s = src("struct S { long a; };\n#pragma ID S \"IDL:x/S:1.0\"\n#pragma version S 2.0\n");
     assert_eq!(s.warnings.len(), 1);
-    assert!(s.warnings[0].message.contains("`import` is ignored"));
+    assert!(s.warnings[0]
+        .message
+        .contains("`#pragma version` ignored: repository id was set explicitly"));
+    assert_eq!(s.def(s.lookup("S").unwrap()).repo_id, "IDL:x/S:1.0");
 }
 
 #[test]
@@ -463,4 +466,56 @@ fn check_source_never_panics_on_garbage() {
         }
         let _ = check_source("fuzz.idl", &s);
     }
+}
+
+#[test]
+fn local_types_are_allowed_where_the_spec_allows_them() {
+    // CORBA 3.x "Local Interface": local types in local interfaces' operations
+    // and attributes, in structs, sequences and exceptions (which become
+    // local types), a local interface inheriting from an unconstrained one,
+    // and unconstrained interfaces using only unconstrained types.
+    let s = src(r#"
+interface U { void f(in U x); };
+local interface L : U { void g(in L x, out U y); };
+struct HoldsL { L m; };
+typedef sequence<L> LSeq;
+exception LocalE { L m; };
+local interface M { LSeq all(in HoldsL h) raises (LocalE); attribute L a; };
+interface V : U { U back(); };
+"#);
+    let l = id(&s, "L");
+    assert!(matches!(
+        s.def(l).kind,
+        DefKind::Interface { is_local: true, .. }
+    ));
+}
+
+#[test]
+fn wide_character_and_string_constants() {
+    let s = src(r#"
+const wchar A = L'x';
+const wchar B = L'\u20AC';
+const wchar C = L'\x41';
+const wchar D = L'\'';
+const wchar E = A;
+const wstring S = L"ab\u0101" L"-\n" L"\u20ac1";
+typedef wstring<8> W8;
+const W8 T = L"\u00e9t\u00e9";
+const wstring U = S;
+const wstring V = L"é";
+"#);
+    let v = |n: &str| match &s.def(id(&s, n)).kind {
+        DefKind::Const { value, .. } => value.clone(),
+        _ => panic!(),
+    };
+    assert_eq!(v("A"), ConstValue::WChar('x' as u32));
+    assert_eq!(v("B"), ConstValue::WChar(0x20ac));
+    assert_eq!(v("C"), ConstValue::WChar(0x41));
+    assert_eq!(v("D"), ConstValue::WChar('\'' as u32));
+    assert_eq!(v("E"), ConstValue::WChar('x' as u32));
+    // `\u` takes at most four hex digits: `\u20ac1` is `€` then `1`.
+    assert_eq!(v("S"), ConstValue::WStr("abā-\n€1".into()));
+    assert_eq!(v("T"), ConstValue::WStr("été".into()));
+    assert_eq!(v("U"), v("S"));
+    assert_eq!(v("V"), ConstValue::WStr("é".into()));
 }

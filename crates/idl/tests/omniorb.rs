@@ -11,7 +11,11 @@ const DIR: &str = "/usr/share/idl/omniORB";
 /// `CORBA::ServiceOption`, `CORBA::ServiceDetailType`, `CORBA::Current`,
 /// `CORBA::Environment` are declared in none of the installed files.
 /// They must fail only with undefined-name / missing-include errors for
-/// exactly those names.
+/// exactly those names. Every other file (61 of 71) checks cleanly: local
+/// interfaces, `getraises`/`setraises`, wide constants, the repository id
+/// pragmas and interfaces only forward-declared all pass the front end;
+/// what crates/idl-rust generates for each is listed in its
+/// tests/generate.rs (`NEED_SKIP`).
 const INCOMPLETE: &[&str] = &[
     "CosTSPortability.idl",
     "DCE_CIOPSecurity.idl",
@@ -75,6 +79,11 @@ fn omniorb_idl_files_check_cleanly() {
             .define("ENABLE_CLIENT_IR_SUPPORT", "1");
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         match fe.parse_file(f) {
+            // Exact: a file that starts checking must leave the list.
+            Ok(_) if INCOMPLETE.contains(&name) => failures.push(format!(
+                "== {}\nnow accepted: remove it from INCOMPLETE",
+                f.display()
+            )),
             Ok(_) => {}
             Err(e) if INCOMPLETE.contains(&name) => {
                 // Must still lex, parse and resolve everything except the

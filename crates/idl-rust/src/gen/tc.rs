@@ -236,7 +236,7 @@ impl Gen<'_> {
     }
 
     /// `pub fn tc_<name>()` for named type `id`, cached in a static.
-    fn tc_function(&self, id: DefId, cur: &[String]) -> String {
+    pub(super) fn tc_function(&self, id: DefId, cur: &[String]) -> String {
         let dy = &self.o.dynamic;
         let d = self.def(id);
         let what = match d.kind {
