@@ -135,7 +135,7 @@ impl fmt::Display for SystemExceptionKind {
 /// OMG-assigned minor codes (`OMGVMCID | n`), from the OMG's table of
 /// standard minor exception codes (as also listed in omniORB's
 /// `minorCode.h`). Named `KIND_REASON`; the names are also the table
-/// [`lookup`] reads, so `Display` names every code declared here and no
+/// [`lookup`](minor::lookup) reads, so `Display` names every code declared here and no
 /// second list can drift from it.
 pub mod minor {
     use core::fmt;
