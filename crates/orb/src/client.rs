@@ -468,6 +468,7 @@ impl ConnCache {
                     st.conn = Some(c.clone());
                     st.failures = 0;
                     st.retry_at = None;
+                    // Reported outside the cache's lock, as below.
                     drop(map);
                     trace::connected(ep);
                     return Ok(c);
@@ -480,9 +481,12 @@ impl ConnCache {
                         .saturating_mul(1 << shift.min(10))
                         .min(cfg.backoff_max);
                     st.retry_at = Some(Instant::now() + backoff);
-                    trace::connect_failed(ep, &e);
                     let e = Arc::new(e);
                     st.last_error = Some(e.clone());
+                    // Reported outside the cache's lock: a subscriber may
+                    // write to a slow stderr.
+                    drop(map);
+                    trace::connect_failed(ep, &e);
                     let kind = if e.kind() == std::io::ErrorKind::TimedOut {
                         K::Timeout
                     } else {

@@ -310,7 +310,7 @@ fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
                 if let Some(o) = weak.upgrade() {
                     let orb = Orb::from_inner(o);
                     serve(&orb, &slot);
-                    crate::trace::closed(&slot.t.peer(), &"served");
+                    crate::trace::served(slot.t.peer());
                     slot.t.shutdown();
                     let o = orb.inner();
                     lock(&o.server.conns).remove(&id);

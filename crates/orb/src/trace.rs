@@ -17,6 +17,11 @@ use tracing::Level;
 
 use crate::runtime::SystemException;
 
+/// The events' targets: the side of the ORB they come from, what a
+/// subscriber's filter can select (`peregrine_orb::client=debug`).
+const CLIENT: &str = "peregrine_orb::client";
+const SERVER: &str = "peregrine_orb::server";
+
 /// Whether events at `level` may be wanted by some subscriber: what a
 /// `tracing` macro checks first, alone, so that a hot caller can test it
 /// and call the cold event function only when it holds. `false` while no
@@ -67,28 +72,28 @@ pub(crate) fn install(_n: u32) -> bool {
 #[cold]
 #[inline(never)]
 pub(crate) fn connected(peer: &Endpoint) {
-    tracing::info!(peer = %peer, "connected");
+    tracing::info!(target: CLIENT, peer = %peer, "connected");
 }
 
 /// A connect to `peer` failed (the endpoint is now in backoff).
 #[cold]
 #[inline(never)]
 pub(crate) fn connect_failed(peer: &Endpoint, error: &std::io::Error) {
-    tracing::warn!(peer = %peer, error = %error, "connect failed");
+    tracing::warn!(target: CLIENT, peer = %peer, error = %error, "connect failed");
 }
 
 /// A request for `operation` goes to `peer` with `id`.
 #[cold]
 #[inline(never)]
 pub(crate) fn request(peer: &Endpoint, operation: &str, id: u32, twoway: bool) {
-    tracing::debug!(peer = %peer, operation, id, twoway, "request");
+    tracing::debug!(target: CLIENT, peer = %peer, operation, id, twoway, "request");
 }
 
 /// The reply to `operation`'s request `id` arrived from `peer`.
 #[cold]
 #[inline(never)]
 pub(crate) fn reply(peer: &Endpoint, operation: &str, id: u32) {
-    tracing::trace!(peer = %peer, operation, id, "reply");
+    tracing::trace!(target: CLIENT, peer = %peer, operation, id, "reply");
 }
 
 /// A call ends in `e`, raised by the ORB (connect, send, receive,
@@ -100,7 +105,7 @@ pub(crate) fn call_failed(peer: Option<&Endpoint>, operation: &str, e: &SystemEx
         .map(ToString::to_string)
         .or_else(|| e.cause().and_then(|c| c.peer()).map(str::to_string))
         .unwrap_or_default();
-    tracing::warn!(peer, operation, exception = %e, "call failed");
+    tracing::warn!(target: CLIENT, peer, operation, exception = %e, "call failed");
 }
 
 /// The peer raised `e` for `operation`: an answer, not a failure of the
@@ -108,14 +113,14 @@ pub(crate) fn call_failed(peer: Option<&Endpoint>, operation: &str, e: &SystemEx
 #[cold]
 #[inline(never)]
 pub(crate) fn exception(peer: &Endpoint, operation: &str, e: &SystemException) {
-    tracing::debug!(peer = %peer, operation, exception = %e, "system exception reply");
+    tracing::debug!(target: CLIENT, peer = %peer, operation, exception = %e, "system exception reply");
 }
 
 /// `operation` is forwarded (LOCATION_FORWARD) away from `peer`.
 #[cold]
 #[inline(never)]
 pub(crate) fn forward(peer: &Endpoint, operation: &str) {
-    tracing::debug!(peer = %peer, operation, "location forward");
+    tracing::debug!(target: CLIENT, peer = %peer, operation, "location forward");
 }
 
 /// `operation` is sent again (a failed write or an orderly close by
@@ -123,40 +128,48 @@ pub(crate) fn forward(peer: &Endpoint, operation: &str) {
 #[cold]
 #[inline(never)]
 pub(crate) fn resend(peer: &Endpoint, operation: &str, why: &str) {
-    tracing::info!(peer = %peer, operation, why, "re-sending request");
+    tracing::info!(target: CLIENT, peer = %peer, operation, why, "re-sending request");
 }
 
-/// The connection to or from `peer` closed.
+/// The client's connection to `peer` closed.
 #[cold]
 #[inline(never)]
-pub(crate) fn closed(peer: &dyn std::fmt::Display, why: &dyn std::fmt::Debug) {
-    tracing::info!(peer = %peer, why = ?why, "connection closed");
+pub(crate) fn closed(peer: &Endpoint, why: &dyn std::fmt::Debug) {
+    tracing::info!(target: CLIENT, peer = %peer, why = ?why, "connection closed");
+}
+
+/// The server is done with the connection from `peer` (the client
+/// closed it, or it broke, or the ORB shut down).
+#[cold]
+#[inline(never)]
+pub(crate) fn served(peer: &str) {
+    tracing::info!(target: SERVER, peer = %peer, "connection closed");
 }
 
 /// The server accepted a connection from `peer`.
 #[cold]
 #[inline(never)]
 pub(crate) fn accepted(peer: &std::net::SocketAddr) {
-    tracing::info!(peer = %peer, "accepted connection");
+    tracing::info!(target: SERVER, peer = %peer, "accepted connection");
 }
 
 /// Accepting failed.
 #[cold]
 #[inline(never)]
 pub(crate) fn accept_failed(error: &std::io::Error) {
-    tracing::warn!(error = %error, "accept failed");
+    tracing::warn!(target: SERVER, error = %error, "accept failed");
 }
 
 /// The server received a request for `operation` from `peer`.
 #[cold]
 #[inline(never)]
 pub(crate) fn server_request(peer: &str, operation: &str, id: u32) {
-    tracing::debug!(peer, operation, id, "incoming request");
+    tracing::debug!(target: SERVER, peer = %peer, operation, id, "incoming request");
 }
 
 /// The server answers `operation` from `peer` with `e`.
 #[cold]
 #[inline(never)]
 pub(crate) fn server_exception(peer: &str, request_id: u32, e: &SystemException) {
-    tracing::debug!(peer, id = request_id, exception = %e, "system exception reply sent");
+    tracing::debug!(target: SERVER, peer = %peer, id = request_id, exception = %e, "system exception reply sent");
 }
