@@ -309,8 +309,11 @@ fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
             .spawn(move || {
                 if let Some(o) = weak.upgrade() {
                     let orb = Orb::from_inner(o);
+                    let span = crate::trace::server_connection(slot.t.peer());
+                    let entered = span.enter();
                     serve(&orb, &slot);
                     crate::trace::served(slot.t.peer());
+                    drop(entered);
                     slot.t.shutdown();
                     let o = orb.inner();
                     lock(&o.server.conns).remove(&id);

@@ -146,6 +146,15 @@ pub(crate) fn served(peer: &str) {
     tracing::info!(target: SERVER, peer = %peer, "connection closed");
 }
 
+/// The span of a server connection's thread: the events of the requests
+/// it reads carry the client's address. Once per connection, so cheap
+/// next to the accept and the thread (disabled: the level check).
+#[cold]
+#[inline(never)]
+pub(crate) fn server_connection(peer: &str) -> tracing::Span {
+    tracing::info_span!(target: SERVER, "connection", peer = %peer)
+}
+
 /// The server accepted a connection from `peer`.
 #[cold]
 #[inline(never)]
