@@ -23,6 +23,7 @@ use peregrine_giop::{
     CodeSetContext, Endpoint, Ior, Limits, Message, Pending, Reassembler, ReplyStatus,
     RequestHeader, ResponseFlags, ServiceContext, ServiceContexts, TargetAddress,
 };
+use tracing::Level;
 
 use crate::biased_lock::BiasedLock;
 use crate::coarse_clock;
@@ -35,6 +36,7 @@ use crate::runtime::{
 };
 use crate::short_bytes::ShortBytes;
 use crate::thread_conns;
+use crate::trace;
 use crate::transport::{FrameError, RxBuf, Transport};
 
 /// How long a connection must have been idle before a call checks that
@@ -466,6 +468,9 @@ impl ConnCache {
                     st.conn = Some(c.clone());
                     st.failures = 0;
                     st.retry_at = None;
+                    // Reported outside the cache's lock, as below.
+                    drop(map);
+                    trace::connected(ep);
                     return Ok(c);
                 }
                 Err(e) => {
@@ -478,6 +483,10 @@ impl ConnCache {
                     st.retry_at = Some(Instant::now() + backoff);
                     let e = Arc::new(e);
                     st.last_error = Some(e.clone());
+                    // Reported outside the cache's lock: a subscriber may
+                    // write to a slow stderr.
+                    drop(map);
+                    trace::connect_failed(ep, &e);
                     let kind = if e.kind() == std::io::ErrorKind::TimedOut {
                         K::Timeout
                     } else {
@@ -728,6 +737,7 @@ impl ClientConn {
     /// Marks the connection closed, fails every pending call, closes the
     /// socket.
     fn fail(&self, why: Closed) {
+        trace::closed(&self.ep, &why);
         {
             let mut st = lock(&self.st);
             self.set_closed(&mut st, why);
@@ -1918,6 +1928,15 @@ impl<'o> Call<'o> {
         Ok(())
     }
 
+    /// `e`, the exception this call ends in, reported (WARN) with the
+    /// call's operation and peer.
+    #[cold]
+    #[inline(never)]
+    fn failed(&self, e: SystemException) -> SystemException {
+        trace::call_failed(self.st.conn.as_ref().map(|c| &c.ep), self.op, &e);
+        e
+    }
+
     /// A cause in `phase` naming this call's operation and, once it has
     /// a connection, its peer.
     #[cold]
@@ -1945,13 +1964,13 @@ impl<'o> Call<'o> {
                     inner.set_target(None);
                     tries += 1;
                     if tries > 2 {
-                        return Err(e.with_operation(self.op));
+                        return Err(self.failed(e.with_operation(self.op)));
                     }
                     continue;
                 }
                 // Raised below the call (connecting), which did not know
                 // the operation.
-                Err(e) => return Err(e.with_operation(self.op)),
+                Err(e) => return Err(self.failed(e.with_operation(self.op))),
             };
             let prefer = align.map(|_| self.st.codesets);
             let lead = self.st.lead;
@@ -1965,15 +1984,20 @@ impl<'o> Call<'o> {
                 }
                 Err(c) => {
                     target.drop_conn(&conn);
-                    return Err(raise(K::Transient, 0, CompletionStatus::No, || {
-                        Cause::new(Phase::Connect)
-                            .with_peer(&conn.ep)
-                            .with_operation(self.op)
-                            .with_detail(format_args!("connection closed: {c:?}"))
-                    }));
+                    return Err(
+                        self.failed(raise(K::Transient, 0, CompletionStatus::No, || {
+                            Cause::new(Phase::Connect)
+                                .with_peer(&conn.ep)
+                                .with_operation(self.op)
+                                .with_detail(format_args!("connection closed: {c:?}"))
+                        })),
+                    );
                 }
             }
         };
+        if trace::on(Level::DEBUG) {
+            trace::request(&conn.ep, self.op, id, self.st.twoway);
+        }
         let mut version = target.version;
         if let Some(old) = &self.st.conn {
             if let Some(p) = &self.st.pending {
@@ -2164,14 +2188,17 @@ impl<'o> Call<'o> {
                 Ok(_) => {}
                 Err(e) => {
                     if self.st.resends < MAX_RESENDS {
+                        trace::resend(&conn.ep, self.op, "the write failed");
                         self.restore_pending(pending);
                         self.resend(w)?;
                         continue;
                     }
-                    self.st.abandon();
-                    return Err(raise(K::CommFailure, 0, CompletionStatus::No, || {
+                    let e = raise(K::CommFailure, 0, CompletionStatus::No, || {
                         self.cause(Phase::Send).with_io(e)
-                    }));
+                    });
+                    let e = self.failed(e);
+                    self.st.abandon();
+                    return Err(e);
                 }
             }
             return Ok(());
@@ -2219,17 +2246,20 @@ impl<'o> Call<'o> {
         let arrived = match got {
             Ok(a) => a,
             Err(WaitError::TimedOut) => {
-                return Err(raise(K::Timeout, 0, CompletionStatus::Maybe, || {
-                    Cause::new(Phase::Receive)
-                        .with_peer(&conn.ep)
-                        .with_operation(self.op)
-                        .with_detail(format_args!(
-                            "deadline of {:?} expired waiting for the reply",
-                            self.st.timeout
-                        ))
-                }))
+                return Err(
+                    self.failed(raise(K::Timeout, 0, CompletionStatus::Maybe, || {
+                        Cause::new(Phase::Receive)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(format_args!(
+                                "deadline of {:?} expired waiting for the reply",
+                                self.st.timeout
+                            ))
+                    })),
+                )
             }
             Err(WaitError::Closed(Closed::Orderly)) if self.st.resends < MAX_RESENDS => {
+                trace::resend(&conn.ep, self.op, "the server closed the connection");
                 self.st.resends += 1;
                 self.restore_pending(pending);
                 self.relocate(w)?;
@@ -2240,17 +2270,22 @@ impl<'o> Call<'o> {
                     Closed::Orderly => "the server closed the connection".to_string(),
                     Closed::Broken(s) => s,
                 };
-                return Err(raise(K::CommFailure, 0, CompletionStatus::Maybe, || {
-                    Cause::new(Phase::Receive)
-                        .with_peer(&conn.ep)
-                        .with_operation(self.op)
-                        .with_detail(why)
-                }));
+                return Err(
+                    self.failed(raise(K::CommFailure, 0, CompletionStatus::Maybe, || {
+                        Cause::new(Phase::Receive)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(why)
+                    })),
+                );
             }
         };
         let reply = ReplyMsg::new(Held::new(conn, arrived), self.st.codesets)
             .map_err(|e| e.with_operation(self.op))?;
         let conn = &reply.held.conn;
+        if trace::on(Level::TRACE) {
+            trace::reply(&conn.ep, self.op, self.st.request_id);
+        }
         match reply.status {
             ReplyStatus::NoException | ReplyStatus::UserException => Ok(Some(reply)),
             ReplyStatus::SystemException => {
@@ -2267,6 +2302,7 @@ impl<'o> Call<'o> {
                                 .with_detail(format_args!("malformed system exception: {e}"))
                         })
                     })?;
+                trace::exception(&conn.ep, self.op, &e);
                 Err(raised_by_peer(e, &conn.ep, self.op))
             }
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
@@ -2280,6 +2316,7 @@ impl<'o> Call<'o> {
                             .with_detail(format_args!("malformed LOCATION_FORWARD: {e}"))
                     })
                 });
+                trace::forward(&conn.ep, self.op);
                 drop(reply);
                 let ior = ior?;
                 self.st.forwards += 1;
@@ -2515,6 +2552,11 @@ fn fast_call<'a>(
     let Some(fast) = fast_begin(obj, op, twoway, w) else {
         return false;
     };
+    // The one event on the lean path: its cost while nobody listens is
+    // the level check (docs/PERFORMANCE.md, step 38).
+    if trace::on(Level::DEBUG) {
+        trace::request(&fast.conn.ep, op, fast.id, twoway);
+    }
     // A panicking encoder must not leave the connection's claim.
     let guard = EncodeGuard(&fast);
     let encoded = encode(w);

@@ -43,6 +43,7 @@ mod short_bytes;
 mod signals;
 mod sock_io;
 mod thread_conns;
+mod trace;
 pub mod transport;
 
 pub use dii::{ArgFlags, NVList, NamedValue, Request, RequestError};

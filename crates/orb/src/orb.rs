@@ -192,6 +192,7 @@ pub struct OrbBuilder {
     default_init_ref: Option<String>,
     connector: Box<dyn Connector>,
     args_error: Option<String>,
+    trace_level: u32,
 }
 
 impl Default for OrbBuilder {
@@ -213,6 +214,7 @@ impl Default for OrbBuilder {
             default_init_ref: None,
             connector: Box::new(TcpConnector),
             args_error: None,
+            trace_level: 0,
         }
     }
 }
@@ -356,6 +358,23 @@ impl OrbBuilder {
         self
     }
 
+    /// Logs to stderr at omniORB's trace level `n` (`-ORBtraceLevel n`):
+    /// 0 nothing (the default), 1-4 failures (WARN: connects refused,
+    /// calls ending in an exception the ORB raised, timeouts), 5-9
+    /// connections too (INFO), 10-24 requests too (DEBUG), 25 and up
+    /// everything (TRACE: replies).
+    ///
+    /// [`OrbBuilder::build`] installs `tracing-subscriber`'s plain-text
+    /// subscriber as the process's global default, unless the
+    /// application installed one already: that one stays, with its own
+    /// filter, and `n` is ignored. Without the `trace-subscriber` feature
+    /// (on by default) nothing is installed either. The ORB's events go
+    /// to whatever subscriber is installed, whatever the level here.
+    pub fn trace_level(mut self, n: u32) -> Self {
+        self.trace_level = n;
+        self
+    }
+
     /// Takes the `-ORB...` options out of `args` (the rest stay), names
     /// compared without regard to case:
     ///
@@ -368,6 +387,7 @@ impl OrbBuilder {
     /// | `-ORBCallTimeout ms`, `-ORBConnectTimeout ms` | [`OrbBuilder::call_timeout`], [`OrbBuilder::connect_timeout`] |
     /// | `-ORBFragmentSize bytes` | [`OrbBuilder::fragment_size`] |
     /// | `-ORBMaxGIOPVersion 1.x` | [`OrbBuilder::max_giop_version`] |
+    /// | `-ORBtraceLevel n` | [`OrbBuilder::trace_level`] |
     ///
     /// Both `-ORBopt value` and `-ORBopt=value` forms are accepted. An
     /// unknown `-ORB` option or a bad value makes [`OrbBuilder::build`]
@@ -450,6 +470,12 @@ impl OrbBuilder {
                     Ok(n) => self = self.fragment_size(n),
                     Err(_) => self.args_error = Some(format!("{opt} {val}: expected bytes")),
                 },
+                "-orbtracelevel" => match val.parse::<u32>() {
+                    Ok(n) => self.trace_level = n,
+                    Err(_) => {
+                        self.args_error = Some(format!("{opt} {val}: expected a level, 0 or more"))
+                    }
+                },
                 "-orbmaxgiopversion" => match val.as_str() {
                     "1.0" => self.config.max_giop = GiopVersion::V1_0,
                     "1.1" => self.config.max_giop = GiopVersion::V1_1,
@@ -470,6 +496,9 @@ impl OrbBuilder {
         if let Some(e) = self.args_error {
             return Err(bad_param(format_args!("ORB arguments: {e}")));
         }
+        // A subscriber installed by the application wins (see
+        // `trace_level`): whether ours went in is not an error either way.
+        crate::trace::install(self.trace_level);
         let instance = {
             use std::hash::{BuildHasher, Hasher};
             let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -1015,5 +1044,46 @@ mod tests {
         );
         assert_eq!(endpoint_arg(" 10.0.0.1:1 "), hp("10.0.0.1", 1));
         assert_eq!(endpoint_arg("giop:tcp:host:port"), None);
+    }
+
+    /// `-ORBtraceLevel` as omniORB users type it, taken out of the
+    /// arguments; the ORB is not built, so that no global subscriber is
+    /// installed in the test process.
+    #[test]
+    fn trace_level_argument() {
+        let mut args: Vec<String> = ["app", "-ORBtraceLevel", "10", "x"]
+            .map(String::from)
+            .to_vec();
+        let b = Orb::builder().args(&mut args);
+        assert_eq!(args, ["app", "x"]);
+        assert!(b.args_error.is_none());
+        assert_eq!(b.trace_level, 10);
+        let mut args: Vec<String> = ["-ORBtracelevel=25"].map(String::from).to_vec();
+        assert_eq!(Orb::builder().args(&mut args).trace_level, 25);
+    }
+
+    /// A bad level is BAD_PARAM naming the option.
+    #[test]
+    fn bad_trace_level_is_bad_param() {
+        let mut args: Vec<String> = ["-ORBtraceLevel", "loud"].map(String::from).to_vec();
+        let e = Orb::builder().args(&mut args).build().unwrap_err();
+        assert_eq!(e.kind, crate::runtime::SystemExceptionKind::BadParam);
+        assert!(e.to_string().contains("-ORBtraceLevel loud"), "{e}");
+    }
+
+    /// omniORB's levels onto tracing's.
+    #[test]
+    fn trace_levels_map_as_omniorb() {
+        use crate::trace::level_filter;
+        use tracing::level_filters::LevelFilter;
+        assert_eq!(level_filter(0), LevelFilter::OFF);
+        assert_eq!(level_filter(1), LevelFilter::WARN);
+        assert_eq!(level_filter(4), LevelFilter::WARN);
+        assert_eq!(level_filter(5), LevelFilter::INFO);
+        assert_eq!(level_filter(9), LevelFilter::INFO);
+        assert_eq!(level_filter(10), LevelFilter::DEBUG);
+        assert_eq!(level_filter(24), LevelFilter::DEBUG);
+        assert_eq!(level_filter(25), LevelFilter::TRACE);
+        assert_eq!(level_filter(40), LevelFilter::TRACE);
     }
 }

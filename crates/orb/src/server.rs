@@ -282,8 +282,12 @@ fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
             return;
         }
         let stream = match res {
-            Ok((s, _)) => s,
-            Err(_) => {
+            Ok((s, peer)) => {
+                crate::trace::accepted(&peer);
+                s
+            }
+            Err(e) => {
+                crate::trace::accept_failed(&e);
                 // EMFILE and friends: back off instead of spinning.
                 std::thread::sleep(Duration::from_millis(10));
                 continue;
@@ -305,7 +309,11 @@ fn accept_loop(orb: std::sync::Weak<OrbInner>, l: TcpListener) {
             .spawn(move || {
                 if let Some(o) = weak.upgrade() {
                     let orb = Orb::from_inner(o);
+                    let span = crate::trace::server_connection(slot.t.peer());
+                    let entered = span.enter();
                     serve(&orb, &slot);
+                    crate::trace::served(slot.t.peer());
+                    drop(entered);
                     slot.t.shutdown();
                     let o = orb.inner();
                     lock(&o.server.conns).remove(&id);
@@ -770,6 +778,9 @@ impl ConnCtx<'_> {
         if !self.slot.begin_request() {
             return Next::Continue;
         }
+        if crate::trace::on(tracing::Level::DEBUG) {
+            crate::trace::server_request(self.slot.t.peer(), req.operation, req.request_id);
+        }
         self.counted_request(version, req, contexts)
     }
 
@@ -792,6 +803,11 @@ impl ConnCtx<'_> {
         self.slot.note_version(GiopVersion::V1_2);
         if !self.slot.begin_request() {
             return Next::Continue;
+        }
+        // The level check alone while nobody listens (docs/PERFORMANCE.md,
+        // step 38).
+        if crate::trace::on(tracing::Level::DEBUG) {
+            crate::trace::server_request(self.slot.t.peer(), operation, at.request_id);
         }
         let mut args = at.args(body);
         // Another object than last time (round robin) takes the fast way
@@ -898,6 +914,7 @@ impl ConnCtx<'_> {
         res: Result<(), SystemException>,
     ) -> Next {
         if let Err(e) = res {
+            crate::trace::server_exception(self.slot.t.peer(), request_id, &e);
             let _ = encode_system_exception_reply(
                 &mut self.tx,
                 version,
