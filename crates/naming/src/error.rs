@@ -29,9 +29,13 @@ use crate::{to_string, Name, NamingContextRef};
 ///     rest_of_name: to_name("b/c").unwrap(),
 /// };
 /// assert_eq!(e.to_string(), "NotFound (missing_node) at `b/c`");
+/// assert_eq!(format!("{e:?}"), e.to_string());
 /// assert!(e.is_not_found());
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `Debug` prints what `Display` prints, as `SystemException`'s does, so a
+/// `main` returning `Result<(), Box<dyn Error>>` reports the readable form.
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub enum NamingError {
     /// `CosNaming::NamingContext::NotFound`: `rest_of_name` could not be
@@ -171,6 +175,12 @@ impl fmt::Display for NamingError {
             ),
             NamingError::System(e) => write!(f, "{e}"),
         }
+    }
+}
+
+impl fmt::Debug for NamingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 
