@@ -10,6 +10,7 @@
 //! machine tested deterministically.
 
 pub mod component;
+pub mod conn;
 pub mod corbaloc;
 pub mod error;
 pub mod fragment;
