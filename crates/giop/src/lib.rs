@@ -13,6 +13,7 @@ pub mod component;
 pub mod conn;
 pub mod corbaloc;
 pub mod error;
+pub mod fast;
 pub mod fragment;
 pub mod header;
 pub mod iiop;

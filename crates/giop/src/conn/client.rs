@@ -13,12 +13,14 @@ use super::link::{Link, State};
 use super::pending::{Kind, PendingCall, PendingTable};
 use super::transmit::{Tag, Transmit};
 use crate::error::GiopError;
+use crate::fast;
 use crate::fragment::read_u32_at;
 use crate::header::{MessageHeader, MsgType, HEADER_LEN};
 use crate::message::{
     decode_message, encode_cancel_request, encode_locate_request, encode_request, Body,
     LocateRequestHeader, LocateStatus, Message, ReplyStatus, RequestHeader, ResponseFlags,
 };
+use crate::service_context::OwnedServiceContext;
 use crate::service_context::{ServiceContext, ServiceContexts};
 use crate::system_exception::{CompletionStatus, SystemException, SystemExceptionKind as K};
 use crate::target::TargetAddress;
@@ -174,7 +176,12 @@ impl ClientConnection {
             requesting_principal: &[],
         };
         let mut w = self.link.writer();
-        let p = encode_request(&mut w, version, &header)?;
+        let p = match header.target {
+            TargetAddress::Key(key) if version == GiopVersion::V1_2 && contexts.is_empty() => {
+                fast::write_request(&mut w, id, call.response, key, call.operation)?
+            }
+            _ => encode_request(&mut w, version, &header)?,
+        };
         marshal(&mut w)?;
         p.finish(&mut w)?;
         let expects_reply = call.response.response_expected();
@@ -359,6 +366,12 @@ impl ClientConnection {
             return self.protocol_error(GiopError::UnexpectedMessage(t));
         }
         let limits = self.link.config.limits;
+        if let Some(r) = fast::read_reply(&msg, &limits) {
+            let (id, status, order, body_at) =
+                (r.request_id, r.status, r.body.order, r.body.offset);
+            let message = Incoming::from_parts(msg, body_at, order, GiopVersion::V1_2);
+            return self.on_reply(id, status, Vec::new(), message);
+        }
         let decoded = decode_message(&msg, &limits);
         let (h, m) = match decoded {
             Ok(d) => d,
@@ -367,23 +380,11 @@ impl ClientConnection {
         match m {
             Message::Reply { header, body } => {
                 let id = header.request_id;
-                let Some(call) = self.take_call(id, Kind::Request) else {
-                    return;
-                };
-                match header.status {
-                    ReplyStatus::LocationForward => self.forward(id, call, &body, false),
-                    ReplyStatus::LocationForwardPerm => self.forward(id, call, &body, true),
-                    status => {
-                        let service_contexts = owned_contexts(&header.service_contexts);
-                        let body_at = body.offset;
-                        self.events.push_back(ClientEvent::Reply(IncomingReply {
-                            id: RequestId(id),
-                            status,
-                            service_contexts,
-                            message: Incoming::from_parts(msg, body_at, h.order, h.version),
-                        }));
-                    }
-                }
+                let status = header.status;
+                let contexts = owned_contexts(&header.service_contexts);
+                let body_at = body.offset;
+                let message = Incoming::from_parts(msg, body_at, h.order, h.version);
+                self.on_reply(id, status, contexts, message);
             }
             Message::LocateReply { header, body } => {
                 let id = header.request_id;
@@ -414,6 +415,28 @@ impl ClientConnection {
                 self.link.abort(CloseReason::PeerMessageError);
             }
             other => self.protocol_error(GiopError::UnexpectedMessage(other.msg_type())),
+        }
+    }
+
+    fn on_reply(
+        &mut self,
+        id: u32,
+        status: ReplyStatus,
+        service_contexts: Vec<OwnedServiceContext>,
+        message: Incoming,
+    ) {
+        let Some(call) = self.take_call(id, Kind::Request) else {
+            return;
+        };
+        match status {
+            ReplyStatus::LocationForward => self.forward(id, call, &message.body(), false),
+            ReplyStatus::LocationForwardPerm => self.forward(id, call, &message.body(), true),
+            status => self.events.push_back(ClientEvent::Reply(IncomingReply {
+                id: RequestId(id),
+                status,
+                service_contexts,
+                message,
+            })),
         }
     }
 

@@ -4,24 +4,29 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
-use peregrine_cdr::{CdrError, GiopVersion, Writer};
+use std::ops::Range;
+
+use peregrine_cdr::{ByteOrder, CdrError, GiopVersion, Writer};
 
 use super::config::Config;
 use super::event::{
-    owned_contexts, CloseReason, ConnError, IncomingLocate, IncomingRequest, RequestId,
+    owned_contexts, range_in, CloseReason, ConnError, IncomingLocate, IncomingRequest, RequestId,
     ServerEvent, Target,
 };
 use super::input::{msg_type, Incoming};
 use super::link::{Link, State};
 use super::transmit::{Tag, Transmit};
 use crate::error::GiopError;
+use crate::fast;
 use crate::fragment::{legacy_request_id, read_u32_at};
 use crate::header::{MessageHeader, MsgType, HEADER_LEN};
 use crate::message::{
     decode_message, encode_locate_reply, encode_reply, encode_system_exception_reply,
-    LocateReplyHeader, LocateStatus, Message, ReplyHeader, ReplyStatus,
+    LocateReplyHeader, LocateStatus, Message, ReplyHeader, ReplyStatus, ResponseFlags,
 };
-use crate::service_context::{ids, CodeSetContext, ServiceContext, ServiceContexts};
+use crate::service_context::{
+    ids, CodeSetContext, OwnedServiceContext, ServiceContext, ServiceContexts,
+};
 use crate::system_exception::CompletionStatus;
 
 /// What a request in progress is answered with.
@@ -35,6 +40,19 @@ enum Answer {
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
     answer: Answer,
+    version: GiopVersion,
+}
+
+/// A received request's fields, as ranges of its message (which moves
+/// into the event).
+struct Parts {
+    id: u32,
+    response_flags: ResponseFlags,
+    target: Target,
+    operation: Range<usize>,
+    service_contexts: Vec<OwnedServiceContext>,
+    body_at: usize,
+    order: ByteOrder,
     version: GiopVersion,
 }
 
@@ -111,7 +129,12 @@ impl ServerConnection {
             service_contexts: ServiceContexts::from_slice(service_contexts),
         };
         let mut w = self.link.writer();
-        let encoded = encode_reply(&mut w, f.version, &h)
+        let header = if f.version == GiopVersion::V1_2 && service_contexts.is_empty() {
+            Ok(fast::write_reply(&mut w, id.0, status))
+        } else {
+            encode_reply(&mut w, f.version, &h)
+        };
+        let encoded = header
             .and_then(|p| marshal(&mut w).map_err(GiopError::from).map(|()| p))
             .and_then(|p| p.finish(&mut w));
         self.answered(id, encoded, w)
@@ -250,6 +273,23 @@ impl ServerConnection {
             return self.protocol_error(GiopError::UnexpectedMessage(t));
         }
         let limits = self.link.config.limits;
+        if let Some(r) = fast::read_request(&msg, &limits) {
+            self.peer_version = GiopVersion::V1_2;
+            if self.link.state != State::Open {
+                return;
+            }
+            let parts = Parts {
+                id: r.request_id,
+                response_flags: r.response_flags,
+                target: Target::Key(range_in(&msg, r.object_key)),
+                operation: range_in(&msg, r.operation.as_bytes()),
+                service_contexts: Vec::new(),
+                body_at: r.body.offset,
+                order: r.body.order,
+                version: GiopVersion::V1_2,
+            };
+            return self.on_request(msg, parts);
+        }
         let (h, m) = match decode_message(&msg, &limits) {
             Ok(d) => d,
             Err(e) => return self.malformed(&msg, e),
@@ -261,35 +301,23 @@ impl ServerConnection {
                 if !accepting {
                     return;
                 }
-                let id = header.request_id;
                 if self.codesets.is_none() {
                     self.codesets = header
                         .service_contexts
                         .get(ids::CODE_SETS)
                         .and_then(|data| CodeSetContext::decode(data).ok());
                 }
-                if header.response_flags.response_expected() {
-                    self.in_flight.insert(
-                        id,
-                        InFlight {
-                            answer: Answer::Reply,
-                            version: h.version,
-                        },
-                    );
-                }
-                let target = Target::new(&msg, header.target);
-                let operation = super::event::range_in(&msg, header.operation.as_bytes());
-                let service_contexts = owned_contexts(&header.service_contexts);
-                let body_at = body.offset;
-                let request = IncomingRequest {
-                    id: RequestId(id),
+                let parts = Parts {
+                    id: header.request_id,
                     response_flags: header.response_flags,
-                    service_contexts,
-                    target,
-                    operation,
-                    message: Incoming::from_parts(msg, body_at, h.order, h.version),
+                    target: Target::new(&msg, header.target),
+                    operation: range_in(&msg, header.operation.as_bytes()),
+                    service_contexts: owned_contexts(&header.service_contexts),
+                    body_at: body.offset,
+                    order: h.order,
+                    version: h.version,
                 };
-                self.events.push_back(ServerEvent::Request(request));
+                self.on_request(msg, parts);
             }
             Message::LocateRequest(lr) => {
                 if !accepting {
@@ -322,6 +350,26 @@ impl ServerConnection {
             Message::MessageError => self.peer_closed(CloseReason::PeerMessageError),
             other => self.protocol_error(GiopError::UnexpectedMessage(other.msg_type())),
         }
+    }
+
+    fn on_request(&mut self, msg: Vec<u8>, p: Parts) {
+        if p.response_flags.response_expected() {
+            self.in_flight.insert(
+                p.id,
+                InFlight {
+                    answer: Answer::Reply,
+                    version: p.version,
+                },
+            );
+        }
+        self.events.push_back(ServerEvent::Request(IncomingRequest {
+            id: RequestId(p.id),
+            response_flags: p.response_flags,
+            service_contexts: p.service_contexts,
+            target: p.target,
+            operation: p.operation,
+            message: Incoming::from_parts(msg, p.body_at, p.order, p.version),
+        }));
     }
 
     fn peer_closed(&mut self, reason: CloseReason) {
