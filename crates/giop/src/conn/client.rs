@@ -130,7 +130,7 @@ impl ClientConnection {
     /// the stream position where the body starts (8-aligned in GIOP 1.2;
     /// for GIOP 1.0/1.1 prefer [`send_request_with`](Self::send_request_with)).
     pub fn send_request(&mut self, call: Call<'_>, body: &[u8]) -> Result<RequestId, ConnError> {
-        self.send_request_with(call, |w| {
+        self.send(call, body.len(), |w| {
             w.write_bytes(body);
             Ok(())
         })
@@ -142,6 +142,16 @@ impl ClientConnection {
     pub fn send_request_with(
         &mut self,
         call: Call<'_>,
+        marshal: impl FnOnce(&mut Writer) -> Result<(), CdrError>,
+    ) -> Result<RequestId, ConnError> {
+        self.send(call, 64, marshal)
+    }
+
+    /// Sends a request, reserving room for a body of about `body_len`.
+    fn send(
+        &mut self,
+        call: Call<'_>,
+        body_len: usize,
         marshal: impl FnOnce(&mut Writer) -> Result<(), CdrError>,
     ) -> Result<RequestId, ConnError> {
         if self.link.state != State::Open {
@@ -175,7 +185,12 @@ impl ClientConnection {
             service_contexts: contexts,
             requesting_principal: &[],
         };
-        let mut w = self.link.writer();
+        // Header fields, the key and name, padding, and a little room for
+        // contexts.
+        let key_len = header.target.object_key().map_or(64, <[u8]>::len);
+        let mut w = self
+            .link
+            .writer(64 + key_len + call.operation.len() + body_len);
         let p = match header.target {
             TargetAddress::Key(key) if version == GiopVersion::V1_2 && contexts.is_empty() => {
                 fast::write_request(&mut w, id, call.response, key, call.operation)?
@@ -218,7 +233,9 @@ impl ClientConnection {
             return Err(ConnError::Closed);
         }
         let id = self.pending.next_id();
-        let mut w = self.link.writer();
+        let mut w = self
+            .link
+            .writer(64 + target.object_key().map_or(64, <[u8]>::len));
         let h = LocateRequestHeader {
             request_id: id,
             target,
@@ -252,7 +269,7 @@ impl ClientConnection {
     }
 
     fn send_cancel(&mut self, id: u32) {
-        let mut w = self.link.writer();
+        let mut w = self.link.writer(HEADER_LEN + 4);
         if encode_cancel_request(&mut w, self.link.config.version, id).is_ok() {
             self.link.queue(w.into_vec(), Tag::Plain).ok();
         }
@@ -277,7 +294,9 @@ impl ClientConnection {
 
     /// The transport ended (end of stream or an error).
     pub fn handle_eof(&mut self) {
-        if self.link.is_closed() {
+        if self.link.state != State::Open {
+            // Closed already reported; only stop sending.
+            self.link.abort(CloseReason::TransportClosed);
             return;
         }
         self.close(CloseReason::TransportClosed, false);
@@ -332,7 +351,8 @@ impl ClientConnection {
     /// (`TRANSIENT` if they never left, `COMM_FAILURE` maybe-completed if
     /// they did) and nothing more is sent.
     pub fn abort(&mut self) {
-        if self.link.is_closed() {
+        if self.link.state != State::Open {
+            self.link.abort(CloseReason::Shutdown);
             return;
         }
         self.close(CloseReason::Shutdown, false);

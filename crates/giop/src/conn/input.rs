@@ -32,6 +32,18 @@ impl Deframer {
     ) -> Option<Result<Vec<u8>, GiopError>> {
         let need = match self.need {
             Some(n) => n,
+            // The whole header is in the input: one buffer of the right
+            // size (what arrived, up to the message's end), one copy.
+            None if self.buf.is_empty() && input.len() >= HEADER_LEN => {
+                match MessageHeader::decode(input, limits) {
+                    Ok(h) => {
+                        let need = h.message_len();
+                        self.buf = Vec::with_capacity(need.min(input.len()));
+                        *self.need.insert(need)
+                    }
+                    Err(e) => return Some(Err(e)),
+                }
+            }
             None => {
                 let take = (HEADER_LEN - self.buf.len()).min(input.len());
                 let (head, rest) = input.split_at(take);

@@ -13,6 +13,7 @@ use super::transmit::{OutQueue, Tag, Transmit};
 use super::CloseReason;
 use crate::error::GiopError;
 use crate::fragment::{Assembled, Reassembler};
+use crate::header::{MsgType, HEADER_LEN};
 use crate::message::{encode_close_connection, encode_message_error};
 
 /// Where a connection is in its life.
@@ -63,6 +64,13 @@ impl Link {
                 Ok(m) => m,
                 Err(e) => return Some(Err(e)),
             };
+            // A whole message while nothing is in reassembly needs no
+            // look from the reassembler (the deframer checked its header).
+            let fragment = msg.get(6).is_some_and(|f| f & 2 != 0)
+                || msg.get(7) == Some(&(MsgType::Fragment as u8));
+            if !fragment && self.reassembler.pending() == 0 {
+                return Some(Ok(msg));
+            }
             match self.reassembler.push(&msg) {
                 Ok(Assembled::Whole(_)) => return Some(Ok(msg)),
                 Ok(Assembled::Reassembled(m)) => return Some(Ok(m)),
@@ -77,9 +85,10 @@ impl Link {
         self.rx.buffered() > 0 || self.reassembler.pending() > 0
     }
 
-    /// A writer for a message this end starts.
-    pub(crate) fn writer(&self) -> Writer {
-        Writer::new(self.config.order)
+    /// A writer for a message this end starts, with room for `len`
+    /// bytes so the usual message is written without growing.
+    pub(crate) fn writer(&self, len: usize) -> Writer {
+        Writer::from_vec(Vec::with_capacity(len), self.config.order)
     }
 
     /// Queues an encoded message.
@@ -113,7 +122,7 @@ impl Link {
         if matches!(self.state, State::Draining | State::Closed) {
             return;
         }
-        let mut w = self.writer();
+        let mut w = self.writer(HEADER_LEN);
         self.reason = Some(reason);
         self.state = State::Draining;
         // Header-only messages encode in any version and order.

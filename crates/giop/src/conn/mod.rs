@@ -64,6 +64,7 @@
 mod client;
 mod config;
 mod event;
+mod idmap;
 mod input;
 mod link;
 mod pending;

@@ -1,9 +1,9 @@
 //! The client's table of requests awaiting an answer, and the request
 //! ids it hands out.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
+use super::idmap::IdMap;
 use super::timers::Deadlines;
 use crate::system_exception::CompletionStatus;
 
@@ -43,7 +43,7 @@ impl PendingCall {
 /// Pending requests by id, with their deadlines.
 #[derive(Debug, Default)]
 pub(crate) struct PendingTable {
-    calls: BTreeMap<u32, PendingCall>,
+    calls: IdMap<PendingCall>,
     deadlines: Deadlines,
     next_id: u32,
 }
@@ -55,7 +55,7 @@ impl PendingTable {
         loop {
             let id = self.next_id;
             self.next_id = self.next_id.wrapping_add(1);
-            if !self.calls.contains_key(&id) {
+            if !self.calls.contains(id) {
                 return id;
             }
         }
@@ -69,7 +69,7 @@ impl PendingTable {
     }
 
     pub(crate) fn remove(&mut self, id: u32) -> Option<PendingCall> {
-        let call = self.calls.remove(&id)?;
+        let call = self.calls.remove(id)?;
         if let Some(at) = call.deadline {
             self.deadlines.remove(at, id);
         }
@@ -77,7 +77,7 @@ impl PendingTable {
     }
 
     pub(crate) fn mark_sent(&mut self, id: u32) {
-        if let Some(c) = self.calls.get_mut(&id) {
+        if let Some(c) = self.calls.get_mut(id) {
             c.sent = true;
         }
     }
@@ -97,14 +97,14 @@ impl PendingTable {
     /// Removes one call whose deadline is at or before `now`.
     pub(crate) fn pop_expired(&mut self, now: Instant) -> Option<(u32, PendingCall)> {
         let id = self.deadlines.pop_expired(now)?;
-        let call = self.calls.remove(&id)?;
+        let call = self.calls.remove(id)?;
         Some((id, call))
     }
 
     /// Removes every call, in id order.
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = (u32, PendingCall)> {
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = (u32, PendingCall)> + '_ {
         self.deadlines.clear();
-        std::mem::take(&mut self.calls).into_iter()
+        self.calls.drain()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The server end: receives requests, sends their replies, records the
 //! negotiated code sets and shuts down in order.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use std::ops::Range;
@@ -13,6 +13,7 @@ use super::event::{
     owned_contexts, range_in, CloseReason, ConnError, IncomingLocate, IncomingRequest, RequestId,
     ServerEvent, Target,
 };
+use super::idmap::IdMap;
 use super::input::{msg_type, Incoming};
 use super::link::{Link, State};
 use super::transmit::{Tag, Transmit};
@@ -61,7 +62,7 @@ struct Parts {
 #[derive(Debug)]
 pub struct ServerConnection {
     link: Link,
-    in_flight: BTreeMap<u32, InFlight>,
+    in_flight: IdMap<InFlight>,
     events: VecDeque<ServerEvent>,
     codesets: Option<CodeSetContext>,
     /// Version of the last message received, for the messages this end
@@ -75,7 +76,7 @@ impl ServerConnection {
         Self {
             peer_version: config.version,
             link: Link::new(config, now),
-            in_flight: BTreeMap::new(),
+            in_flight: IdMap::default(),
             events: VecDeque::new(),
             codesets: None,
         }
@@ -107,7 +108,7 @@ impl ServerConnection {
         status: ReplyStatus,
         body: &[u8],
     ) -> Result<(), ConnError> {
-        self.send_reply_with(id, status, &[], |w| {
+        self.reply(id, status, &[], body.len(), |w| {
             w.write_bytes(body);
             Ok(())
         })
@@ -122,13 +123,25 @@ impl ServerConnection {
         service_contexts: &[ServiceContext<'_>],
         marshal: impl FnOnce(&mut Writer) -> Result<(), CdrError>,
     ) -> Result<(), ConnError> {
+        self.reply(id, status, service_contexts, 64, marshal)
+    }
+
+    /// Sends a reply, reserving room for a body of about `body_len`.
+    fn reply(
+        &mut self,
+        id: RequestId,
+        status: ReplyStatus,
+        service_contexts: &[ServiceContext<'_>],
+        body_len: usize,
+        marshal: impl FnOnce(&mut Writer) -> Result<(), CdrError>,
+    ) -> Result<(), ConnError> {
         let f = self.take(id, Answer::Reply)?;
         let h = ReplyHeader {
             request_id: id.0,
             status,
             service_contexts: ServiceContexts::from_slice(service_contexts),
         };
-        let mut w = self.link.writer();
+        let mut w = self.link.writer(32 + body_len);
         let header = if f.version == GiopVersion::V1_2 && service_contexts.is_empty() {
             Ok(fast::write_reply(&mut w, id.0, status))
         } else {
@@ -153,7 +166,7 @@ impl ServerConnection {
             request_id: id.0,
             status,
         };
-        let mut w = self.link.writer();
+        let mut w = self.link.writer(24 + body.len());
         let encoded = encode_locate_reply(&mut w, f.version, &h).and_then(|p| {
             w.write_bytes(body);
             p.finish(&mut w)
@@ -165,7 +178,7 @@ impl ServerConnection {
         if matches!(self.link.state, State::Draining | State::Closed) {
             return Err(ConnError::Closed);
         }
-        match self.in_flight.get(&id.0) {
+        match self.in_flight.get(id.0) {
             Some(f) if f.answer == answer => Ok(*f),
             _ => Err(ConnError::UnknownRequest(id)),
         }
@@ -181,7 +194,7 @@ impl ServerConnection {
     ) -> Result<(), ConnError> {
         encoded?;
         self.link.queue(w.into_vec(), Tag::Plain)?;
-        self.in_flight.remove(&id.0);
+        self.in_flight.remove(id.0);
         self.finish_shutdown();
         Ok(())
     }
@@ -227,7 +240,9 @@ impl ServerConnection {
 
     /// The transport ended.
     pub fn handle_eof(&mut self) {
-        if self.link.is_closed() {
+        if matches!(self.link.state, State::Draining | State::Closed) {
+            // Closed already reported; only stop sending.
+            self.link.abort(CloseReason::TransportClosed);
             return;
         }
         self.link.abort(CloseReason::TransportClosed);
@@ -339,7 +354,7 @@ impl ServerConnection {
                     }));
             }
             Message::CancelRequest { request_id } => {
-                if self.in_flight.remove(&request_id).is_some() {
+                if self.in_flight.remove(request_id).is_some() {
                     self.events.push_back(ServerEvent::Cancelled {
                         id: RequestId(request_id),
                     });
@@ -393,7 +408,7 @@ impl ServerConnection {
                 if let Some(id) = id {
                     self.peer_version = h.version;
                     let ex = e.to_system_exception(CompletionStatus::No);
-                    let mut w = self.link.writer();
+                    let mut w = self.link.writer(96);
                     if encode_system_exception_reply(
                         &mut w,
                         h.version,
