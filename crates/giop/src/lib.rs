@@ -10,8 +10,10 @@
 //! machine tested deterministically.
 
 pub mod component;
+pub mod conn;
 pub mod corbaloc;
 pub mod error;
+pub mod fast;
 pub mod fragment;
 pub mod header;
 pub mod iiop;
