@@ -718,7 +718,7 @@ impl ClientConn {
     #[inline(always)]
     fn dispatch_reply(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Got>, Closed> {
         // The common reply is parsed once, here, at fixed offsets.
-        let fast = fast_reply(rx.message(len));
+        let fast = fast_reply(rx.message(len), &self.limits);
         if let Some(h) = fast {
             if h.id == mine {
                 return Ok(Some(Got::InPlace(len, Some(h))));
@@ -729,7 +729,7 @@ impl ClientConn {
         // `ReplyMsg::new`, where a malformed reply is a MARSHAL error).
         let id = match fast
             .map(|h| h.id)
-            .or_else(|| fast_reply_id(rx.message(len)))
+            .or_else(|| peregrine_giop::fast::reply_request_id(rx.message(len)))
         {
             Some(id) => Some(id),
             None => self.slow_reply_id(rx, len)?,

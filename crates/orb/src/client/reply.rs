@@ -5,34 +5,17 @@
 use std::sync::Arc;
 
 use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion, Reader};
-use peregrine_giop::{decode_message, Message, ReplyStatus};
+use peregrine_giop::{decode_message, Limits, Message, ReplyStatus};
 
 use super::conn::*;
 use crate::error::raise;
 use crate::runtime::{Cause, Phase};
 use crate::runtime::{CompletionStatus, SystemException, SystemExceptionKind as K};
 
-/// The request id of `msg` if it is a complete (unfragmented) GIOP 1.2
-/// Reply: the `u32` right after the 12-byte header, in the message's byte
-/// order.
-#[inline(always)]
-pub(super) fn fast_reply_id(msg: &[u8]) -> Option<u32> {
-    let [b'G', b'I', b'O', b'P', 1, 2, flags, 1, _, _, _, _, a, b, c, d, ..] = *msg else {
-        return None;
-    };
-    if flags & 2 != 0 {
-        return None;
-    }
-    let bytes = [a, b, c, d];
-    Some(if flags & 1 == 1 {
-        u32::from_le_bytes(bytes)
-    } else {
-        u32::from_be_bytes(bytes)
-    })
-}
-
-/// The header of the common reply: a whole GIOP 1.2 Reply with no
-/// service contexts, its body at offset 24 (8-aligned).
+/// The summary of a reply read at fixed offsets
+/// ([`peregrine_giop::fast::read_reply`]) that outlives the borrow of
+/// the receive buffer: its body starts at
+/// [`peregrine_giop::fast::REPLY_BODY_AT`].
 #[derive(Clone, Copy, Debug)]
 pub(super) struct FastHead {
     pub(super) id: u32,
@@ -40,49 +23,16 @@ pub(super) struct FastHead {
     pub(super) order: ByteOrder,
 }
 
-/// Where the body of a [`FastHead`] reply starts.
-pub(super) const FAST_BODY_AT: usize = 24;
-
-/// The common reply read at fixed offsets. Anything else (and anything
-/// malformed) is `None` and takes the full decode.
+/// The common reply (a whole GIOP 1.2 Reply without service contexts)
+/// read at fixed offsets; anything else, malformed included, is `None`
+/// and takes the full decode.
 #[inline(always)]
-pub(super) fn fast_reply(m: &[u8]) -> Option<FastHead> {
-    // The magic, version and message type in one word compare (the flags
-    // byte masked out).
-    const WANT: u64 = u64::from_le_bytes(*b"GIOP\x01\x02\x00\x01");
-    let head: [u8; 8] = m.get(..8)?.try_into().ok()?;
-    if u64::from_le_bytes(head) & !(0xff << 48) != WANT {
-        return None;
-    }
-    let flags = head[6];
-    let little = flags & 1 != 0;
-    let u32_at = |at: usize| -> Option<u32> {
-        let b: [u8; 4] = m.get(at..at + 4)?.try_into().ok()?;
-        Some(if little {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
-        })
-    };
-    if flags & 2 != 0 || u32_at(8)? as usize != m.len() - peregrine_giop::HEADER_LEN {
-        return None;
-    }
-    let status = match u32_at(16)? {
-        0 => ReplyStatus::NoException,
-        1 => ReplyStatus::UserException,
-        s => ReplyStatus::from_u32(s, GiopVersion::V1_2).ok()?,
-    };
-    if u32_at(20)? != 0 {
-        return None;
-    }
+pub(super) fn fast_reply(m: &[u8], limits: &Limits) -> Option<FastHead> {
+    let r = peregrine_giop::fast::read_reply(m, limits)?;
     Some(FastHead {
-        id: u32_at(12)?,
-        status,
-        order: if little {
-            ByteOrder::Little
-        } else {
-            ByteOrder::Big
-        },
+        id: r.request_id,
+        status: r.status,
+        order: r.body.order,
     })
 }
 
@@ -184,8 +134,8 @@ impl ReplyMsg {
             held,
             codesets,
             status: h.status,
-            body_at: FAST_BODY_AT,
-            body_offset: FAST_BODY_AT,
+            body_at: peregrine_giop::fast::REPLY_BODY_AT,
+            body_offset: peregrine_giop::fast::REPLY_BODY_AT,
             order: h.order,
             version: GiopVersion::V1_2,
         }
