@@ -162,6 +162,23 @@ fn plain_call_and_code_sets_once() {
     p.drive();
     let reqs = p.requests();
     assert!(reqs[0].service_contexts.is_empty());
+
+    // Code sets sent later do not change what was negotiated.
+    let other = CodeSetContext {
+        char_data: CodeSetId::ISO_8859_1,
+        wchar_data: CodeSetId::UCS_2,
+    }
+    .to_context(ByteOrder::Big);
+    let contexts = [other.as_context()];
+    p.client
+        .send_request(
+            Call::new(b"obj", "echo").with_service_contexts(&contexts),
+            &[],
+        )
+        .unwrap();
+    p.drive();
+    assert_eq!(p.requests()[0].service_contexts, [other.clone()]);
+    assert_eq!(p.server.negotiated_codesets(), Some(cs));
 }
 
 #[test]
@@ -486,10 +503,37 @@ fn oversized_message_is_refused_before_it_arrives() {
 }
 
 #[test]
+fn message_error_from_the_server_fails_the_calls() {
+    let mut p = Pair::default_pair();
+    let id = p.client.send_request(Call::new(b"k", "a"), &[]).unwrap();
+    p.drive();
+    // Something the server cannot parse (as if the client had sent it).
+    p.server
+        .handle_input(b"GIOP\x01\x09\x00\x00\x00\x00\x00\x00", p.now);
+    p.drive();
+    let ev = p.take_client_events();
+    assert_eq!(
+        failed(&ev[0]),
+        (id, K::CommFailure, CompletionStatus::Maybe)
+    );
+    assert_eq!(
+        ev[1],
+        ClientEvent::Closed {
+            reason: CloseReason::PeerMessageError
+        }
+    );
+    assert!(p.client.is_closed() && p.server.is_closed());
+}
+
+#[test]
 fn truncated_header_waits_then_eof_closes() {
     let now = Instant::now();
     let mut s = ServerConnection::new(Config::default(), now);
     s.handle_input(b"GIOP\x01", now);
+    assert!(s.poll_event().is_none());
+    // The rest of a header announcing 100 bytes, and 50 of them.
+    s.handle_input(b"\x02\x00\x00\x00\x00\x00\x64", now);
+    s.handle_input(&[0; 50], now);
     assert!(s.poll_event().is_none());
     assert!(s.poll_transmit(now).is_none());
     s.handle_eof();
