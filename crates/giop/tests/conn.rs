@@ -177,7 +177,10 @@ fn plain_call_and_code_sets_once() {
         )
         .unwrap();
     p.drive();
-    assert_eq!(p.requests()[0].service_contexts, [other.clone()]);
+    assert_eq!(
+        p.requests()[0].service_contexts,
+        std::slice::from_ref(&other)
+    );
     assert_eq!(p.server.negotiated_codesets(), Some(cs));
 }
 
