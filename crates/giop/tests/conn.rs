@@ -756,3 +756,49 @@ fn oneway_leaves_nothing_pending() {
         Err(ConnError::UnknownRequest(r.id))
     );
 }
+
+#[test]
+fn marshalled_bodies_keep_their_alignment_in_every_version() {
+    for version in [GiopVersion::V1_0, GiopVersion::V1_1, GiopVersion::V1_2] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let config = Config::default()
+                .with_version(version)
+                .with_byte_order(order);
+            let mut p = Pair::new(config.clone(), config);
+            // A key that leaves a GIOP 1.0/1.1 request header ending at
+            // 4 mod 8.
+            let id = p
+                .client
+                .send_request_with(Call::new(b"abc", "op1"), |w| {
+                    w.write_u8(7);
+                    w.write_u64(0x1122_3344_5566_7788);
+                    Ok(())
+                })
+                .unwrap();
+            p.drive();
+            let r = p.requests().remove(0);
+            assert_eq!(r.message().version(), version);
+            let mut args = r.body().reader();
+            assert_eq!(args.read_u8().unwrap(), 7);
+            assert_eq!(args.read_u64().unwrap(), 0x1122_3344_5566_7788);
+            assert!(args.is_empty());
+            p.server
+                .send_reply_with(r.id, ReplyStatus::NoException, &[], |w| {
+                    w.write_u16(9);
+                    w.write_f64(2.5);
+                    Ok(())
+                })
+                .unwrap();
+            p.drive();
+            let ev = p.take_client_events();
+            let ClientEvent::Reply(reply) = &ev[0] else {
+                panic!("{ev:?}")
+            };
+            assert_eq!(reply.id, id);
+            let mut results = reply.message.body().reader();
+            assert_eq!(results.read_u16().unwrap(), 9);
+            assert_eq!(results.read_f64().unwrap(), 2.5);
+            assert!(results.is_empty());
+        }
+    }
+}
