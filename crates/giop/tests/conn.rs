@@ -162,6 +162,26 @@ fn plain_call_and_code_sets_once() {
     p.drive();
     let reqs = p.requests();
     assert!(reqs[0].service_contexts.is_empty());
+
+    // Code sets sent later do not change what was negotiated.
+    let other = CodeSetContext {
+        char_data: CodeSetId::ISO_8859_1,
+        wchar_data: CodeSetId::UCS_2,
+    }
+    .to_context(ByteOrder::Big);
+    let contexts = [other.as_context()];
+    p.client
+        .send_request(
+            Call::new(b"obj", "echo").with_service_contexts(&contexts),
+            &[],
+        )
+        .unwrap();
+    p.drive();
+    assert_eq!(
+        p.requests()[0].service_contexts,
+        std::slice::from_ref(&other)
+    );
+    assert_eq!(p.server.negotiated_codesets(), Some(cs));
 }
 
 #[test]
@@ -486,10 +506,37 @@ fn oversized_message_is_refused_before_it_arrives() {
 }
 
 #[test]
+fn message_error_from_the_server_fails_the_calls() {
+    let mut p = Pair::default_pair();
+    let id = p.client.send_request(Call::new(b"k", "a"), &[]).unwrap();
+    p.drive();
+    // Something the server cannot parse (as if the client had sent it).
+    p.server
+        .handle_input(b"GIOP\x01\x09\x00\x00\x00\x00\x00\x00", p.now);
+    p.drive();
+    let ev = p.take_client_events();
+    assert_eq!(
+        failed(&ev[0]),
+        (id, K::CommFailure, CompletionStatus::Maybe)
+    );
+    assert_eq!(
+        ev[1],
+        ClientEvent::Closed {
+            reason: CloseReason::PeerMessageError
+        }
+    );
+    assert!(p.client.is_closed() && p.server.is_closed());
+}
+
+#[test]
 fn truncated_header_waits_then_eof_closes() {
     let now = Instant::now();
     let mut s = ServerConnection::new(Config::default(), now);
     s.handle_input(b"GIOP\x01", now);
+    assert!(s.poll_event().is_none());
+    // The rest of a header announcing 100 bytes, and 50 of them.
+    s.handle_input(b"\x02\x00\x00\x00\x00\x00\x64", now);
+    s.handle_input(&[0; 50], now);
     assert!(s.poll_event().is_none());
     assert!(s.poll_transmit(now).is_none());
     s.handle_eof();
@@ -708,4 +755,50 @@ fn oneway_leaves_nothing_pending() {
         p.server.send_reply(r.id, ReplyStatus::NoException, &[]),
         Err(ConnError::UnknownRequest(r.id))
     );
+}
+
+#[test]
+fn marshalled_bodies_keep_their_alignment_in_every_version() {
+    for version in [GiopVersion::V1_0, GiopVersion::V1_1, GiopVersion::V1_2] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let config = Config::default()
+                .with_version(version)
+                .with_byte_order(order);
+            let mut p = Pair::new(config.clone(), config);
+            // A key that leaves a GIOP 1.0/1.1 request header ending at
+            // 4 mod 8.
+            let id = p
+                .client
+                .send_request_with(Call::new(b"abc", "op1"), |w| {
+                    w.write_u8(7);
+                    w.write_u64(0x1122_3344_5566_7788);
+                    Ok(())
+                })
+                .unwrap();
+            p.drive();
+            let r = p.requests().remove(0);
+            assert_eq!(r.message().version(), version);
+            let mut args = r.body().reader();
+            assert_eq!(args.read_u8().unwrap(), 7);
+            assert_eq!(args.read_u64().unwrap(), 0x1122_3344_5566_7788);
+            assert!(args.is_empty());
+            p.server
+                .send_reply_with(r.id, ReplyStatus::NoException, &[], |w| {
+                    w.write_u16(9);
+                    w.write_f64(2.5);
+                    Ok(())
+                })
+                .unwrap();
+            p.drive();
+            let ev = p.take_client_events();
+            let ClientEvent::Reply(reply) = &ev[0] else {
+                panic!("{ev:?}")
+            };
+            assert_eq!(reply.id, id);
+            let mut results = reply.message.body().reader();
+            assert_eq!(results.read_u16().unwrap(), 9);
+            assert_eq!(results.read_f64().unwrap(), 2.5);
+            assert!(results.is_empty());
+        }
+    }
 }

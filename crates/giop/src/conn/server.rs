@@ -135,7 +135,7 @@ impl ServerConnection {
         body_len: usize,
         marshal: impl FnOnce(&mut Writer) -> Result<(), CdrError>,
     ) -> Result<(), ConnError> {
-        let f = self.take(id, Answer::Reply)?;
+        let f = self.awaiting(id, Answer::Reply)?;
         let h = ReplyHeader {
             request_id: id.0,
             status,
@@ -161,7 +161,7 @@ impl ServerConnection {
         status: LocateStatus,
         body: &[u8],
     ) -> Result<(), ConnError> {
-        let f = self.take(id, Answer::LocateReply)?;
+        let f = self.awaiting(id, Answer::LocateReply)?;
         let h = LocateReplyHeader {
             request_id: id.0,
             status,
@@ -174,7 +174,8 @@ impl ServerConnection {
         self.answered(id, encoded, w)
     }
 
-    fn take(&mut self, id: RequestId, answer: Answer) -> Result<InFlight, ConnError> {
+    /// The request `id` if it awaits an answer of this kind.
+    fn awaiting(&self, id: RequestId, answer: Answer) -> Result<InFlight, ConnError> {
         if matches!(self.link.state, State::Draining | State::Closed) {
             return Err(ConnError::Closed);
         }
