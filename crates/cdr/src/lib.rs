@@ -30,6 +30,7 @@ mod reader;
 mod tail;
 #[cfg(test)]
 mod test_types;
+mod value;
 mod writer;
 
 pub use codeset::{CharCodeSet, CodeSetId, CodeSets, WcharCodeSet};
@@ -40,6 +41,7 @@ pub use order::ByteOrder;
 pub use plain::{PlainData, Primitive};
 pub use reader::Reader;
 pub use tail::{PlainTail, PrimTail, TailSeq};
+pub use value::{AnyValue, RepoIds, ValueInfo, ValueStart};
 pub use writer::Writer;
 
 /// The GIOP minor version that the CDR stream belongs to.
