@@ -98,6 +98,9 @@ pub enum CdrError {
     /// No factory, and no base the value may be truncated to, for any of
     /// the value's repository ids (CORBA `MARSHAL`, minor 1).
     NoValueFactory,
+    /// An indirection back to a value still being read from a place
+    /// that cannot be completed later (outside a value's members).
+    UnsupportedCycle,
 }
 
 impl CdrError {
@@ -162,6 +165,9 @@ impl fmt::Display for CdrError {
             }
             CdrError::BadChunk => f.write_str("malformed chunked value encoding"),
             CdrError::BadEndTag(t) => write!(f, "end tag {t} closes no open value"),
+            CdrError::UnsupportedCycle => {
+                f.write_str("value cycle through a sequence, struct or parameter")
+            }
             CdrError::NoValueFactory => {
                 f.write_str("no value factory for any of the value's repository ids")
             }

@@ -41,7 +41,12 @@ pub use order::ByteOrder;
 pub use plain::{PlainData, Primitive};
 pub use reader::Reader;
 pub use tail::{PlainTail, PrimTail, TailSeq};
-pub use value::{AnyValue, RepoIds, ValueInfo, ValueStart};
+#[cfg(feature = "std")]
+pub use value::{
+    lookup_value_factory, read_value, register_value_factory, unregister_value_factory,
+    write_value, CustomMarshal, ReadValue, ValueFactory, ValueSlot, ValueType,
+};
+pub use value::{AnyValue, Fixup, RepoIds, ValueInfo, ValueStart};
 pub use writer::Writer;
 
 /// The GIOP minor version that the CDR stream belongs to.

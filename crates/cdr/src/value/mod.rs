@@ -13,8 +13,16 @@
 //! [`Writer::write_value`]: crate::Writer::write_value
 
 mod chunk;
+#[cfg(feature = "std")]
+mod graph;
 mod read;
 mod write;
+
+#[cfg(feature = "std")]
+pub use graph::{
+    lookup_value_factory, read_value, register_value_factory, unregister_value_factory,
+    write_value, CustomMarshal, ReadValue, ValueFactory, ValueSlot, ValueType,
+};
 
 use alloc::sync::Arc;
 use core::any::Any;
