@@ -30,6 +30,7 @@ mod reader;
 mod tail;
 #[cfg(test)]
 mod test_types;
+mod value;
 mod writer;
 
 pub use codeset::{CharCodeSet, CodeSetId, CodeSets, WcharCodeSet};
@@ -40,6 +41,12 @@ pub use order::ByteOrder;
 pub use plain::{PlainData, Primitive};
 pub use reader::Reader;
 pub use tail::{PlainTail, PrimTail, TailSeq};
+#[cfg(feature = "std")]
+pub use value::{
+    lookup_value_factory, read_value, register_value_factory, unregister_value_factory,
+    write_value, CustomMarshal, ReadValue, ValueFactory, ValueSlot, ValueType,
+};
+pub use value::{AnyValue, Fixup, RepoIds, ValueInfo, ValueStart};
 pub use writer::Writer;
 
 /// The GIOP minor version that the CDR stream belongs to.
