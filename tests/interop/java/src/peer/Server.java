@@ -4,10 +4,14 @@
 // harness generates from src/expected.rs.
 //
 // usage: java peer.Server (JacORB settings as -D system properties)
-// Prints "ECHO <ior>", "FWD <ior>" (a reference in a POA whose servant
-// locator answers LOCATION_FORWARD to the Echo object), "KEY <name>" (an
-// object key bound with JacORB's addObjectKey, for corbaloc) and "READY"
-// on stdout, then serves until Echo::shutdown() or until killed.
+// Prints "ECHO <ior>", "KEY <name>" (an object key bound with JacORB's
+// addObjectKey, for corbaloc) and "READY" on stdout, then serves until
+// Echo::shutdown() or until killed.
+//
+// Unlike cxx/server.cc there is no forwarding POA: JacORB 3.9 fails on a
+// ForwardRequest raised by a servant locator (its RequestProcessor thread
+// dies with BAD_PARAM in ORB.set_delegate and the request is never
+// answered, for its own clients too).
 package peer;
 
 import Interop.*;
@@ -18,7 +22,6 @@ import org.omg.CORBA.DoubleHolder;
 import org.omg.CORBA.ORB;
 import org.omg.CORBA.ShortHolder;
 import org.omg.PortableServer.*;
-import org.omg.PortableServer.ServantLocatorPackage.CookieHolder;
 
 public final class Server {
   private static ORB orb;
@@ -168,44 +171,17 @@ public final class Server {
     }
   }
 
-  /** Forwards every request to a fixed target (LOCATION_FORWARD). */
-  static final class Forwarder extends org.omg.CORBA.LocalObject implements ServantLocator {
-    private final org.omg.CORBA.Object target;
-
-    Forwarder(org.omg.CORBA.Object target) { this.target = target; }
-
-    public Servant preinvoke(byte[] oid, POA adapter, String operation, CookieHolder cookie)
-        throws ForwardRequest {
-      throw new ForwardRequest(target);
-    }
-
-    public void postinvoke(byte[] oid, POA adapter, String operation, Object cookie,
-        Servant servant) {}
-  }
-
   public static void main(String[] args) throws Exception {
     orb = ORB.init(args, null);
     POA root = POAHelper.narrow(orb.resolve_initial_references("RootPOA"));
     POAManager mgr = root.the_POAManager();
     org.omg.CORBA.Object echo = root.servant_to_reference(new EchoImpl());
 
-    org.omg.CORBA.Policy[] fl = {
-      root.create_request_processing_policy(RequestProcessingPolicyValue.USE_SERVANT_MANAGER),
-      root.create_servant_retention_policy(ServantRetentionPolicyValue.NON_RETAIN),
-      // JacORB refuses create_reference_with_id with system ids.
-      root.create_id_assignment_policy(IdAssignmentPolicyValue.USER_ID),
-    };
-    POA fpoa = root.create_POA("Forward", mgr, fl);
-    fpoa.set_servant_manager(new Forwarder(echo));
-    org.omg.CORBA.Object fref =
-        fpoa.create_reference_with_id("Fwd1".getBytes("US-ASCII"), EchoHelper.id());
-
     // JacORB's counterpart of omniORB's INS POA: corbaloc::host:port/InteropEcho.
     ((org.jacorb.orb.ORB) orb).addObjectKey("InteropEcho", echo);
 
     mgr.activate();
     System.out.println("ECHO " + orb.object_to_string(echo));
-    System.out.println("FWD " + orb.object_to_string(fref));
     System.out.println("KEY InteropEcho");
     System.out.println("READY");
     System.out.flush();
