@@ -9,9 +9,10 @@
 // Echo::shutdown() or until killed.
 //
 // Unlike cxx/server.cc there is no forwarding POA: JacORB 3.9 fails on a
-// ForwardRequest raised by a servant locator (its RequestProcessor thread
-// dies with BAD_PARAM in ORB.set_delegate and the request is never
-// answered, for its own clients too).
+// ForwardRequest raised by a servant locator or a servant activator for a
+// remote request (its RequestProcessor thread dies with BAD_PARAM in
+// ORB.set_delegate and the request is never answered, for its own
+// clients too).
 package peer;
 
 import Interop.*;
