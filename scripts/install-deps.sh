@@ -39,17 +39,19 @@ fi
 # copied into one directory the tests put on the class path
 # (PEREGRINE_JACORB_LIB overrides). About 7 MB; the first copy takes
 # some 30 s (Maven fetches its dependency plugin too), later runs
-# nothing. The .complete marker is written last, so an interrupted copy
-# is redone.
+# nothing. The .complete marker holds the pom's checksum and is written
+# last, so an interrupted copy or a changed pom is redone.
+jacorb_pom="$(dirname "$0")/../tests/interop/java/pom.xml"
 jacorb_lib="${PEREGRINE_JACORB_LIB:-$HOME/.cache/peregrine/jacorb-3.9/lib}"
-if [ ! -f "$jacorb_lib/.complete" ]; then
+jacorb_sum="$(sha256sum "$jacorb_pom" | cut -d' ' -f1)"
+if [ "$(cat "$jacorb_lib/.complete" 2>/dev/null)" != "$jacorb_sum" ]; then
   if command -v mvn >/dev/null && command -v javac >/dev/null; then
     echo "installing JacORB into $jacorb_lib"
     rm -rf "$jacorb_lib"
     mkdir -p "$jacorb_lib"
-    mvn -q -B -Dstyle.color=never -f "$(dirname "$0")/../tests/interop/java/pom.xml" \
+    mvn -q -B -Dstyle.color=never -f "$jacorb_pom" \
       dependency:copy-dependencies -DoutputDirectory="$jacorb_lib"
-    touch "$jacorb_lib/.complete"
+    echo "$jacorb_sum" > "$jacorb_lib/.complete"
   else
     echo "JacORB interop peer skipped: needs javac (JDK 17) and mvn; the JacORB tests will say they did not run"
   fi
