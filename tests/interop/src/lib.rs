@@ -3,7 +3,7 @@
 //! * [`idl`]: Rust stubs and skeletons generated from `idl/interop.idl` by
 //!   peregrine-idl-rust (in `build.rs`).
 //! * [`expected`]: the fixed values both sides check (mirrored in
-//!   `cxx/expected.h`).
+//!   `cxx/expected.h`, generated for Java by [`jacorb::expected_java`]).
 //! * [`servants`]: Peregrine implementations of `Interop::Echo` and
 //!   `Interop::Callback` that check what they receive.
 //! * [`peers`]: builds the omniORB C++ peers (`cxx/server.cc`,
