@@ -195,8 +195,9 @@ impl Jacorb {
             "-Dorg.omg.CORBA.ORBClass=org.jacorb.orb.ORB",
             "-Dorg.omg.CORBA.ORBSingletonClass=org.jacorb.orb.ORBSingleton",
             "-DOAIAddr=127.0.0.1",
-            // Its own calls (callbacks included) get a deadline too (ms).
-            "-Djacorb.connection.client.pending_reply_timeout=20000",
+            // Its own calls (callbacks included) get a deadline too (ms): a guard
+            // against hangs, generous for a loaded machine.
+            "-Djacorb.connection.client.pending_reply_timeout=60000",
             // One request at a time, in arrival order, so a twoway after
             // oneways sees their effects (JacORB otherwise dispatches them
             // on a pool of threads).

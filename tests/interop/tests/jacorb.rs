@@ -38,7 +38,7 @@ fn run_client(minor: u8, fragment_size: usize) -> Option<Vec<String>> {
     let jacorb = jacorb()?;
     let orb = Orb::builder()
         .listen("127.0.0.1", 0)
-        .call_timeout(Duration::from_secs(20))
+        .call_timeout(Duration::from_secs(60))
         .fragment_size(fragment_size)
         .build()
         .expect("server ORB");
@@ -170,7 +170,7 @@ fn run_server(minor: u8, fragment_size: usize) -> Option<Vec<String>> {
     let server = JacorbServer::start(jacorb, minor);
     let orb = Orb::builder()
         .listen("127.0.0.1", 0)
-        .call_timeout(Duration::from_secs(20))
+        .call_timeout(Duration::from_secs(60))
         .fragment_size(fragment_size)
         .build()
         .expect("client ORB");
@@ -555,7 +555,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 
 #[test]
 fn jacorb_client_giop_1_2() {
-    let Some(lines) = bounded(180, || run_client(2, FRAGMENTED)) else {
+    let Some(lines) = bounded(300, || run_client(2, FRAGMENTED)) else {
         return;
     };
     assert_outcome("GIOP 1.2 JacORB client", &lines, &labels_client_fails());
@@ -565,7 +565,7 @@ fn jacorb_client_giop_1_2() {
 /// characters (MARSHAL minor 5, as CORBA says), and no fragments.
 #[test]
 fn jacorb_client_giop_1_0() {
-    let Some(lines) = bounded(180, || run_client(0, FRAGMENTED)) else {
+    let Some(lines) = bounded(300, || run_client(0, FRAGMENTED)) else {
         return;
     };
     let mut known = labels_client_fails();
@@ -583,7 +583,7 @@ fn jacorb_client_giop_1_0() {
 /// limitation passes.
 #[test]
 fn jacorb_client_giop_1_1() {
-    let Some(lines) = bounded(180, || run_client(1, WHOLE)) else {
+    let Some(lines) = bounded(300, || run_client(1, WHOLE)) else {
         return;
     };
     assert_outcome("GIOP 1.1 JacORB client", &lines, &labels_client_fails());
@@ -595,7 +595,7 @@ fn jacorb_client_giop_1_1() {
 /// fragmented reply, and the connection with it (COMM_FAILURE).
 #[test]
 fn jacorb_client_giop_1_1_fragmented() {
-    let Some(lines) = bounded(180, || run_client(1, FRAGMENTED)) else {
+    let Some(lines) = bounded(300, || run_client(1, FRAGMENTED)) else {
         return;
     };
     let mut known = labels_client_fails();
@@ -609,7 +609,7 @@ fn jacorb_client_giop_1_1_fragmented() {
 
 #[test]
 fn jacorb_server_giop_1_2() {
-    let Some(lines) = bounded(180, || run_server(2, FRAGMENTED)) else {
+    let Some(lines) = bounded(300, || run_server(2, FRAGMENTED)) else {
         return;
     };
     assert_outcome("GIOP 1.2 JacORB server", &lines, &labels_server_fails());
@@ -617,7 +617,7 @@ fn jacorb_server_giop_1_2() {
 
 #[test]
 fn jacorb_server_giop_1_0() {
-    let Some(lines) = bounded(180, || run_server(0, FRAGMENTED)) else {
+    let Some(lines) = bounded(300, || run_server(0, FRAGMENTED)) else {
         return;
     };
     let mut known = labels_server_fails();
@@ -641,7 +641,7 @@ fn jacorb_server_giop_1_0() {
 
 #[test]
 fn jacorb_server_giop_1_1() {
-    let Some(lines) = bounded(180, || run_server(1, WHOLE)) else {
+    let Some(lines) = bounded(300, || run_server(1, WHOLE)) else {
         return;
     };
     assert_outcome("GIOP 1.1 JacORB server", &lines, &labels_server_fails());
@@ -651,7 +651,7 @@ fn jacorb_server_giop_1_1() {
 /// them with NO_IMPLEMENT (it does not reassemble GIOP 1.1 fragments).
 #[test]
 fn jacorb_server_giop_1_1_fragmented() {
-    let Some(lines) = bounded(180, || run_server(1, FRAGMENTED)) else {
+    let Some(lines) = bounded(300, || run_server(1, FRAGMENTED)) else {
         return;
     };
     let mut known = labels_server_fails();
