@@ -68,7 +68,7 @@ fn sources() -> Vec<PathBuf> {
 }
 
 /// FNV-1a, stable across Rust versions (the cache key must be).
-fn fnv(h: &mut u64, bytes: &[u8]) {
+pub(crate) fn fnv(h: &mut u64, bytes: &[u8]) {
     for b in bytes {
         *h ^= u64::from(*b);
         *h = h.wrapping_mul(0x100_0000_01b3);
@@ -234,14 +234,14 @@ fn build() -> Result<Peers, String> {
     Ok(peers)
 }
 
-fn run_build(cmd: &mut Command) -> Result<(), String> {
+pub(crate) fn run_build(cmd: &mut Command) -> Result<(), String> {
     let what = format!("{cmd:?}");
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {what}: {e}: {INSTALL_HINT}"))?;
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
     let status = wait_deadline(&mut child, Instant::now() + BUILD_STEP_TIMEOUT);
@@ -254,15 +254,12 @@ fn run_build(cmd: &mut Command) -> Result<(), String> {
     };
     match status {
         Some(s) if s.success() => Ok(()),
-        Some(s) => Err(format!(
-            "building the omniORB peers: {what} failed ({s}):\n{}",
-            text()
-        )),
+        Some(s) => Err(format!("building a peer: {what} failed ({s}):\n{}", text())),
         None => {
             let _ = child.kill();
             let _ = child.wait();
             Err(format!(
-                "building the omniORB peers: {what} took longer than {BUILD_STEP_TIMEOUT:?}"
+                "building a peer: {what} took longer than {BUILD_STEP_TIMEOUT:?}"
             ))
         }
     }
