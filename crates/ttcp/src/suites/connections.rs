@@ -1,0 +1,418 @@
+//! T7: one server, N client connections. For every N and ORB a new server
+//! process is started (one ORB in it, so `/proc/PID/status` is that
+//! server's alone) and:
+//!
+//! 1. alone: a fresh client (a new connection) makes twoway calls with no
+//!    other connection open — the reference of its latency;
+//! 2. idle: N connections are opened, each makes one call (so the server
+//!    has accepted and set it up) and then stays quiet; the server's
+//!    threads and resident memory are read, the memory before subtracted
+//!    and divided by N; a fresh client makes its calls again;
+//! 3. active: all N connections call for a fixed time, one call in flight
+//!    each, driven by a few client threads multiplexing them with epoll
+//!    (so the client is not 10,000 threads) -> total calls/s; meanwhile a
+//!    fresh client times its calls again.
+//!
+//! Every connection of the client, the fresh one included, is a plain TCP
+//! socket sending a prebuilt GIOP 1.2 `sendNoParams_2way` request to the
+//! server's object 0 ([`crate::crowd`]): the client costs the same for
+//! every server, and what is measured is the server. The raw baseline is
+//! an epoll server with one thread per CPU ([`crate::echo`]) answering
+//! with a reply of the size Peregrine's.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use super::Settings;
+use crate::crowd::{Caller, Crowd, Target};
+use crate::fd_limit;
+use crate::output::Output;
+use crate::pin::{self, PinMode};
+use crate::proc_status::ProcStatus;
+use crate::record::{round, Record};
+use crate::spawn::{RawServer, ServerProcess};
+use crate::stats::{latency, median, median_latency, time_calls, Latency};
+use crate::transport::OrbKind;
+
+/// Numbers of connections.
+pub const CONNECTIONS: [u32; 4] = [1, 100, 1_000, 10_000];
+/// Numbers of connections in quick mode.
+pub const QUICK_CONNECTIONS: [u32; 3] = [1, 100, 1_000];
+/// Descriptors the client needs beside its N connections (the fresh
+/// client, epoll instances, the server process's pipes, stdio).
+pub const FD_MARGIN: u64 = 64;
+/// Most client threads driving the active connections.
+const MAX_DRIVERS: usize = 4;
+/// Untimed calls of the fresh client during the active phase (its first
+/// call meets a new connection in the server).
+const ACTIVE_WARMUP: usize = 10;
+/// Pause before reading the server's status, so the threads of
+/// connections just closed have ended.
+const SETTLE: Duration = Duration::from_millis(50);
+
+/// Timed calls and warm-up of the fresh client (alone and idle).
+pub fn fresh_calls(quick: bool) -> (usize, usize) {
+    if quick {
+        (500, 50)
+    } else {
+        (2_000, 200)
+    }
+}
+
+/// Length of each active phase.
+pub fn active_duration(quick: bool, given: Option<f64>) -> Duration {
+    match given {
+        Some(s) => Duration::from_secs_f64(s),
+        None if quick => Duration::from_millis(500),
+        None => Duration::from_secs(2),
+    }
+}
+
+/// How each point is measured.
+struct Plan {
+    calls: usize,
+    warmup: usize,
+    duration: Duration,
+    repeat: usize,
+    drivers: usize,
+    server_cpu: Option<usize>,
+}
+
+/// The figures of one server with N connections.
+struct Point {
+    before: ProcStatus,
+    idle: ProcStatus,
+    alone: Latency,
+    idle_fresh: Latency,
+    /// The active repeat of median calls/s.
+    active: Active,
+    /// The fresh client's latency during the active phases (median of
+    /// the repeats).
+    active_fresh: Latency,
+}
+
+/// One active phase.
+#[derive(Debug, Clone, Copy)]
+struct Active {
+    total_calls: u64,
+    calls_per_s: f64,
+    fresh: Latency,
+    fresh_calls: u64,
+    /// The server at the end of the phase.
+    status: ProcStatus,
+}
+
+/// The fresh client: a new connection, `warmup` untimed calls, `calls`
+/// timed ones.
+fn fresh_latency(target: &Target, calls: usize, warmup: usize) -> io::Result<Latency> {
+    let mut c = Caller::connect(target)?;
+    let mut v = time_calls(warmup, calls, |_| c.call())?;
+    Ok(latency(&mut v))
+}
+
+/// The fresh client of the active phase: calls until `end` (at least one
+/// timed call); then reads the server's status, calls still in flight.
+fn fresh_until(target: &Target, end: Instant, pid: u32) -> io::Result<(Latency, u64, ProcStatus)> {
+    let mut c = Caller::connect(target)?;
+    for _ in 0..ACTIVE_WARMUP {
+        c.call()?;
+    }
+    let mut v = Vec::new();
+    let mut last = Instant::now();
+    loop {
+        c.call()?;
+        let now = Instant::now();
+        v.push(now.duration_since(last).as_nanos() as u64);
+        last = now;
+        if now >= end {
+            break;
+        }
+    }
+    let status = ProcStatus::read(pid)?;
+    Ok((latency(&mut v), v.len() as u64, status))
+}
+
+/// Measures the server of `kind` (already started, at `endpoint`) with
+/// `n` connections.
+fn measure(
+    server: &ServerProcess,
+    kind: OrbKind,
+    endpoint: &str,
+    n: u32,
+    p: &Plan,
+) -> io::Result<Point> {
+    let target = Target::new(kind, endpoint)?;
+    let pid = server.pid();
+    let alone = (0..p.repeat)
+        .map(|_| fresh_latency(&target, p.calls, p.warmup))
+        .collect::<io::Result<Vec<_>>>()?;
+    std::thread::sleep(SETTLE);
+    let before = ProcStatus::read(pid)?;
+    let crowd = Crowd::open(&target, n as usize)?;
+    std::thread::sleep(SETTLE);
+    let idle = ProcStatus::read(pid)?;
+    let idle_fresh = (0..p.repeat)
+        .map(|_| fresh_latency(&target, p.calls, p.warmup))
+        .collect::<io::Result<Vec<_>>>()?;
+    let mut actives = Vec::with_capacity(p.repeat);
+    for _ in 0..p.repeat {
+        let (total, (fresh, fresh_calls, status)) =
+            crowd.drive(&target, p.drivers, p.duration, |end| {
+                fresh_until(&target, end, pid)
+            })?;
+        actives.push(Active {
+            total_calls: total,
+            calls_per_s: total as f64 / p.duration.as_secs_f64(),
+            fresh,
+            fresh_calls,
+            status,
+        });
+    }
+    drop(crowd);
+    let active_fresh = median_latency(&actives.iter().map(|a| a.fresh).collect::<Vec<_>>());
+    let rate = median(&actives.iter().map(|a| a.calls_per_s).collect::<Vec<_>>());
+    // The repeat closest to the median rate (itself, for an odd count).
+    let active = *actives
+        .iter()
+        .min_by(|a, b| {
+            (a.calls_per_s - rate)
+                .abs()
+                .total_cmp(&(b.calls_per_s - rate).abs())
+        })
+        .expect("at least one repeat");
+    Ok(Point {
+        before,
+        idle,
+        alone: median_latency(&alone),
+        idle_fresh: median_latency(&idle_fresh),
+        active,
+        active_fresh,
+    })
+}
+
+fn set_latency(r: &mut Record, l: &Latency) {
+    r.mean_us = Some(round(l.mean_us, 2));
+    r.p50_us = Some(round(l.p50_us, 2));
+    r.p99_us = Some(round(l.p99_us, 2));
+}
+
+/// The idle and the active record of a point.
+fn records(base: &Record, n: u32, p: &Point, plan: &Plan) -> [Record; 2] {
+    let mut idle = Record {
+        phase: Some("idle"),
+        threads: Some(p.idle.threads),
+        rss_kib: Some(p.idle.rss_kib),
+        rss_per_conn_kib: Some(round(
+            (p.idle.rss_kib as f64 - p.before.rss_kib as f64) / f64::from(n),
+            2,
+        )),
+        calls: Some(plan.calls as u64),
+        alone_p50_us: Some(round(p.alone.p50_us, 2)),
+        alone_p99_us: Some(round(p.alone.p99_us, 2)),
+        ..base.clone()
+    };
+    set_latency(&mut idle, &p.idle_fresh);
+    let a = &p.active;
+    let mut active = Record {
+        phase: Some("active"),
+        threads: Some(a.status.threads),
+        rss_kib: Some(a.status.rss_kib),
+        calls: Some(a.fresh_calls),
+        seconds: Some(round(plan.duration.as_secs_f64(), 3)),
+        total_calls: Some(a.total_calls),
+        calls_per_s: Some(round(a.calls_per_s, 1)),
+        alone_p50_us: idle.alone_p50_us,
+        alone_p99_us: idle.alone_p99_us,
+        ..base.clone()
+    };
+    set_latency(&mut active, &p.active_fresh);
+    [idle, active]
+}
+
+/// Both records of a point, skipped for `why`.
+fn skipped(base: &Record, why: &str) -> [Record; 2] {
+    ["idle", "active"].map(|phase| Record {
+        phase: Some(phase),
+        skipped: Some(why.to_string()),
+        ..base.clone()
+    })
+}
+
+/// Runs the suite.
+pub fn run_connections(settings: &Settings, out: &mut Output) -> io::Result<()> {
+    let counts: &[u32] = match &settings.connections {
+        Some(v) => v,
+        None if settings.quick => &QUICK_CONNECTIONS,
+        None => &CONNECTIONS,
+    };
+    let pin_mode = settings.pin.unwrap_or(PinMode::None);
+    let (client_cpu, server_cpu) = pin_mode.cpus(&settings.cpus);
+    let (calls, warmup) = fresh_calls(settings.quick);
+    let plan = Plan {
+        calls,
+        warmup,
+        duration: active_duration(settings.quick, settings.duration),
+        repeat: settings.repeat.max(1),
+        drivers: if client_cpu.is_some() {
+            1
+        } else {
+            settings.cpus.len().clamp(1, MAX_DRIVERS)
+        },
+        server_cpu,
+    };
+    out.begin_suite("connections");
+    out.add_points((counts.len() * settings.orbs.len()) as u64);
+    let r = run_points(settings, out, counts, pin_mode, client_cpu, &plan);
+    // Later suites start from an unpinned client.
+    let _ = pin::pin_to(None, &settings.cpus);
+    out.print_table("connections");
+    r
+}
+
+fn run_points(
+    settings: &Settings,
+    out: &mut Output,
+    counts: &[u32],
+    pin_mode: PinMode,
+    client_cpu: Option<usize>,
+    plan: &Plan,
+) -> io::Result<()> {
+    let remote = settings.remote.is_some().then_some(
+        "the connections suite measures a server it starts itself (it reads the \
+         server's /proc entry): not with --host",
+    );
+    if let Some(why) = remote {
+        out.note(&format!("connections: not measured: {why}"));
+    }
+    // Before any server starts, so they inherit the raised limit.
+    let limit = fd_limit::raise()?;
+    pin::pin_to(client_cpu, &settings.cpus)?;
+    for &n in counts {
+        let need = u64::from(n) + FD_MARGIN;
+        let too_many = (need > limit.soft).then(|| {
+            format!(
+                "{n} connections need {need} open files; the open-file hard limit \
+                 (ulimit -Hn) is {}",
+                limit.hard
+            )
+        });
+        if let Some(why) = &too_many {
+            out.note(&format!("connections: skipping {n}: {why}"));
+        }
+        for &kind in &settings.orbs {
+            let base = Record {
+                suite: "connections",
+                orb: kind.name(),
+                connections: Some(u64::from(n)),
+                pin: Some(pin_mode.name()),
+                ..Record::default()
+            };
+            let recs = match (remote, &too_many) {
+                (Some(why), _) => skipped(&base, why),
+                (_, Some(why)) => skipped(&base, why),
+                _ => {
+                    out.status(&format!("connections: {} with {n}", kind.name()));
+                    match point(kind, n, plan) {
+                        Ok(Ok(p)) => records(&base, n, &p, plan),
+                        Ok(Err(why)) => skipped(&base, &why),
+                        Err(e) => {
+                            let why = format!("{} with {n} connections failed: {e}", kind.name());
+                            out.failures.push(why.clone());
+                            skipped(&base, &why)
+                        }
+                    }
+                }
+            };
+            for r in recs {
+                out.record(r)?;
+            }
+            out.point_done();
+        }
+    }
+    Ok(())
+}
+
+/// Starts the server of `kind` and measures it with `n` connections;
+/// `Ok(Err(why))` when this build has no such server.
+fn point(kind: OrbKind, n: u32, plan: &Plan) -> io::Result<Result<Point, String>> {
+    let server = ServerProcess::start_with(plan.server_cpu, &[kind], RawServer::Epoll)?;
+    match server.endpoints.get(&kind) {
+        Some(Ok(ep)) => measure(&server, kind, ep, n, plan).map(Ok),
+        Some(Err(why)) => Ok(Err(why.clone())),
+        None => Err(io::Error::other("the server process announced no server")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_mode_is_smaller() {
+        assert!(QUICK_CONNECTIONS.len() < CONNECTIONS.len());
+        assert!(QUICK_CONNECTIONS.iter().all(|n| CONNECTIONS.contains(n)));
+        assert!(fresh_calls(true).0 < fresh_calls(false).0);
+        assert!(active_duration(true, None) < active_duration(false, None));
+        assert_eq!(
+            active_duration(true, Some(0.25)),
+            Duration::from_millis(250)
+        );
+    }
+
+    #[test]
+    fn records_carry_the_point() {
+        let plan = Plan {
+            calls: 100,
+            warmup: 10,
+            duration: Duration::from_millis(500),
+            repeat: 1,
+            drivers: 2,
+            server_cpu: None,
+        };
+        let l = |p50: f64| Latency {
+            mean_us: p50,
+            p50_us: p50,
+            p99_us: 2.0 * p50,
+        };
+        let status = |threads, rss_kib| ProcStatus { threads, rss_kib };
+        let p = Point {
+            before: status(3, 1000),
+            idle: status(103, 3000),
+            alone: l(10.0),
+            idle_fresh: l(12.0),
+            active: Active {
+                total_calls: 5000,
+                calls_per_s: 10_000.0,
+                fresh: l(40.0),
+                fresh_calls: 77,
+                status: status(104, 3500),
+            },
+            active_fresh: l(40.0),
+        };
+        let base = Record {
+            suite: "connections",
+            orb: "raw",
+            connections: Some(100),
+            ..Record::default()
+        };
+        let [idle, active] = records(&base, 100, &p, &plan);
+        assert_eq!(idle.phase, Some("idle"));
+        assert_eq!(idle.threads, Some(103));
+        assert_eq!(idle.rss_per_conn_kib, Some(20.0));
+        assert_eq!((idle.p50_us, idle.p99_us), (Some(12.0), Some(24.0)));
+        assert_eq!(idle.alone_p99_us, Some(20.0));
+        assert_eq!(idle.calls, Some(100));
+        assert!(idle.calls_per_s.is_none());
+        assert_eq!(active.phase, Some("active"));
+        assert_eq!(active.calls, Some(77));
+        assert_eq!(active.total_calls, Some(5000));
+        assert_eq!(active.calls_per_s, Some(10_000.0));
+        assert_eq!(active.seconds, Some(0.5));
+        assert_eq!(active.threads, Some(104));
+        assert!(active.rss_per_conn_kib.is_none());
+        let s = skipped(&base, "why");
+        assert!(s
+            .iter()
+            .all(|r| !r.measured() && r.connections == Some(100)));
+    }
+}
