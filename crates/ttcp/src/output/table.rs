@@ -201,7 +201,11 @@ fn render_connections(records: &[Record]) -> String {
                     opt(r.threads),
                     opt(r.rss_kib),
                     num(r.rss_per_conn_kib, 1),
-                    format!("{} / {}", num(r.p50_us, 1), num(r.p99_us, 1)),
+                    match (r.p50_us, r.p99_us) {
+                        (Some(a), Some(b)) => format!("{a:.1} / {b:.1}"),
+                        // No probe call fitted in the active phase.
+                        _ => "-".into(),
+                    },
                     p99_alone,
                     num(r.calls_per_s, 0),
                     ratio,

@@ -11,7 +11,7 @@
 //! 3. active: all N connections call for a fixed time, one call in flight
 //!    each, driven by a few client threads multiplexing them with epoll
 //!    (so the client is not 10,000 threads) -> total calls/s; meanwhile a
-//!    fresh client times its calls again.
+//!    fresh client times a call every millisecond (a probe, not a load).
 //!
 //! Every connection of the client, the fresh one included, is a plain TCP
 //! socket sending a prebuilt GIOP 1.2 `sendNoParams_2way` request to the
@@ -43,9 +43,12 @@ pub const QUICK_CONNECTIONS: [u32; 3] = [1, 100, 1_000];
 pub const FD_MARGIN: u64 = 64;
 /// Most client threads driving the active connections.
 const MAX_DRIVERS: usize = 4;
+/// Time between the starts of the fresh client's calls during the active
+/// phase.
+const PROBE_INTERVAL: Duration = Duration::from_millis(1);
 /// Untimed calls of the fresh client during the active phase (its first
 /// call meets a new connection in the server).
-const ACTIVE_WARMUP: usize = 10;
+const ACTIVE_WARMUP: usize = 3;
 /// Pause before reading the server's status, so the threads of
 /// connections just closed have ended.
 const SETTLE: Duration = Duration::from_millis(50);
@@ -87,8 +90,8 @@ struct Point {
     /// The active repeat of median calls/s.
     active: Active,
     /// The fresh client's latency during the active phases (median of
-    /// the repeats).
-    active_fresh: Latency,
+    /// the repeats that have one).
+    active_fresh: Option<Latency>,
 }
 
 /// One active phase.
@@ -96,7 +99,7 @@ struct Point {
 struct Active {
     total_calls: u64,
     calls_per_s: f64,
-    fresh: Latency,
+    fresh: Option<Latency>,
     fresh_calls: u64,
     /// The server at the end of the phase.
     status: ProcStatus,
@@ -110,26 +113,39 @@ fn fresh_latency(target: &Target, calls: usize, warmup: usize) -> io::Result<Lat
     Ok(latency(&mut v))
 }
 
-/// The fresh client of the active phase: calls until `end` (at least one
-/// timed call); then reads the server's status, calls still in flight.
-fn fresh_until(target: &Target, end: Instant, pid: u32) -> io::Result<(Latency, u64, ProcStatus)> {
+/// The fresh client of the active phase: a probe, not a load (so with one
+/// connection its calls do not halve those measured): a call every
+/// [`PROBE_INTERVAL`] until `end`, none started after it (a call then
+/// would meet a server no longer loaded; with many connections a call may
+/// take longer than the whole phase, so there may be none). Then reads
+/// the server's status, the other calls still in flight.
+fn probe_until(
+    target: &Target,
+    end: Instant,
+    pid: u32,
+) -> io::Result<(Option<Latency>, u64, ProcStatus)> {
     let mut c = Caller::connect(target)?;
     for _ in 0..ACTIVE_WARMUP {
+        if Instant::now() >= end {
+            break;
+        }
         c.call()?;
     }
     let mut v = Vec::new();
-    let mut last = Instant::now();
-    loop {
+    let mut next = Instant::now();
+    while next < end {
+        let t0 = Instant::now();
         c.call()?;
         let now = Instant::now();
-        v.push(now.duration_since(last).as_nanos() as u64);
-        last = now;
-        if now >= end {
-            break;
+        v.push(now.duration_since(t0).as_nanos() as u64);
+        next = (next + PROBE_INTERVAL).max(now);
+        if let Some(wait) = next.min(end).checked_duration_since(now) {
+            std::thread::sleep(wait);
         }
     }
     let status = ProcStatus::read(pid)?;
-    Ok((latency(&mut v), v.len() as u64, status))
+    let lat = (!v.is_empty()).then(|| latency(&mut v));
+    Ok((lat, v.len() as u64, status))
 }
 
 /// Measures the server of `kind` (already started, at `endpoint`) with
@@ -158,7 +174,7 @@ fn measure(
     for _ in 0..p.repeat {
         let (total, (fresh, fresh_calls, status)) =
             crowd.drive(&target, p.drivers, p.duration, |end| {
-                fresh_until(&target, end, pid)
+                probe_until(&target, end, pid)
             })?;
         actives.push(Active {
             total_calls: total,
@@ -169,7 +185,8 @@ fn measure(
         });
     }
     drop(crowd);
-    let active_fresh = median_latency(&actives.iter().map(|a| a.fresh).collect::<Vec<_>>());
+    let fresh: Vec<Latency> = actives.iter().filter_map(|a| a.fresh).collect();
+    let active_fresh = (!fresh.is_empty()).then(|| median_latency(&fresh));
     let rate = median(&actives.iter().map(|a| a.calls_per_s).collect::<Vec<_>>());
     // The repeat closest to the median rate (itself, for an odd count).
     let active = *actives
@@ -225,7 +242,9 @@ fn records(base: &Record, n: u32, p: &Point, plan: &Plan) -> [Record; 2] {
         alone_p99_us: idle.alone_p99_us,
         ..base.clone()
     };
-    set_latency(&mut active, &p.active_fresh);
+    if let Some(l) = &p.active_fresh {
+        set_latency(&mut active, l);
+    }
     [idle, active]
 }
 
@@ -383,11 +402,11 @@ mod tests {
             active: Active {
                 total_calls: 5000,
                 calls_per_s: 10_000.0,
-                fresh: l(40.0),
+                fresh: Some(l(40.0)),
                 fresh_calls: 77,
                 status: status(104, 3500),
             },
-            active_fresh: l(40.0),
+            active_fresh: Some(l(40.0)),
         };
         let base = Record {
             suite: "connections",
@@ -409,7 +428,14 @@ mod tests {
         assert_eq!(active.calls_per_s, Some(10_000.0));
         assert_eq!(active.seconds, Some(0.5));
         assert_eq!(active.threads, Some(104));
+        assert_eq!(active.p99_us, Some(80.0));
         assert!(active.rss_per_conn_kib.is_none());
+        let slow = Point {
+            active_fresh: None,
+            ..p
+        };
+        let [_, active] = records(&base, 100, &slow, &plan);
+        assert!(active.p50_us.is_none() && active.calls_per_s.is_some());
         let s = skipped(&base, "why");
         assert!(s
             .iter()
