@@ -7,14 +7,18 @@
 //! connection costs the kernel and one small slab entry, no thread.
 //!
 //! Every thread has its own epoll instance; the listening socket is in
-//! all of them with `EPOLLEXCLUSIVE`, so each accept wakes one thread,
-//! which then serves the connections it accepted. Anything that is not a
-//! GIOP 1.2 request closes the connection.
+//! all of them with `EPOLLEXCLUSIVE`, so each accept wakes one thread.
+//! Accepted connections are dealt out to the threads in turn (a thread
+//! that is handed one is woken through a socket pair), so the load is
+//! spread evenly whichever thread accepted. Anything that is not a GIOP
+//! 1.2 request closes the connection.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::Arc;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -26,10 +30,27 @@ use crate::wire_size;
 
 /// The listener's token (connections use their slab index).
 const LISTENER: u64 = u64::MAX;
+/// The token of a thread's wake-up socket.
+const WAKER: u64 = u64::MAX - 1;
 /// Bytes read per `read` call, shared by a thread's connections.
 const SCRATCH: usize = 64 << 10;
 /// Readiness reports handled per wait.
 const EVENTS: usize = 1024;
+
+/// How connections reach a thread that did not accept them.
+struct Inbox {
+    queue: Mutex<Vec<TcpStream>>,
+    /// Written to after queueing, so the thread's epoll wakes.
+    waker: UnixStream,
+}
+
+/// What the threads of a server share.
+struct Shared {
+    listener: TcpListener,
+    inboxes: Vec<Inbox>,
+    /// Accepted connections so far (dealt out in turn).
+    accepted: AtomicUsize,
+}
 
 /// Starts the server on `bind` with `threads` threads (at least one);
 /// returns the `host:port` it listens on.
@@ -37,12 +58,35 @@ pub fn serve(bind: SocketAddr, threads: usize) -> io::Result<String> {
     let listener = TcpListener::bind(bind)?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
-    let listener = Arc::new(listener);
-    for i in 0..threads.max(1) {
+    let mut inboxes = Vec::new();
+    let mut wakeups = Vec::new();
+    for _ in 0..threads.max(1) {
+        let (waker, woken) = UnixStream::pair()?;
+        waker.set_nonblocking(true)?;
+        woken.set_nonblocking(true)?;
+        inboxes.push(Inbox {
+            queue: Mutex::new(Vec::new()),
+            waker,
+        });
+        wakeups.push(woken);
+    }
+    let shared = Arc::new(Shared {
+        listener,
+        inboxes,
+        accepted: AtomicUsize::new(0),
+    });
+    for (index, woken) in wakeups.into_iter().enumerate() {
         let ep = Epoll::new()?;
-        ep.add(listener.as_raw_fd(), LISTENER, Interest::READ_EXCLUSIVE)?;
+        ep.add(
+            shared.listener.as_raw_fd(),
+            LISTENER,
+            Interest::READ_EXCLUSIVE,
+        )?;
+        ep.add(woken.as_raw_fd(), WAKER, Interest::READ)?;
         let mut w = Worker {
-            listener: listener.clone(),
+            shared: shared.clone(),
+            index,
+            woken,
             ep,
             conns: Vec::new(),
             free: Vec::new(),
@@ -50,7 +94,7 @@ pub fn serve(bind: SocketAddr, threads: usize) -> io::Result<String> {
             reply: wire_size::reply(0, None),
         };
         thread::Builder::new()
-            .name(format!("echo-{i}"))
+            .name(format!("echo-{index}"))
             .spawn(move || w.run())?;
     }
     Ok(addr.to_string())
@@ -68,7 +112,11 @@ struct Conn {
 
 /// A thread of the server and the connections it accepted.
 struct Worker {
-    listener: Arc<TcpListener>,
+    shared: Arc<Shared>,
+    /// This thread's place in `shared.inboxes`.
+    index: usize,
+    /// The read end of this thread's wake-up socket.
+    woken: UnixStream,
     ep: Epoll,
     /// Slab of connections, indexed by token.
     conns: Vec<Option<Conn>>,
@@ -89,6 +137,10 @@ impl Worker {
                     self.accept();
                     continue;
                 }
+                if e.token == WAKER {
+                    self.take_handed();
+                    continue;
+                }
                 let slot = e.token as usize;
                 let done = match self.conns.get_mut(slot) {
                     Some(Some(_)) => self
@@ -103,10 +155,11 @@ impl Worker {
         }
     }
 
-    /// Accepts every pending connection.
+    /// Accepts every pending connection, dealing them out to the threads
+    /// in turn.
     fn accept(&mut self) {
         loop {
-            let stream = match self.listener.accept() {
+            let stream = match self.shared.listener.accept() {
                 Ok((s, _)) => s,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -117,28 +170,61 @@ impl Worker {
                     return;
                 }
             };
-            if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
-                continue;
-            }
-            let slot = self.free.pop().unwrap_or(self.conns.len());
-            if self
-                .ep
-                .add(stream.as_raw_fd(), slot as u64, Interest::READ)
-                .is_err()
-            {
-                self.free.push(slot);
-                continue;
-            }
-            let conn = Conn {
-                stream,
-                partial: Vec::new(),
-                out: Vec::new(),
-            };
-            if slot == self.conns.len() {
-                self.conns.push(Some(conn));
+            let n = self.shared.inboxes.len();
+            let to = self.shared.accepted.fetch_add(1, Ordering::Relaxed) % n;
+            if to == self.index {
+                self.register(stream);
             } else {
-                self.conns[slot] = Some(conn);
+                let inbox = &self.shared.inboxes[to];
+                inbox
+                    .queue
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(stream);
+                // A full socket already holds a wake-up.
+                let _ = (&inbox.waker).write(&[1]);
             }
+        }
+    }
+
+    /// Registers the connections other threads handed to this one.
+    fn take_handed(&mut self) {
+        let mut sink = [0u8; 64];
+        while matches!((&self.woken).read(&mut sink), Ok(n) if n > 0) {}
+        let handed = std::mem::take(
+            &mut *self.shared.inboxes[self.index]
+                .queue
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        for stream in handed {
+            self.register(stream);
+        }
+    }
+
+    /// Serves `stream` from this thread.
+    fn register(&mut self, stream: TcpStream) {
+        if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
+            return;
+        }
+        let slot = self.free.pop().unwrap_or(self.conns.len());
+        if self
+            .ep
+            .add(stream.as_raw_fd(), slot as u64, Interest::READ)
+            .is_err()
+        {
+            self.free.push(slot);
+            return;
+        }
+        let conn = Conn {
+            stream,
+            partial: Vec::new(),
+            out: Vec::new(),
+        };
+        if slot == self.conns.len() {
+            self.conns.push(Some(conn));
+        } else {
+            self.conns[slot] = Some(conn);
         }
     }
 
@@ -253,11 +339,15 @@ mod tests {
 
     #[test]
     fn serves_many_connections_from_few_threads() {
-        let addr = serve("127.0.0.1:0".parse().unwrap(), 2).unwrap();
+        // Three threads: most connections are handed to a thread that did
+        // not accept them.
+        let addr = serve("127.0.0.1:0".parse().unwrap(), 3).unwrap();
         let req = wire_size::request(0, 0, wire_size::NO_PARAMS_2WAY, true, Args::None);
         let mut clients: Vec<(TcpStream, FrameReader<TcpStream>)> = (0..50)
             .map(|_| {
                 let s = TcpStream::connect(&addr).unwrap();
+                // A connection no thread serves fails instead of hanging.
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
                 let r = FrameReader::new(s.try_clone().unwrap(), 256);
                 (s, r)
             })

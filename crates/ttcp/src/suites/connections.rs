@@ -1,6 +1,6 @@
-//! T7: one server, N client connections. For every N and ORB a new server
-//! process is started (one ORB in it, so `/proc/PID/status` is that
-//! server's alone) and:
+//! T7: one server, N client connections. For every N, ORB and repeat a
+//! new server process is started (one ORB in it, so `/proc/PID/status` is
+//! that server's alone; the ORBs take turns, repeat by repeat) and:
 //!
 //! 1. alone: a fresh client (a new connection) makes twoway calls with no
 //!    other connection open — the reference of its latency;
@@ -81,17 +81,16 @@ struct Plan {
     server_cpu: Option<usize>,
 }
 
-/// The figures of one server with N connections.
-struct Point {
+/// One measurement of a server with N connections.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    /// The server before the N were opened.
     before: ProcStatus,
+    /// The server with the N open and idle.
     idle: ProcStatus,
     alone: Latency,
     idle_fresh: Latency,
-    /// The active repeat of median calls/s.
     active: Active,
-    /// The fresh client's latency during the active phases (median of
-    /// the repeats that have one).
-    active_fresh: Option<Latency>,
 }
 
 /// One active phase.
@@ -99,10 +98,65 @@ struct Point {
 struct Active {
     total_calls: u64,
     calls_per_s: f64,
+    /// None when no probe call fitted in the phase.
     fresh: Option<Latency>,
     fresh_calls: u64,
     /// The server at the end of the phase.
     status: ProcStatus,
+}
+
+/// The figures of a point: medians of its samples.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    idle: ProcStatus,
+    rss_per_conn_kib: f64,
+    alone: Latency,
+    idle_fresh: Latency,
+    active_status: ProcStatus,
+    total_calls: u64,
+    calls_per_s: f64,
+    /// The fresh client's latency during the active phases (median of
+    /// the samples that have one).
+    active_fresh: Option<Latency>,
+    fresh_calls: u64,
+}
+
+fn median_u64(v: impl Iterator<Item = u64>) -> u64 {
+    median(&v.map(|x| x as f64).collect::<Vec<_>>()).round() as u64
+}
+
+impl Point {
+    /// The medians of `samples` (at least one) with `n` connections.
+    fn of(samples: &[Sample], n: u32) -> Point {
+        let status = |f: fn(&Sample) -> ProcStatus| ProcStatus {
+            threads: median_u64(samples.iter().map(|s| f(s).threads)),
+            rss_kib: median_u64(samples.iter().map(|s| f(s).rss_kib)),
+        };
+        let lat =
+            |f: fn(&Sample) -> Latency| median_latency(&samples.iter().map(f).collect::<Vec<_>>());
+        let fresh: Vec<Latency> = samples.iter().filter_map(|s| s.active.fresh).collect();
+        Point {
+            idle: status(|s| s.idle),
+            rss_per_conn_kib: median(
+                &samples
+                    .iter()
+                    .map(|s| (s.idle.rss_kib as f64 - s.before.rss_kib as f64) / f64::from(n))
+                    .collect::<Vec<_>>(),
+            ),
+            alone: lat(|s| s.alone),
+            idle_fresh: lat(|s| s.idle_fresh),
+            active_status: status(|s| s.active.status),
+            total_calls: median_u64(samples.iter().map(|s| s.active.total_calls)),
+            calls_per_s: median(
+                &samples
+                    .iter()
+                    .map(|s| s.active.calls_per_s)
+                    .collect::<Vec<_>>(),
+            ),
+            active_fresh: (!fresh.is_empty()).then(|| median_latency(&fresh)),
+            fresh_calls: median_u64(samples.iter().map(|s| s.active.fresh_calls)),
+        }
+    }
 }
 
 /// The fresh client: a new connection, `warmup` untimed calls, `calls`
@@ -148,62 +202,40 @@ fn probe_until(
     Ok((lat, v.len() as u64, status))
 }
 
-/// Measures the server of `kind` (already started, at `endpoint`) with
-/// `n` connections.
+/// Measures the server of `kind` (just started, at `endpoint`) with `n`
+/// connections, once.
 fn measure(
     server: &ServerProcess,
     kind: OrbKind,
     endpoint: &str,
     n: u32,
     p: &Plan,
-) -> io::Result<Point> {
+) -> io::Result<Sample> {
     let target = Target::new(kind, endpoint)?;
     let pid = server.pid();
-    let alone = (0..p.repeat)
-        .map(|_| fresh_latency(&target, p.calls, p.warmup))
-        .collect::<io::Result<Vec<_>>>()?;
+    let alone = fresh_latency(&target, p.calls, p.warmup)?;
     std::thread::sleep(SETTLE);
     let before = ProcStatus::read(pid)?;
     let crowd = Crowd::open(&target, n as usize)?;
     std::thread::sleep(SETTLE);
     let idle = ProcStatus::read(pid)?;
-    let idle_fresh = (0..p.repeat)
-        .map(|_| fresh_latency(&target, p.calls, p.warmup))
-        .collect::<io::Result<Vec<_>>>()?;
-    let mut actives = Vec::with_capacity(p.repeat);
-    for _ in 0..p.repeat {
-        let (total, (fresh, fresh_calls, status)) =
-            crowd.drive(&target, p.drivers, p.duration, |end| {
-                probe_until(&target, end, pid)
-            })?;
-        actives.push(Active {
+    let idle_fresh = fresh_latency(&target, p.calls, p.warmup)?;
+    let (total, (fresh, fresh_calls, status)) =
+        crowd.drive(&target, p.drivers, p.duration, |end| {
+            probe_until(&target, end, pid)
+        })?;
+    Ok(Sample {
+        before,
+        idle,
+        alone,
+        idle_fresh,
+        active: Active {
             total_calls: total,
             calls_per_s: total as f64 / p.duration.as_secs_f64(),
             fresh,
             fresh_calls,
             status,
-        });
-    }
-    drop(crowd);
-    let fresh: Vec<Latency> = actives.iter().filter_map(|a| a.fresh).collect();
-    let active_fresh = (!fresh.is_empty()).then(|| median_latency(&fresh));
-    let rate = median(&actives.iter().map(|a| a.calls_per_s).collect::<Vec<_>>());
-    // The repeat closest to the median rate (itself, for an odd count).
-    let active = *actives
-        .iter()
-        .min_by(|a, b| {
-            (a.calls_per_s - rate)
-                .abs()
-                .total_cmp(&(b.calls_per_s - rate).abs())
-        })
-        .expect("at least one repeat");
-    Ok(Point {
-        before,
-        idle,
-        alone: median_latency(&alone),
-        idle_fresh: median_latency(&idle_fresh),
-        active,
-        active_fresh,
+        },
     })
 }
 
@@ -214,30 +246,26 @@ fn set_latency(r: &mut Record, l: &Latency) {
 }
 
 /// The idle and the active record of a point.
-fn records(base: &Record, n: u32, p: &Point, plan: &Plan) -> [Record; 2] {
+fn records(base: &Record, p: &Point, plan: &Plan) -> [Record; 2] {
     let mut idle = Record {
         phase: Some("idle"),
         threads: Some(p.idle.threads),
         rss_kib: Some(p.idle.rss_kib),
-        rss_per_conn_kib: Some(round(
-            (p.idle.rss_kib as f64 - p.before.rss_kib as f64) / f64::from(n),
-            2,
-        )),
+        rss_per_conn_kib: Some(round(p.rss_per_conn_kib, 2)),
         calls: Some(plan.calls as u64),
         alone_p50_us: Some(round(p.alone.p50_us, 2)),
         alone_p99_us: Some(round(p.alone.p99_us, 2)),
         ..base.clone()
     };
     set_latency(&mut idle, &p.idle_fresh);
-    let a = &p.active;
     let mut active = Record {
         phase: Some("active"),
-        threads: Some(a.status.threads),
-        rss_kib: Some(a.status.rss_kib),
-        calls: Some(a.fresh_calls),
+        threads: Some(p.active_status.threads),
+        rss_kib: Some(p.active_status.rss_kib),
+        calls: Some(p.fresh_calls),
         seconds: Some(round(plan.duration.as_secs_f64(), 3)),
-        total_calls: Some(a.total_calls),
-        calls_per_s: Some(round(a.calls_per_s, 1)),
+        total_calls: Some(p.total_calls),
+        calls_per_s: Some(round(p.calls_per_s, 1)),
         alone_p50_us: idle.alone_p50_us,
         alone_p99_us: idle.alone_p99_us,
         ..base.clone()
@@ -318,29 +346,48 @@ fn run_points(
         if let Some(why) = &too_many {
             out.note(&format!("connections: skipping {n}: {why}"));
         }
-        for &kind in &settings.orbs {
-            let base = Record {
-                suite: "connections",
-                orb: kind.name(),
-                connections: Some(u64::from(n)),
-                pin: Some(pin_mode.name()),
-                ..Record::default()
-            };
-            let recs = match (remote, &too_many) {
-                (Some(why), _) => skipped(&base, why),
-                (_, Some(why)) => skipped(&base, why),
-                _ => {
-                    out.status(&format!("connections: {} with {n}", kind.name()));
-                    match point(kind, n, plan) {
-                        Ok(Ok(p)) => records(&base, n, &p, plan),
-                        Ok(Err(why)) => skipped(&base, &why),
-                        Err(e) => {
-                            let why = format!("{} with {n} connections failed: {e}", kind.name());
-                            out.failures.push(why.clone());
-                            skipped(&base, &why)
-                        }
+        let base = |kind: OrbKind| Record {
+            suite: "connections",
+            orb: kind.name(),
+            connections: Some(u64::from(n)),
+            pin: Some(pin_mode.name()),
+            ..Record::default()
+        };
+        if let Some(why) = remote.or(too_many.as_deref()) {
+            for &kind in &settings.orbs {
+                for r in skipped(&base(kind), why) {
+                    out.record(r)?;
+                }
+                out.point_done();
+            }
+            continue;
+        }
+        // The repeats take turns between the servers, so both meet the
+        // same machine.
+        let mut results: Vec<Result<Vec<Sample>, String>> =
+            settings.orbs.iter().map(|_| Ok(Vec::new())).collect();
+        for _ in 0..plan.repeat {
+            for (&kind, result) in settings.orbs.iter().zip(&mut results) {
+                let Ok(samples) = result else { continue };
+                out.status(&format!("connections: {} with {n}", kind.name()));
+                match sample(kind, n, plan) {
+                    Ok(Ok(s)) => samples.push(s),
+                    Ok(Err(why)) => *result = Err(why),
+                    Err(e) => {
+                        let why = format!("{} with {n} connections failed: {e}", kind.name());
+                        out.failures.push(why.clone());
+                        *result = Err(why);
                     }
                 }
+            }
+        }
+        for (&kind, result) in settings.orbs.iter().zip(&results) {
+            let recs = match result {
+                Ok(samples) if !samples.is_empty() => {
+                    records(&base(kind), &Point::of(samples, n), plan)
+                }
+                Ok(_) => skipped(&base(kind), "no result"),
+                Err(why) => skipped(&base(kind), why),
             };
             for r in recs {
                 out.record(r)?;
@@ -351,9 +398,9 @@ fn run_points(
     Ok(())
 }
 
-/// Starts the server of `kind` and measures it with `n` connections;
+/// Starts a server of `kind` and measures it with `n` connections, once;
 /// `Ok(Err(why))` when this build has no such server.
-fn point(kind: OrbKind, n: u32, plan: &Plan) -> io::Result<Result<Point, String>> {
+fn sample(kind: OrbKind, n: u32, plan: &Plan) -> io::Result<Result<Sample, String>> {
     let server = ServerProcess::start_with(plan.server_cpu, &[kind], RawServer::Epoll)?;
     match server.endpoints.get(&kind) {
         Some(Ok(ep)) => measure(&server, kind, ep, n, plan).map(Ok),
@@ -378,6 +425,53 @@ mod tests {
         );
     }
 
+    fn l(p50: f64) -> Latency {
+        Latency {
+            mean_us: p50,
+            p50_us: p50,
+            p99_us: 2.0 * p50,
+        }
+    }
+
+    fn status(threads: u64, rss_kib: u64) -> ProcStatus {
+        ProcStatus { threads, rss_kib }
+    }
+
+    fn sample(rss_kib: u64, rate: f64, fresh: Option<Latency>) -> Sample {
+        Sample {
+            before: status(3, 1000),
+            idle: status(103, rss_kib),
+            alone: l(10.0),
+            idle_fresh: l(12.0),
+            active: Active {
+                total_calls: (rate / 2.0) as u64,
+                calls_per_s: rate,
+                fresh,
+                fresh_calls: 77,
+                status: status(104, rss_kib + 500),
+            },
+        }
+    }
+
+    #[test]
+    fn a_point_is_the_median_of_its_samples() {
+        let samples = [
+            sample(3000, 10_000.0, Some(l(40.0))),
+            sample(9000, 30_000.0, None),
+            sample(2000, 20_000.0, Some(l(20.0))),
+        ];
+        let p = Point::of(&samples, 100);
+        assert_eq!(p.idle, status(103, 3000));
+        assert_eq!(p.rss_per_conn_kib, 20.0);
+        assert_eq!(p.calls_per_s, 20_000.0);
+        assert_eq!(p.total_calls, 10_000);
+        assert_eq!(p.active_status, status(104, 3500));
+        // Only the samples with a probe call count.
+        assert_eq!(p.active_fresh.unwrap().p50_us, 30.0);
+        let p = Point::of(&samples[1..2], 100);
+        assert!(p.active_fresh.is_none());
+    }
+
     #[test]
     fn records_carry_the_point() {
         let plan = Plan {
@@ -388,33 +482,14 @@ mod tests {
             drivers: 2,
             server_cpu: None,
         };
-        let l = |p50: f64| Latency {
-            mean_us: p50,
-            p50_us: p50,
-            p99_us: 2.0 * p50,
-        };
-        let status = |threads, rss_kib| ProcStatus { threads, rss_kib };
-        let p = Point {
-            before: status(3, 1000),
-            idle: status(103, 3000),
-            alone: l(10.0),
-            idle_fresh: l(12.0),
-            active: Active {
-                total_calls: 5000,
-                calls_per_s: 10_000.0,
-                fresh: Some(l(40.0)),
-                fresh_calls: 77,
-                status: status(104, 3500),
-            },
-            active_fresh: Some(l(40.0)),
-        };
+        let p = Point::of(&[sample(3000, 10_000.0, Some(l(40.0)))], 100);
         let base = Record {
             suite: "connections",
             orb: "raw",
             connections: Some(100),
             ..Record::default()
         };
-        let [idle, active] = records(&base, 100, &p, &plan);
+        let [idle, active] = records(&base, &p, &plan);
         assert_eq!(idle.phase, Some("idle"));
         assert_eq!(idle.threads, Some(103));
         assert_eq!(idle.rss_per_conn_kib, Some(20.0));
@@ -430,11 +505,8 @@ mod tests {
         assert_eq!(active.threads, Some(104));
         assert_eq!(active.p99_us, Some(80.0));
         assert!(active.rss_per_conn_kib.is_none());
-        let slow = Point {
-            active_fresh: None,
-            ..p
-        };
-        let [_, active] = records(&base, 100, &slow, &plan);
+        let slow = Point::of(&[sample(3000, 10_000.0, None)], 100);
+        let [_, active] = records(&base, &slow, &plan);
         assert!(active.p50_us.is_none() && active.calls_per_s.is_some());
         let s = skipped(&base, "why");
         assert!(s
