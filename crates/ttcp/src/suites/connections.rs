@@ -7,7 +7,8 @@
 //! 2. idle: N connections are opened, each makes one call (so the server
 //!    has accepted and set it up) and then stays quiet; the server's
 //!    threads and resident memory are read, the memory before subtracted
-//!    and divided by N; a fresh client makes its calls again;
+//!    and divided by N; the CPU time it uses while nobody calls is
+//!    watched for a moment; a fresh client makes its calls again;
 //! 3. active: all N connections call for a fixed time, one call in flight
 //!    each, driven by a few client threads multiplexing them with epoll
 //!    (so the client is not 10,000 threads) -> total calls/s; meanwhile a
@@ -28,7 +29,7 @@ use crate::crowd::{Caller, Crowd, Target};
 use crate::fd_limit;
 use crate::output::Output;
 use crate::pin::{self, PinMode};
-use crate::proc_status::ProcStatus;
+use crate::proc_status::{self, ProcStatus};
 use crate::record::{round, Record};
 use crate::spawn::{RawServer, ServerProcess};
 use crate::stats::{latency, median, median_latency, time_calls, Latency};
@@ -53,6 +54,16 @@ const ACTIVE_WARMUP: usize = 3;
 /// connections just closed have ended.
 const SETTLE: Duration = Duration::from_millis(50);
 
+/// How long the server's CPU time is watched with the connections open
+/// and quiet (its clock ticks are 10 ms on most systems).
+pub fn idle_window(quick: bool) -> Duration {
+    if quick {
+        Duration::from_millis(200)
+    } else {
+        Duration::from_secs(1)
+    }
+}
+
 /// Timed calls and warm-up of the fresh client (alone and idle).
 pub fn fresh_calls(quick: bool) -> (usize, usize) {
     if quick {
@@ -76,6 +87,7 @@ struct Plan {
     calls: usize,
     warmup: usize,
     duration: Duration,
+    idle_window: Duration,
     repeat: usize,
     drivers: usize,
     server_cpu: Option<usize>,
@@ -88,6 +100,8 @@ struct Sample {
     before: ProcStatus,
     /// The server with the N open and idle.
     idle: ProcStatus,
+    /// Its CPU use meanwhile, percent of one CPU.
+    idle_cpu_pct: f64,
     alone: Latency,
     idle_fresh: Latency,
     active: Active,
@@ -109,6 +123,7 @@ struct Active {
 #[derive(Debug, Clone, Copy)]
 struct Point {
     idle: ProcStatus,
+    idle_cpu_pct: f64,
     rss_per_conn_kib: f64,
     alone: Latency,
     idle_fresh: Latency,
@@ -137,6 +152,7 @@ impl Point {
         let fresh: Vec<Latency> = samples.iter().filter_map(|s| s.active.fresh).collect();
         Point {
             idle: status(|s| s.idle),
+            idle_cpu_pct: median(&samples.iter().map(|s| s.idle_cpu_pct).collect::<Vec<_>>()),
             rss_per_conn_kib: median(
                 &samples
                     .iter()
@@ -219,6 +235,11 @@ fn measure(
     let crowd = Crowd::open(&target, n as usize)?;
     std::thread::sleep(SETTLE);
     let idle = ProcStatus::read(pid)?;
+    let cpu0 = proc_status::cpu_time(pid)?;
+    let t0 = Instant::now();
+    std::thread::sleep(p.idle_window);
+    let idle_cpu = proc_status::cpu_time(pid)?.saturating_sub(cpu0);
+    let idle_cpu_pct = 100.0 * idle_cpu.as_secs_f64() / t0.elapsed().as_secs_f64();
     let idle_fresh = fresh_latency(&target, p.calls, p.warmup)?;
     let (total, (fresh, fresh_calls, status)) =
         crowd.drive(&target, p.drivers, p.duration, |end| {
@@ -227,6 +248,7 @@ fn measure(
     Ok(Sample {
         before,
         idle,
+        idle_cpu_pct,
         alone,
         idle_fresh,
         active: Active {
@@ -252,6 +274,7 @@ fn records(base: &Record, p: &Point, plan: &Plan) -> [Record; 2] {
         threads: Some(p.idle.threads),
         rss_kib: Some(p.idle.rss_kib),
         rss_per_conn_kib: Some(round(p.rss_per_conn_kib, 2)),
+        idle_cpu_pct: Some(round(p.idle_cpu_pct, 1)),
         calls: Some(plan.calls as u64),
         alone_p50_us: Some(round(p.alone.p50_us, 2)),
         alone_p99_us: Some(round(p.alone.p99_us, 2)),
@@ -299,6 +322,7 @@ pub fn run_connections(settings: &Settings, out: &mut Output) -> io::Result<()> 
         calls,
         warmup,
         duration: active_duration(settings.quick, settings.duration),
+        idle_window: idle_window(settings.quick),
         repeat: settings.repeat.max(1),
         drivers: if client_cpu.is_some() {
             1
@@ -441,6 +465,7 @@ mod tests {
         Sample {
             before: status(3, 1000),
             idle: status(103, rss_kib),
+            idle_cpu_pct: rss_kib as f64 / 1000.0,
             alone: l(10.0),
             idle_fresh: l(12.0),
             active: Active {
@@ -463,6 +488,7 @@ mod tests {
         let p = Point::of(&samples, 100);
         assert_eq!(p.idle, status(103, 3000));
         assert_eq!(p.rss_per_conn_kib, 20.0);
+        assert_eq!(p.idle_cpu_pct, 3.0);
         assert_eq!(p.calls_per_s, 20_000.0);
         assert_eq!(p.total_calls, 10_000);
         assert_eq!(p.active_status, status(104, 3500));
@@ -478,6 +504,7 @@ mod tests {
             calls: 100,
             warmup: 10,
             duration: Duration::from_millis(500),
+            idle_window: Duration::from_millis(200),
             repeat: 1,
             drivers: 2,
             server_cpu: None,
@@ -493,6 +520,7 @@ mod tests {
         assert_eq!(idle.phase, Some("idle"));
         assert_eq!(idle.threads, Some(103));
         assert_eq!(idle.rss_per_conn_kib, Some(20.0));
+        assert_eq!(idle.idle_cpu_pct, Some(3.0));
         assert_eq!((idle.p50_us, idle.p99_us), (Some(12.0), Some(24.0)));
         assert_eq!(idle.alone_p99_us, Some(20.0));
         assert_eq!(idle.calls, Some(100));
