@@ -80,10 +80,10 @@ pub struct Record {
     /// connection (connections, idle).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rss_per_conn_kib: Option<f64>,
-    /// CPU the server used with the connections open and quiet, percent
-    /// of one CPU (connections, idle).
+    /// CPU the server process used, percent of one CPU (connections: with
+    /// the connections quiet, idle; during the phase, active).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub idle_cpu_pct: Option<f64>,
+    pub server_cpu_pct: Option<f64>,
     /// Median microseconds per call of the fresh client with no other
     /// connection open (connections).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -124,7 +124,7 @@ fn all_quick_keeps_the_contract_for_every_orb() {
                     assert!(l["calls_per_s"].as_f64().unwrap() > 0.0, "{l}");
                 } else {
                     assert_eq!(l["phase"], "idle");
-                    has(l, &["rss_per_conn_kib", "idle_cpu_pct", "alone_p99_us"]);
+                    has(l, &["rss_per_conn_kib", "server_cpu_pct", "alone_p99_us"]);
                 }
             }
             "footprint" => {

@@ -167,7 +167,7 @@ fn render_connections(records: &[Record]) -> String {
         "threads",
         "RSS KiB",
         "KiB/conn",
-        "idle CPU %",
+        "server CPU %",
         "fresh p50 / p99 us",
         "p99/alone",
         "calls/s",
@@ -202,7 +202,7 @@ fn render_connections(records: &[Record]) -> String {
                     opt(r.threads),
                     opt(r.rss_kib),
                     num(r.rss_per_conn_kib, 1),
-                    num(r.idle_cpu_pct, 1),
+                    num(r.server_cpu_pct, 1),
                     match (r.p50_us, r.p99_us) {
                         (Some(a), Some(b)) => format!("{a:.1} / {b:.1}"),
                         // No probe call fitted in the active phase.

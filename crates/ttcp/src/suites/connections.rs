@@ -11,8 +11,9 @@
 //!    watched for a moment; a fresh client makes its calls again;
 //! 3. active: all N connections call for a fixed time, one call in flight
 //!    each, driven by a few client threads multiplexing them with epoll
-//!    (so the client is not 10,000 threads) -> total calls/s; meanwhile a
-//!    fresh client times a call every millisecond (a probe, not a load).
+//!    (so the client is not 10,000 threads) -> total calls/s and the
+//!    server's CPU use; meanwhile a fresh client times a call every
+//!    millisecond (a probe, not a load).
 //!
 //! Every connection of the client, the fresh one included, is a plain TCP
 //! socket sending a prebuilt GIOP 1.2 `sendNoParams_2way` request to the
@@ -101,7 +102,7 @@ struct Sample {
     /// The server with the N open and idle.
     idle: ProcStatus,
     /// Its CPU use meanwhile, percent of one CPU.
-    idle_cpu_pct: f64,
+    server_cpu_pct: f64,
     alone: Latency,
     idle_fresh: Latency,
     active: Active,
@@ -112,6 +113,9 @@ struct Sample {
 struct Active {
     total_calls: u64,
     calls_per_s: f64,
+    /// The server's CPU use during the phase (the calls in flight after
+    /// it included), percent of one CPU.
+    server_cpu_pct: f64,
     /// None when no probe call fitted in the phase.
     fresh: Option<Latency>,
     fresh_calls: u64,
@@ -123,13 +127,14 @@ struct Active {
 #[derive(Debug, Clone, Copy)]
 struct Point {
     idle: ProcStatus,
-    idle_cpu_pct: f64,
+    server_cpu_pct: f64,
     rss_per_conn_kib: f64,
     alone: Latency,
     idle_fresh: Latency,
     active_status: ProcStatus,
     total_calls: u64,
     calls_per_s: f64,
+    active_cpu_pct: f64,
     /// The fresh client's latency during the active phases (median of
     /// the samples that have one).
     active_fresh: Option<Latency>,
@@ -152,7 +157,7 @@ impl Point {
         let fresh: Vec<Latency> = samples.iter().filter_map(|s| s.active.fresh).collect();
         Point {
             idle: status(|s| s.idle),
-            idle_cpu_pct: median(&samples.iter().map(|s| s.idle_cpu_pct).collect::<Vec<_>>()),
+            server_cpu_pct: median(&samples.iter().map(|s| s.server_cpu_pct).collect::<Vec<_>>()),
             rss_per_conn_kib: median(
                 &samples
                     .iter()
@@ -167,6 +172,12 @@ impl Point {
                 &samples
                     .iter()
                     .map(|s| s.active.calls_per_s)
+                    .collect::<Vec<_>>(),
+            ),
+            active_cpu_pct: median(
+                &samples
+                    .iter()
+                    .map(|s| s.active.server_cpu_pct)
                     .collect::<Vec<_>>(),
             ),
             active_fresh: (!fresh.is_empty()).then(|| median_latency(&fresh)),
@@ -239,21 +250,26 @@ fn measure(
     let t0 = Instant::now();
     std::thread::sleep(p.idle_window);
     let idle_cpu = proc_status::cpu_time(pid)?.saturating_sub(cpu0);
-    let idle_cpu_pct = 100.0 * idle_cpu.as_secs_f64() / t0.elapsed().as_secs_f64();
+    let server_cpu_pct = 100.0 * idle_cpu.as_secs_f64() / t0.elapsed().as_secs_f64();
     let idle_fresh = fresh_latency(&target, p.calls, p.warmup)?;
+    let cpu0 = proc_status::cpu_time(pid)?;
+    let t0 = Instant::now();
     let (total, (fresh, fresh_calls, status)) =
         crowd.drive(&target, p.drivers, p.duration, |end| {
             probe_until(&target, end, pid)
         })?;
+    let active_cpu = proc_status::cpu_time(pid)?.saturating_sub(cpu0);
+    let active_cpu_pct = 100.0 * active_cpu.as_secs_f64() / t0.elapsed().as_secs_f64();
     Ok(Sample {
         before,
         idle,
-        idle_cpu_pct,
+        server_cpu_pct,
         alone,
         idle_fresh,
         active: Active {
             total_calls: total,
             calls_per_s: total as f64 / p.duration.as_secs_f64(),
+            server_cpu_pct: active_cpu_pct,
             fresh,
             fresh_calls,
             status,
@@ -274,7 +290,7 @@ fn records(base: &Record, p: &Point, plan: &Plan) -> [Record; 2] {
         threads: Some(p.idle.threads),
         rss_kib: Some(p.idle.rss_kib),
         rss_per_conn_kib: Some(round(p.rss_per_conn_kib, 2)),
-        idle_cpu_pct: Some(round(p.idle_cpu_pct, 1)),
+        server_cpu_pct: Some(round(p.server_cpu_pct, 1)),
         calls: Some(plan.calls as u64),
         alone_p50_us: Some(round(p.alone.p50_us, 2)),
         alone_p99_us: Some(round(p.alone.p99_us, 2)),
@@ -289,6 +305,7 @@ fn records(base: &Record, p: &Point, plan: &Plan) -> [Record; 2] {
         seconds: Some(round(plan.duration.as_secs_f64(), 3)),
         total_calls: Some(p.total_calls),
         calls_per_s: Some(round(p.calls_per_s, 1)),
+        server_cpu_pct: Some(round(p.active_cpu_pct, 1)),
         alone_p50_us: idle.alone_p50_us,
         alone_p99_us: idle.alone_p99_us,
         ..base.clone()
@@ -465,12 +482,13 @@ mod tests {
         Sample {
             before: status(3, 1000),
             idle: status(103, rss_kib),
-            idle_cpu_pct: rss_kib as f64 / 1000.0,
+            server_cpu_pct: rss_kib as f64 / 1000.0,
             alone: l(10.0),
             idle_fresh: l(12.0),
             active: Active {
                 total_calls: (rate / 2.0) as u64,
                 calls_per_s: rate,
+                server_cpu_pct: rate / 1000.0,
                 fresh,
                 fresh_calls: 77,
                 status: status(104, rss_kib + 500),
@@ -488,7 +506,7 @@ mod tests {
         let p = Point::of(&samples, 100);
         assert_eq!(p.idle, status(103, 3000));
         assert_eq!(p.rss_per_conn_kib, 20.0);
-        assert_eq!(p.idle_cpu_pct, 3.0);
+        assert_eq!(p.server_cpu_pct, 3.0);
         assert_eq!(p.calls_per_s, 20_000.0);
         assert_eq!(p.total_calls, 10_000);
         assert_eq!(p.active_status, status(104, 3500));
@@ -520,7 +538,7 @@ mod tests {
         assert_eq!(idle.phase, Some("idle"));
         assert_eq!(idle.threads, Some(103));
         assert_eq!(idle.rss_per_conn_kib, Some(20.0));
-        assert_eq!(idle.idle_cpu_pct, Some(3.0));
+        assert_eq!(idle.server_cpu_pct, Some(3.0));
         assert_eq!((idle.p50_us, idle.p99_us), (Some(12.0), Some(24.0)));
         assert_eq!(idle.alone_p99_us, Some(20.0));
         assert_eq!(idle.calls, Some(100));
@@ -532,6 +550,7 @@ mod tests {
         assert_eq!(active.seconds, Some(0.5));
         assert_eq!(active.threads, Some(104));
         assert_eq!(active.p99_us, Some(80.0));
+        assert_eq!(active.server_cpu_pct, Some(10.0));
         assert!(active.rss_per_conn_kib.is_none());
         let slow = Point::of(&[sample(3000, 10_000.0, None)], 100);
         let [_, active] = records(&base, &slow, &plan);
