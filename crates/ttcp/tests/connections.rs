@@ -46,7 +46,7 @@ fn tiny_run_against_both_servers() {
     assert_eq!(lines.len(), 2 * orbs().len() * 2, "{lines:?}");
     for l in &lines {
         assert_eq!(l["suite"], "connections");
-        assert_eq!(l["pin"], "none");
+        assert_eq!(l["pin"], "same");
     }
     if !cfg!(feature = "orb") {
         let p: Vec<&Value> = lines.iter().filter(|l| l["orb"] == "peregrine").collect();

@@ -332,7 +332,10 @@ pub fn run_connections(settings: &Settings, out: &mut Output) -> io::Result<()> 
         None if settings.quick => &QUICK_CONNECTIONS,
         None => &CONNECTIONS,
     };
-    let pin_mode = settings.pin.unwrap_or(PinMode::None);
+    // One CPU for client and server by default: on a small shared machine
+    // a server of thousands of threads otherwise wins CPU share from its
+    // neighbours, and the ratio measures the scheduler (see the README).
+    let pin_mode = settings.pin.unwrap_or(PinMode::Same);
     let (client_cpu, server_cpu) = pin_mode.cpus(&settings.cpus);
     let (calls, warmup) = fresh_calls(settings.quick);
     let plan = Plan {
