@@ -320,7 +320,7 @@ impl Decoder {
         let aggregate = |k: &TcKind| {
             matches!(
                 k,
-                TcKind::Struct | TcKind::Union | TcKind::Except | TcKind::Value
+                TcKind::Struct | TcKind::Union | TcKind::Except | TcKind::Value | TcKind::ValueBox
             )
         };
         // TypeCodes still in progress after the target are nested in it
@@ -479,6 +479,11 @@ impl Decoder {
                 let name = r.read_string()?;
                 let modifier = r.read_i16()?;
                 let base_tc = self.dec(r, base)?;
+                if base_tc.is_recursive_placeholder() {
+                    // An indirection to a valuetype still being decoded:
+                    // the type would be its own base.
+                    return Err(bad_tc("valuetype that is its own base"));
+                }
                 let base_tc = match base_tc.0.kind {
                     TcKind::Null => None,
                     TcKind::Value => Some(base_tc),

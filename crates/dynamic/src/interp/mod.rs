@@ -17,6 +17,7 @@
 
 pub mod decode;
 pub mod encode;
+mod value;
 
 use peregrine_cdr::{Reader, Writer};
 
