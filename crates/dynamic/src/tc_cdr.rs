@@ -13,14 +13,15 @@
 //! when it lands exactly on the `TCKind` of a TypeCode this decoder has
 //! already started: one that is finished (a repeated TypeCode: the shared
 //! node is reused, nothing is parsed again) or an enclosing struct, union,
-//! exception or valuetype still being decoded (recursion: a placeholder
-//! resolved when the enclosing type completes). Forward offsets, offsets
-//! into the middle of something, into the indirection itself, or out of
-//! range therefore fail with `BAD_TYPECODE`, and no loop can form because
-//! no byte is ever parsed twice. Member counts are checked against the
-//! bytes left before anything is reserved, nesting is limited, and a
-//! member whose values could take zero bytes is rejected (so a small
-//! input cannot describe values with an exponential number of nodes).
+//! exception, valuetype or value box still being decoded (recursion: a
+//! placeholder resolved when the enclosing type completes). Forward
+//! offsets, offsets into the middle of something, into the indirection
+//! itself, or out of range therefore fail with `BAD_TYPECODE`, and no
+//! loop can form because no byte is ever parsed twice. Member counts are
+//! checked against the bytes left before anything is reserved, nesting is
+//! limited, and a member whose values could take zero bytes is rejected
+//! (so a small input cannot describe values with an exponential number of
+//! nodes).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -485,3 +485,64 @@ fn every_prefix_and_byte_flip_of_a_graph_is_handled() {
         }
     }
 }
+
+#[test]
+fn recursive_value_box_typecode_and_value() {
+    // valuetype RBox sequence<RBox>;
+    let tc = TypeCode::value_box_tc(
+        "IDL:RBox:1.0",
+        "RBox",
+        TypeCode::sequence_tc(0, TypeCode::recursive("IDL:RBox:1.0")),
+    );
+    let mut w = Writer::new(ByteOrder::Little);
+    write_typecode(&tc, &mut w).unwrap();
+    let bytes = w.into_vec();
+    let back = read_typecode(&mut Reader::new(&bytes, ByteOrder::Little)).unwrap();
+    assert_eq!(back.kind(), TcKind::ValueBox);
+    assert!(back
+        .content_type()
+        .unwrap()
+        .content_type()
+        .unwrap()
+        .ptr_eq(&back));
+
+    let leaf = ValueNode::boxed(tc.clone(), DynValue::Sequence(vec![])).unwrap();
+    let root = ValueNode::boxed(
+        tc.clone(),
+        DynValue::Sequence(vec![
+            DynValue::Value(Some(leaf.clone().into())),
+            DynValue::Value(None),
+            DynValue::Value(Some(leaf.into())),
+        ]),
+    )
+    .unwrap();
+    let bytes = encode(&back, &DynValue::Value(Some(root.into())));
+    let v = decode(&back, &bytes).unwrap();
+    let DynValue::Sequence(items) = node_of(&v).state()[0].clone() else {
+        panic!()
+    };
+    assert!(Arc::ptr_eq(&node_of(&items[0]), &node_of(&items[2])));
+    assert_eq!(items[1], DynValue::Value(None));
+}
+
+#[test]
+fn valuetype_that_is_its_own_base_is_bad_typecode() {
+    let mut w = Writer::new(ByteOrder::Big);
+    w.write_u32(TcKind::Value as u32);
+    w.write_encapsulation(|w| {
+        w.write_string("IDL:Self:1.0")?;
+        w.write_string("Self")?;
+        w.write_i16(VM_NONE);
+        w.align(4);
+        w.write_u32(0xffff_ffff);
+        // Back to the TCKind at index 0.
+        let off = -(w.len() as i32);
+        w.write_i32(off);
+        w.write_u32(0);
+        Ok(())
+    })
+    .unwrap();
+    let bytes = w.into_vec();
+    let e = read_typecode(&mut Reader::new(&bytes, ByteOrder::Big)).unwrap_err();
+    assert!(matches!(e, DynError::BadTypeCode { .. }), "{e:?}");
+}
