@@ -546,3 +546,34 @@ fn valuetype_that_is_its_own_base_is_bad_typecode() {
     let e = read_typecode(&mut Reader::new(&bytes, ByteOrder::Big)).unwrap_err();
     assert!(matches!(e, DynError::BadTypeCode { .. }), "{e:?}");
 }
+
+#[test]
+fn repository_id_indirections_must_lead_back_to_an_id() {
+    // The id's length is an indirection to itself, then to the tag.
+    for off in [-4i32, -8, -12] {
+        let mut w = Writer::new(ByteOrder::Big);
+        w.write_u32(0x7fff_ff02);
+        w.write_u32(0xffff_ffff);
+        w.write_i32(off);
+        let e = cdr_err(decode(&base_tc(), &w.into_vec()).unwrap_err());
+        assert!(matches!(e, CdrError::BadIndirection(_)), "{off}: {e:?}");
+    }
+}
+
+#[test]
+fn bad_chunks_and_end_tags_are_errors() {
+    let base = base_tc();
+    let chunked = |chunk_len: u32, end: i32| {
+        let mut w = Writer::new(ByteOrder::Big);
+        w.write_u32(0x7fff_ff0a);
+        w.write_string("IDL:Values/Base:1.0").unwrap();
+        w.write_u32(chunk_len);
+        w.write_i32(5);
+        w.write_i32(end);
+        w.into_vec()
+    };
+    assert!(decode(&base, &chunked(4, -1)).is_ok());
+    for (len, end) in [(400, -1), (2, -1), (4, -2), (4, 0), (0x7fff_fff0, -1)] {
+        assert!(decode(&base, &chunked(len, end)).is_err(), "{len} {end}");
+    }
+}
