@@ -26,6 +26,11 @@ pub mod idl {
 
 pub use idl::interop;
 
+/// Code generated from `idl/values.idl` (with `PEREGRINE_SIDE` defined).
+pub mod values_idl {
+    include!(concat!(env!("OUT_DIR"), "/values/_include.rs"));
+}
+
 /// Runs `f` on a thread and fails the test if it takes longer than `secs`
 /// (so a hang in the ORB or a peer fails instead of blocking CI).
 pub fn bounded<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {

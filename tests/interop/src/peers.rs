@@ -31,6 +31,11 @@ pub struct Peers {
     pub dyn_server: PathBuf,
     /// `cxx/dyn_client.cc`: an omniORB DII client of `DynInterop::Dyn`.
     pub dyn_client: PathBuf,
+    /// `cxx/values_server.cc`: an omniORB `ValInterop::Values` server
+    /// (`idl/values.idl`: valuetypes).
+    pub values_server: PathBuf,
+    /// `cxx/values_client.cc`: an omniORB client of `ValInterop::Values`.
+    pub values_client: PathBuf,
 }
 
 /// The peers, built once per process (and cached across runs in the
@@ -55,6 +60,10 @@ fn sources() -> Vec<PathBuf> {
         d.join("idl/dynamic.idl"),
         d.join("cxx/dyn_server.cc"),
         d.join("cxx/dyn_client.cc"),
+        d.join("idl/values.idl"),
+        d.join("cxx/values_common.h"),
+        d.join("cxx/values_server.cc"),
+        d.join("cxx/values_client.cc"),
     ]
 }
 
@@ -114,11 +123,20 @@ fn build() -> Result<Peers, String> {
         client: dir.join("interop_client"),
         dyn_server: dir.join("dyn_server"),
         dyn_client: dir.join("dyn_client"),
+        values_server: dir.join("values_server"),
+        values_client: dir.join("values_client"),
     };
     let built = |p: &Peers| {
-        [&p.server, &p.client, &p.dyn_server, &p.dyn_client]
-            .iter()
-            .all(|b| b.is_file())
+        [
+            &p.server,
+            &p.client,
+            &p.dyn_server,
+            &p.dyn_client,
+            &p.values_server,
+            &p.values_client,
+        ]
+        .iter()
+        .all(|b| b.is_file())
     };
     if built(&peers) {
         return Ok(peers);
@@ -143,7 +161,30 @@ fn build() -> Result<Peers, String> {
             .arg(format!("-I{idl_dir}"))
             .arg(Path::new(CRATE_DIR).join("idl/dynamic.idl")),
     )?;
+    run_build(
+        Command::new("omniidl")
+            .current_dir(&tmp)
+            .arg("-bcxx")
+            .arg(Path::new(CRATE_DIR).join("idl/values.idl")),
+    )?;
     let flags: Vec<&str> = flags.split_whitespace().collect();
+    for (name, src) in [
+        ("values_server", "values_server.cc"),
+        ("values_client", "values_client.cc"),
+    ] {
+        run_build(
+            Command::new("g++")
+                .current_dir(&tmp)
+                .args(["-O1", "-std=c++11", "-I."])
+                .arg(format!("-I{}", cxx.display()))
+                .arg("-o")
+                .arg(name)
+                .arg(cxx.join(src))
+                .arg("valuesSK.cc")
+                // omniORB's valuetype support lives in libomniDynamic4.
+                .args(dyn_flags.split_whitespace()),
+        )?;
+    }
     for (name, src) in [
         ("interop_server", "server.cc"),
         ("interop_client", "client.cc"),
