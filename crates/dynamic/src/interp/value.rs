@@ -169,22 +169,28 @@ fn no_factory(what: &'static str) -> DynError {
     }
 }
 
-/// Distinct repository ids the writer may be handed, at most: the codec
-/// keeps ids as `&'static str`, so each distinct id is kept for the life
-/// of the process.
-const MAX_STATIC_IDS: usize = 4096;
+/// How many distinct repository ids, and how many bytes of them, the
+/// process keeps for the writer at most. The codec keeps the ids it has
+/// written as `&'static str` (compiled code hands it constants), so each
+/// distinct id the interpreter writes is kept for the life of the
+/// process; the bounds stop a stream of TypeCodes with ever new ids (a
+/// bridge forwarding what peers send) from growing memory without end.
+const MAX_STATIC_IDS: usize = 16 * 1024;
+/// See [`MAX_STATIC_IDS`].
+const MAX_STATIC_ID_BYTES: usize = 1 << 20;
 
 /// `id` as a `&'static str`, each distinct id allocated once.
 fn static_id(id: &str) -> Result<&'static str> {
-    static IDS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut set = IDS
+    static IDS: OnceLock<Mutex<(HashSet<&'static str>, usize)>> = OnceLock::new();
+    let mut guard = IDS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
+    let (set, bytes) = &mut *guard;
     if let Some(s) = set.get(id) {
         return Ok(s);
     }
-    if set.len() >= MAX_STATIC_IDS {
+    if set.len() >= MAX_STATIC_IDS || *bytes + id.len() > MAX_STATIC_ID_BYTES {
         return Err(DynError::Marshal {
             minor: 0,
             what: "too many distinct valuetype repository ids written by this process",
@@ -192,6 +198,7 @@ fn static_id(id: &str) -> Result<&'static str> {
     }
     let s: &'static str = Box::leak(id.to_owned().into_boxed_str());
     set.insert(s);
+    *bytes += s.len();
     Ok(s)
 }
 
