@@ -161,6 +161,8 @@ pub struct Layout {
     /// For an alias: the alias-stripped type whose body the interpreter
     /// walks (the layout fields above are that type's).
     pub target: Option<TypeCode>,
+    /// For a valuetype or value box: its state's types and header.
+    pub(crate) value: Option<Arc<crate::interp::value::ValuePlan>>,
 }
 
 /// Above this many fields a struct is interpreted member by member
@@ -225,12 +227,15 @@ impl Layout {
             Op::Struct | Op::Array => plain_of(tc).map(Arc::new),
             _ => None,
         };
+        let value = matches!(op, Op::Value | Op::ValueBox)
+            .then(|| Arc::new(crate::interp::value::ValuePlan::new(tc)));
         Layout {
             op,
             min_size,
             plain,
             inner,
             target: None,
+            value,
         }
     }
 }

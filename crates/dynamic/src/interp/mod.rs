@@ -17,7 +17,7 @@
 
 pub mod decode;
 pub mod encode;
-mod value;
+pub(crate) mod value;
 
 use peregrine_cdr::{Reader, Writer};
 

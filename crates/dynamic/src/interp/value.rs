@@ -83,10 +83,11 @@ pub(crate) fn encode_abstract(v: &DynValue, w: &mut Writer) -> Result<()> {
 /// A node's header and state (or an indirection to it).
 fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
     let tc = node.type_code().resolve()?;
-    let (ids, chunked) = header(&tc)?;
-    let types = state_types(&tc)?;
+    let plan = plan(&tc)?;
+    let (ids, chunked) = plan.header(&tc)?;
+    let types = plan.state()?;
     let mut err = None;
-    let written = w.write_value(Arc::as_ptr(node).cast(), &ids, chunked, |w| {
+    let written = w.write_value(Arc::as_ptr(node).cast(), ids, chunked, |w| {
         // Locked only here: a second visit of this node is an
         // indirection written before this closure would run.
         let state = node.state();
@@ -108,6 +109,45 @@ fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
         (Err(e), None) => Err(e.into()),
         (Ok(()), None) => Ok(()),
     }
+}
+
+/// What encoding and decoding a value of one type needs, computed once
+/// per TypeCode (cached in its [`crate::Layout`]) rather than per value.
+#[derive(Debug)]
+pub struct ValuePlan {
+    /// The state members' types in wire order.
+    state: Result<Vec<TypeCode>>,
+    /// The header's ids and chunking, made on the first encode (ids are
+    /// kept for the process, so only types actually written spend them).
+    header: OnceLock<Result<(Vec<&'static str>, bool)>>,
+}
+
+impl ValuePlan {
+    /// The plan of the valuetype or value box `tc`.
+    pub(crate) fn new(tc: &TypeCode) -> Self {
+        Self {
+            state: state_types(tc),
+            header: OnceLock::new(),
+        }
+    }
+
+    fn state(&self) -> Result<&[TypeCode]> {
+        self.state.as_deref().map_err(Clone::clone)
+    }
+
+    fn header(&self, tc: &TypeCode) -> Result<(&[&'static str], bool)> {
+        match self.header.get_or_init(|| header(tc)) {
+            Ok((ids, chunked)) => Ok((ids, *chunked)),
+            Err(e) => Err(e.clone()),
+        }
+    }
+}
+
+fn plan(tc: &TypeCode) -> Result<&ValuePlan> {
+    tc.layout()
+        .value
+        .as_deref()
+        .ok_or_else(|| mismatch("expected a valuetype or value box TypeCode"))
 }
 
 /// The repository ids a header of a value of type `tc` carries (its own,
@@ -260,12 +300,12 @@ pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) ->
         ValueStart::New(info) => info,
     };
     let tc = choose_type(formal, &info)?;
-    let types = state_types(&tc)?;
-    let node = Arc::new(ValueNode::unchecked(tc, Vec::new()));
+    let types = plan(&tc)?.state()?;
     let mut state = Vec::with_capacity(types.len());
+    let node = Arc::new(ValueNode::unchecked(tc.clone(), Vec::new()));
     {
         let _guard = PendingGuard::push(info.pos, node.clone());
-        for t in &types {
+        for t in types {
             state.push(decode_value(t, r)?);
         }
     }
