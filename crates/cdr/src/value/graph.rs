@@ -88,42 +88,54 @@ pub fn lookup_value_factory(repo_id: &str) -> Option<Arc<dyn ValueFactory>> {
 /// the decoder completes a member that points back to a value still being
 /// read); through `&mut` it can be changed freely. No allocation beyond
 /// the value itself.
-pub struct ValueSlot<T>(OnceLock<Arc<T>>);
+pub struct ValueSlot<T> {
+    /// The value given at construction (no synchronization to read).
+    value: Option<Arc<T>>,
+    /// The value filled in later through a shared reference.
+    late: OnceLock<Arc<T>>,
+}
 
 impl<T> ValueSlot<T> {
     /// A null member.
     pub const fn null() -> Self {
-        Self(OnceLock::new())
+        Self {
+            value: None,
+            late: OnceLock::new(),
+        }
     }
 
     /// A member holding `v`.
-    pub fn new(v: Arc<T>) -> Self {
-        Self(OnceLock::from(v))
+    pub const fn new(v: Arc<T>) -> Self {
+        Self {
+            value: Some(v),
+            late: OnceLock::new(),
+        }
     }
 
     /// The value, or `None` for null.
     #[inline]
     pub fn get(&self) -> Option<&Arc<T>> {
-        self.0.get()
+        self.value.as_ref().or_else(|| self.late.get())
     }
 
     /// Fills a null member; gives `v` back if it already holds a value.
     pub fn set(&self, v: Arc<T>) -> core::result::Result<(), Arc<T>> {
-        self.0.set(v)
+        if self.value.is_some() {
+            return Err(v);
+        }
+        self.late.set(v)
     }
 
     /// Replaces the value (through exclusive access).
     pub fn replace(&mut self, v: Option<Arc<T>>) -> Option<Arc<T>> {
-        let old = self.0.take();
-        if let Some(v) = v {
-            let _ = self.0.set(v);
-        }
+        let old = self.value.take().or_else(|| self.late.take());
+        self.value = v;
         old
     }
 
     /// True for null.
     pub fn is_null(&self) -> bool {
-        self.0.get().is_none()
+        self.get().is_none()
     }
 }
 

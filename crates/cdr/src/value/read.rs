@@ -85,6 +85,7 @@ fn find<T>(table: &[(usize, T)], at: usize, offset: i32) -> Result<&T> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     fn vstate(&mut self) -> &mut ReadState<'a> {
         let len = self.buf.len();
         self.values
@@ -238,7 +239,7 @@ impl<'a> Reader<'a> {
     pub fn finish_value(&mut self, info: &ValueInfo<'a>, value: AnyValue) -> Result<()> {
         self.close_value(info, Entry::Done(value.clone()))?;
         let st = self.vstate();
-        if st.fixups.iter().any(|(at, _)| *at == info.pos) {
+        if !st.fixups.is_empty() && st.fixups.iter().any(|(at, _)| *at == info.pos) {
             let (run, keep) = core::mem::take(&mut st.fixups)
                 .into_iter()
                 .partition::<Vec<_>, _>(|(at, _)| *at == info.pos);
@@ -262,7 +263,12 @@ impl<'a> Reader<'a> {
         }
         self.leave();
         let st = self.vstate();
-        if let Ok(i) = st.values.binary_search_by_key(&info.pos, |(p, _)| *p) {
+        // Usually the last value read (its nested values are done).
+        let i = match st.values.last() {
+            Some((p, _)) if *p == info.pos => Some(st.values.len() - 1),
+            _ => st.values.binary_search_by_key(&info.pos, |(p, _)| *p).ok(),
+        };
+        if let Some(i) = i {
             st.values[i].1 = entry;
         }
         Ok(())

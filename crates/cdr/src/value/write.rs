@@ -1,17 +1,53 @@
 //! Writing value headers, indirections and chunks.
 
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use super::{CHUNKED_FLAG, ID_LIST, INDIRECTION_TAG, NULL_TAG, SINGLE_ID, VALUE_TAG_MIN};
 use crate::{CdrError, Result, Writer};
 
+#[cfg(not(feature = "std"))]
+use alloc::collections::btree_map::Entry;
+/// Buffer index of each value's tag, by the value's address: a hash map
+/// with std (a search tree cost half the encoding time of a graph), a
+/// tree without.
+#[cfg(feature = "std")]
+use std::collections::hash_map::Entry;
+
+#[cfg(feature = "std")]
+type Shared = std::collections::HashMap<usize, usize, core::hash::BuildHasherDefault<AddrHasher>>;
+#[cfg(not(feature = "std"))]
+type Shared = alloc::collections::BTreeMap<usize, usize>;
+
+/// Hashes an address (Fibonacci hashing: one multiply spreads distinct
+/// addresses over the table).
+#[cfg(feature = "std")]
+#[derive(Default)]
+struct AddrHasher(u64);
+
+#[cfg(feature = "std")]
+impl core::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, v: usize) {
+        // Folded so that the low bits, which pick the bucket, depend on
+        // every bit of the (aligned) address.
+        let h = (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
 /// What a writer remembers of the values it has written.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WriteState {
     /// Buffer index of each value's tag, by the value's address.
-    shared: BTreeMap<usize, usize>,
+    shared: Shared,
     /// Buffer index of the length of each repository id written.
     ids: Vec<(&'static str, usize)>,
     /// Chunked values open.
@@ -31,6 +67,7 @@ impl WriteState {
 }
 
 impl Writer {
+    #[inline]
     fn vstate(&mut self) -> &mut WriteState {
         self.values.get_or_insert_with(Box::default)
     }
@@ -56,17 +93,38 @@ impl Writer {
         state: impl FnOnce(&mut Writer) -> Result<()>,
     ) -> Result<()> {
         let key = identity as usize;
-        if let Some(&at) = self.vstate().shared.get(&key) {
-            // Shared values are chunk data, like nulls.
-            self.write_u32(INDIRECTION_TAG);
-            return self.write_back_offset(at);
-        }
-        let chunked = chunked || self.vstate().level > 0;
-        // A nested value's header starts outside its parent's chunks.
-        self.end_chunk()?;
         self.align(4);
-        let at = self.len();
-        self.vstate().shared.insert(key, at);
+        let here = self.len();
+        let st = self.vstate();
+        let in_chunk = st.chunk.is_some();
+        let chunked = chunked || st.level > 0;
+        let at = if in_chunk {
+            if let Some(&at) = st.shared.get(&key) {
+                // Shared values are chunk data, like nulls.
+                self.write_u32(INDIRECTION_TAG);
+                return self.write_back_offset(at);
+            }
+            // A nested value's header starts outside its parent's chunks.
+            self.end_chunk()?;
+            self.align(4);
+            let at = self.len();
+            self.vstate().shared.insert(key, at);
+            at
+        } else {
+            // One probe of the table: an indirection or a new entry.
+            match st.shared.entry(key) {
+                Entry::Occupied(e) => {
+                    let at = *e.get();
+                    self.write_u32(INDIRECTION_TAG);
+                    return self.write_back_offset(at);
+                }
+                Entry::Vacant(e) => {
+                    e.insert(here);
+                }
+            }
+            here
+        };
+        debug_assert_eq!(at, self.len());
         let info = match ids.len() {
             0 => 0,
             1 => SINGLE_ID,
