@@ -244,6 +244,10 @@ pub(crate) fn state_len(tc: &TypeCode) -> Result<usize> {
 /// True when `tc` is `formal` or one of its concrete bases is (ids
 /// compared).
 pub(crate) fn derives_from(tc: &TypeCode, formal_id: &str) -> bool {
+    // The common case, a value of the formal type itself, walks no chain.
+    if tc.id() == Ok(formal_id) {
+        return true;
+    }
     match tc.kind() {
         TcKind::Value => base_chain(tc).is_ok_and(|c| c.iter().any(|t| t.id() == Ok(formal_id))),
         _ => tc.id() == Ok(formal_id),

@@ -44,7 +44,9 @@ pub(crate) fn encode_valuetype(formal: &TypeCode, v: &DynValue, w: &mut Writer) 
         .ok_or_else(|| mismatch("weak value reference whose value is gone"))?;
     let fid = formal.id()?;
     let fits = match formal.kind() {
-        TcKind::Value => derives_from(node.type_code(), fid),
+        TcKind::Value => {
+            node.type_code().kind() == TcKind::Value && derives_from(node.type_code(), fid)
+        }
         _ => node.type_code().kind() == TcKind::ValueBox && node.type_code().id()? == fid,
     };
     if !fits {
