@@ -292,3 +292,65 @@ pub fn lookup_value_type(id: &str) -> Option<TypeCode> {
         .get(id)
         .cloned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::typecode::ValueMember;
+
+    fn vt(id: &str, modifier: i16, base: Option<TypeCode>, names: &[&str]) -> TypeCode {
+        let members = names
+            .iter()
+            .map(|n| ValueMember {
+                name: (*n).into(),
+                tc: TypeCode::long(),
+                visibility: 1,
+            })
+            .collect();
+        TypeCode::value_tc(id, id, modifier, base, members)
+    }
+
+    #[test]
+    fn state_is_base_members_first_and_checked_for_length() {
+        let base = vt("IDL:B:1.0", VM_NONE, None, &["a", "x"]);
+        let derived = vt("IDL:D:1.0", VM_TRUNCATABLE, Some(base.clone()), &["x", "c"]);
+        assert_eq!(state_len(&derived).unwrap(), 4);
+        assert!(ValueNode::new(derived.clone(), vec![DynValue::Long(1)]).is_err());
+        let n = ValueNode::new(derived.clone(), (1..=4).map(DynValue::Long).collect()).unwrap();
+        let names: Vec<_> = n.member_names().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["a", "x", "x", "c"]);
+        // The derived type's `x` hides the base's.
+        assert_eq!(n.member("x"), Some(DynValue::Long(3)));
+        assert!(derives_from(&derived, "IDL:B:1.0"));
+        assert!(!derives_from(&base, "IDL:D:1.0"));
+        assert!(state_len(&TypeCode::long()).is_err());
+    }
+
+    #[test]
+    fn weak_and_strong_references_share_identity() {
+        let tc = vt("IDL:N:1.0", VM_NONE, None, &["a"]);
+        let n = ValueNode::new(tc, vec![DynValue::Long(1)]).unwrap();
+        let strong = ValueRef::new(n.clone());
+        let weak = ValueRef::weak(&n);
+        assert_eq!(strong, weak);
+        assert!(weak.is_weak() && !strong.is_weak());
+        drop((n, strong));
+        assert!(
+            weak.node().is_none(),
+            "a weak reference keeps nothing alive"
+        );
+    }
+
+    #[test]
+    fn registry_takes_value_types_only() {
+        assert_eq!(
+            register_value_type(TypeCode::long()).unwrap_err(),
+            DynError::BadKind
+        );
+        let tc = vt("IDL:Registered/Unit:1.0", VM_NONE, None, &[]);
+        assert!(register_value_type(tc.clone()).unwrap().is_none());
+        assert!(lookup_value_type("IDL:Registered/Unit:1.0").is_some());
+        assert!(unregister_value_type("IDL:Registered/Unit:1.0").is_some());
+        assert!(lookup_value_type("IDL:Registered/Unit:1.0").is_none());
+    }
+}
