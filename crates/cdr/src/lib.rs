@@ -12,6 +12,12 @@
 //! before anything is allocated, so hostile input cannot make it reserve
 //! memory that the input does not justify.
 //!
+//! Valuetypes (objects by value) are written with [`Writer::write_value`]
+//! and read with [`Reader::read_value_start`] / [`Reader::finish_value`]:
+//! sharing and cycles as indirections, chunked state for truncatable and
+//! custom values, truncation to a known base; with `std`, generated types
+//! implement `ValueType` and are held in `ValueSlot` members.
+//!
 //! Types that generated code marshals implement [`Encode`] and [`Decode`].
 //! IDL `fixed` values are [`Fixed`] (any digits and scale) and
 //! [`FixedPoint<D, S>`] (one `fixed<D, S>` type), encoded as packed BCD.
