@@ -10,6 +10,8 @@
 //!   `cxx/client.cc`) with omniidl + g++ (cached in the build directory)
 //!   and runs them with readiness lines on stdout, deadlines, and
 //!   kill-on-drop.
+//! * [`jvalues`]: the Peregrine side of the valuetypes exchanged with
+//!   JacORB (`idl/jvalues.idl`, `tests/jacorb_values.rs`).
 //! * [`jacorb`]: builds the JacORB 3.9 Java peers (`java/src/peer/`) with
 //!   JacORB's IDL compiler + javac (cached likewise) and runs them.
 //!
@@ -20,6 +22,7 @@
 
 pub mod expected;
 pub mod jacorb;
+pub mod jvalues;
 pub mod peers;
 pub mod servants;
 
@@ -33,6 +36,12 @@ pub use idl::interop;
 /// Code generated from `idl/values.idl` (with `PEREGRINE_SIDE` defined).
 pub mod values_idl {
     include!(concat!(env!("OUT_DIR"), "/values/_include.rs"));
+}
+
+/// Code generated from `idl/jvalues.idl` (with `PEREGRINE_SIDE` defined),
+/// the valuetypes exchanged with JacORB.
+pub mod jvalues_idl {
+    include!(concat!(env!("OUT_DIR"), "/jvalues/_include.rs"));
 }
 
 /// Runs `f` on a thread and fails the test if it takes longer than `secs`
