@@ -60,3 +60,59 @@ pub fn diff_blob(b: &Blob, id: i32) -> &'static str {
         ""
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jvalues_idl::j_val_interop::Carrier;
+    use peregrine_cdr::{read_value, ByteOrder, CdrError};
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// A Blob's state as JacORB writes it (after the header): id 2,
+    /// "blob 2 é", three octets, 0.25, false.
+    const BLOB_2_STATE: &str = "00000002 0000000a 626c6f62 203220c3 a9000000 00000003 \
+                                02050800 3fd00000 00000000 00";
+
+    /// JacORB 3.9's own encoding of `blob(2)` at top level: the value tag
+    /// without the chunked flag, the state unchunked. Peregrine reads it.
+    #[test]
+    fn jacorb_top_level_blob_is_read() {
+        let bytes = hex(&format!(
+            "7fffff02 00000019 49444c3a 4a56616c 496e7465 726f702f 426c6f62 \
+             3a312e30 00000000 {BLOB_2_STATE}"
+        ));
+        let mut r = Reader::new(&bytes, ByteOrder::Big);
+        let b = read_value::<Blob>(&mut r)
+            .unwrap()
+            .ready()
+            .unwrap()
+            .unwrap();
+        assert_eq!(diff_blob(&b, 2), "");
+    }
+
+    /// JacORB 3.9's encoding of a Carrier (a = 1) holding `blob(2)`
+    /// (dumped from `CDROutputStream`): the Blob's tag has the chunked
+    /// flag but its state follows with no chunk length and no end tag of
+    /// its own. Read as CDR, the Blob's id (2) is a chunk length and the
+    /// rest falls apart: refused with an error, never a wrong value.
+    #[test]
+    fn jacorb_nested_blob_without_chunks_is_refused() {
+        let bytes = hex(&format!(
+            "7fffff0e 00000002 0000001c 49444c3a 4a56616c 496e7465 726f702f \
+             43617272 6965723a 312e3000 00000019 49444c3a 4a56616c 496e7465 \
+             726f702f 42617365 3a312e30 00000000 00000004 00000001 \
+             7fffff0a 00000019 49444c3a 4a56616c 496e7465 726f702f 426c6f62 \
+             3a312e30 00000000 {BLOB_2_STATE}000000 ffffffff"
+        ));
+        let mut r = Reader::new(&bytes, ByteOrder::Big);
+        let e = read_value::<Carrier>(&mut r).unwrap_err();
+        assert!(matches!(e, CdrError::BadChunk), "{e:?}");
+    }
+}

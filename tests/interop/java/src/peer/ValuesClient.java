@@ -127,6 +127,16 @@ public final class ValuesClient {
     step("blob echo", () -> BlobImpl.diff(v.echo_blob(BlobImpl.make(5)), 5));
     step("blob made", () -> BlobImpl.diff(v.make_blob(12), 12));
     step("null blob", () -> v.echo_blob(null) == null ? "" : "not null");
+    // The Blob inside a chunked value.
+    step("carrier sent", () -> {
+      int id = v.carried(new CarrierImpl(1, BlobImpl.make(21)));
+      return id == 21 ? "" : "got " + id;
+    });
+    step("carrier made", () -> {
+      Carrier c = v.make_carrier(22);
+      if (c == null) return "null";
+      return c.a == 22 ? BlobImpl.diff(c.blob, 22) : "a " + c.a;
+    });
     step("blob chunked", () -> ValuesClient.blobTag(orb));
 
     System.out.println("DONE " + failures);

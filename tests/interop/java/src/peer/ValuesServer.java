@@ -59,6 +59,13 @@ public final class ValuesServer {
     }
 
     public Blob make_blob(int id) { return BlobImpl.make(id); }
+
+    public int carried(Carrier c) {
+      if (c == null || c.blob == null) return -1;
+      return BlobImpl.diff(c.blob, c.blob.id).isEmpty() ? c.blob.id : -2;
+    }
+
+    public Carrier make_carrier(int id) { return new CarrierImpl(id, BlobImpl.make(id)); }
   }
 
   public static void main(String[] args) throws Exception {
