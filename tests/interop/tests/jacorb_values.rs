@@ -5,7 +5,7 @@
 //!   node is decoded once, a cycle is closed), built by either side;
 //! * value boxes of a string, a struct and a sequence, and null values;
 //! * truncation: each side sends a truncatable derived value that only it
-//!   knows (Peregrine's `RustDerived`, JacORB's `JavaDerived`) to a peer
+//!   knows (Peregrine's `RustDerived`, JacORB's `PeerDerived`) to a peer
 //!   that knows only the base;
 //! * a custom value (`Blob`) whose state each side writes by hand
 //!   (`CustomMarshal` in `src/jvalues.rs`, `DataOutputStream` in
@@ -286,7 +286,7 @@ fn client_steps(vals: &v::ValuesRef) -> Vec<String> {
         let a = vals.base_a(&Arc::new(v::Base::new(9)).into())?;
         Ok(check(a == 9, format!("got {a}")))
     });
-    // JacORB's JavaDerived, truncated to Base here.
+    // JacORB's PeerDerived, truncated to Base here.
     s.step("made derived", || {
         let b = vals.make_derived(7)?;
         Ok(check(
@@ -323,7 +323,7 @@ fn client_steps(vals: &v::ValuesRef) -> Vec<String> {
         if c.a != 22 {
             return Ok(format!("a {}", c.a));
         }
-        Ok(c.blob
+        Ok(c.payload
             .get()
             .map_or("null", |b| diff_blob(b, 22))
             .to_string())
@@ -405,7 +405,7 @@ impl v::Values for Server {
         Ok(Arc::new(blob(id)).into())
     }
     fn carried(&self, c: &ValueSlot<v::Carrier>) -> Result<i32, SystemException> {
-        Ok(match c.get().and_then(|c| c.blob.get()) {
+        Ok(match c.get().and_then(|c| c.payload.get()) {
             None => -1,
             Some(b) if diff_blob(b, b.id).is_empty() => b.id,
             Some(_) => -2,

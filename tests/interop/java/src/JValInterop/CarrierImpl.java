@@ -6,6 +6,6 @@ public class CarrierImpl extends Carrier {
 
   public CarrierImpl(int a, Blob blob) {
     this.a = a;
-    this.blob = blob;
+    this.payload = blob;
   }
 }

@@ -105,7 +105,7 @@ public final class ValuesClient {
     // A derived value only JacORB knows, truncated to Base by Peregrine
     // (its nested Node is skipped with the derived part).
     step("truncated", () -> {
-      Base d = new JavaDerivedImpl(41, "java only", new NodeImpl(6, "link", null));
+      Base d = new PeerDerivedImpl(41, "java only", new NodeImpl(6, "link", null));
       int a = v.base_a(d);
       return a == 41 ? "" : "got " + a;
     });
@@ -135,7 +135,7 @@ public final class ValuesClient {
     step("carrier made", () -> {
       Carrier c = v.make_carrier(22);
       if (c == null) return "null";
-      return c.a == 22 ? BlobImpl.diff(c.blob, 22) : "a " + c.a;
+      return c.a == 22 ? BlobImpl.diff(c.payload, 22) : "a " + c.a;
     });
     step("blob chunked", () -> ValuesClient.blobTag(orb));
 

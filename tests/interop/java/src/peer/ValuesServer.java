@@ -44,7 +44,7 @@ public final class ValuesServer {
     public int derived_a(Base d) { return a(d); }
 
     public Base make_derived(int a) {
-      return new JavaDerivedImpl(a, "java only", new NodeImpl(a + 1, "link", null));
+      return new PeerDerivedImpl(a, "java only", new NodeImpl(a + 1, "link", null));
     }
 
     /** Only Peregrine's server makes a RustDerived; not called here. */
@@ -61,8 +61,8 @@ public final class ValuesServer {
     public Blob make_blob(int id) { return BlobImpl.make(id); }
 
     public int carried(Carrier c) {
-      if (c == null || c.blob == null) return -1;
-      return BlobImpl.diff(c.blob, c.blob.id).isEmpty() ? c.blob.id : -2;
+      if (c == null || c.payload == null) return -1;
+      return BlobImpl.diff(c.payload, c.payload.id).isEmpty() ? c.payload.id : -2;
     }
 
     public Carrier make_carrier(int id) { return new CarrierImpl(id, BlobImpl.make(id)); }

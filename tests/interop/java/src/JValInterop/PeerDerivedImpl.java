@@ -4,10 +4,10 @@ package JValInterop;
  * The truncatable derived value only the Java side knows (Peregrine's IDL
  * has RustDerived in its place): Peregrine reads it as a Base.
  */
-public class JavaDerivedImpl extends JavaDerived {
-  public JavaDerivedImpl() {}
+public class PeerDerivedImpl extends PeerDerived {
+  public PeerDerivedImpl() {}
 
-  public JavaDerivedImpl(int a, String extra, Node link) {
+  public PeerDerivedImpl(int a, String extra, Node link) {
     this.a = a;
     this.extra = extra;
     this.link = link;
