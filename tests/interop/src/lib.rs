@@ -12,6 +12,8 @@
 //!   kill-on-drop.
 //! * [`jvalues`]: the Peregrine side of the valuetypes exchanged with
 //!   JacORB (`idl/jvalues.idl`, `tests/jacorb_values.rs`).
+//! * [`omniorbpy`]: generates the omniORBpy peers' Python stubs
+//!   (`python/`) with omniidl and runs them.
 //! * [`jacorb`]: builds the JacORB 3.9 Java peers (`java/src/peer/`) with
 //!   JacORB's IDL compiler + javac (cached likewise) and runs them.
 //!
@@ -23,6 +25,7 @@
 pub mod expected;
 pub mod jacorb;
 pub mod jvalues;
+pub mod omniorbpy;
 pub mod peers;
 pub mod servants;
 
