@@ -98,6 +98,14 @@ def main():
     step("made derived", made_derived)
     step("made base", lambda: same((type(v.make_derived(8)).__name__, v.make_derived(8).a), ("Base", 8)))
 
+    def truncated_link():
+        # The derived value's link sent again after it: an indirection
+        # into the part Peregrine skips when it truncates.
+        n = N(6, "link", None)
+        return same(v.truncated_link(JValInterop.PeerDerived(41, "python only", n), n), 41006)
+
+    step("truncated link", truncated_link)
+
     step("blob echo", lambda: diff_blob(v.echo_blob(blob(5)), 5))
     step("blob made", lambda: diff_blob(v.make_blob(12), 12))
     step("null blob", lambda: same(v.echo_blob(None), None))

@@ -72,6 +72,14 @@ class Values(JValInterop__POA.Values):
     def make_carrier(self, id):
         return JValInterop.Carrier(id, blob(id))
 
+    def truncated_link(self, b, n):
+        if b is None or n is None:
+            return -1
+        return b.a * 1000 + n.id if type(b) is JValInterop.Base else -2
+
+    def rust_truncated_link(self, b, n):
+        return self.truncated_link(b, n)
+
 
 def main():
     args = sys.argv + ["-ORBendPoint", "giop:tcp:127.0.0.1:"]

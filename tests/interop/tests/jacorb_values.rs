@@ -47,12 +47,14 @@ fn peregrine_client_jacorb_server() {
             .expect("narrow")
             .expect("a Values");
         let lines = client_steps("JacORB", &vals);
+        let stderr = server.stderr();
         drop(server);
         orb.shutdown(true);
-        Some(lines)
+        Some((lines, stderr))
     }) else {
         return;
     };
+    let (lines, stderr) = lines;
     assert_eq!(
         lines,
         [
@@ -72,6 +74,10 @@ fn peregrine_client_jacorb_server() {
             "ok null base",
             "ok base",
             "ok made derived",
+            // JacORB does not record the values in the part it skips: the
+            // indirection to the link fails (an IndirectionException in
+            // its CDRInputStream, MARSHAL on the wire).
+            "FAIL truncated link: Marshal minor=0x0 completed=No",
             "ok blob echo",
             "ok blob made",
             "ok null blob",
@@ -80,7 +86,8 @@ fn peregrine_client_jacorb_server() {
             // JacORB writes the Blob inside the Carrier's chunked state
             // without chunks (see `docs/interop.md`): not CDR, refused.
             "FAIL carrier made: Marshal minor=0x0 completed=Yes",
-        ]
+        ],
+        "server stderr: {stderr}"
     );
 }
 
@@ -134,6 +141,8 @@ fn jacorb_client_peregrine_server() {
         "ok base",
         "ok made derived",
         "ok made base",
+        // Peregrine decodes the skipped link where it stands.
+        "ok truncated link",
         "ok blob echo",
         "ok blob made",
         "ok null blob",

@@ -124,6 +124,14 @@ public final class ValuesClient {
       return b != null && b.getClass() == BaseImpl.class && b.a == 8 ? "" : "not a Base with a = 8";
     });
 
+    // The derived value's link sent again after it: an indirection into
+    // the part Peregrine skips when it truncates.
+    step("truncated link", () -> {
+      Node n = new NodeImpl(6, "link", null);
+      int r = v.truncated_link(new PeerDerivedImpl(41, "java only", n), n);
+      return r == 41006 ? "" : "got " + r;
+    });
+
     step("blob echo", () -> BlobImpl.diff(v.echo_blob(BlobImpl.make(5)), 5));
     step("blob made", () -> BlobImpl.diff(v.make_blob(12), 12));
     step("null blob", () -> v.echo_blob(null) == null ? "" : "not null");

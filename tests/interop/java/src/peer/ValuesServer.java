@@ -66,6 +66,13 @@ public final class ValuesServer {
     }
 
     public Carrier make_carrier(int id) { return new CarrierImpl(id, BlobImpl.make(id)); }
+
+    public int truncated_link(Base b, Node n) {
+      if (b == null || n == null) return -1;
+      return b.getClass() == BaseImpl.class ? b.a * 1000 + n.id : -2;
+    }
+
+    public int rust_truncated_link(Base b, Node n) { return truncated_link(b, n); }
   }
 
   public static void main(String[] args) throws Exception {
