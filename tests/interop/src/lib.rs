@@ -1,4 +1,4 @@
-//! Interoperability tests against omniORB and JacORB.
+//! Interoperability tests against omniORB, JacORB and omniORBpy.
 //!
 //! * [`idl`]: Rust stubs and skeletons generated from `idl/interop.idl` by
 //!   peregrine-idl-rust (in `build.rs`).
@@ -11,7 +11,8 @@
 //!   and runs them with readiness lines on stdout, deadlines, and
 //!   kill-on-drop.
 //! * [`jvalues`]: the Peregrine side of the valuetypes exchanged with
-//!   JacORB (`idl/jvalues.idl`, `tests/jacorb_values.rs`).
+//!   JacORB and omniORBpy (`idl/jvalues.idl`): custom marshaling, fixed
+//!   values, the client's steps and the servant.
 //! * [`omniorbpy`]: generates the omniORBpy peers' Python stubs
 //!   (`python/`) with omniidl and runs them.
 //! * [`jacorb`]: builds the JacORB 3.9 Java peers (`java/src/peer/`) with
@@ -20,7 +21,9 @@
 //! The tests themselves are `tests/peregrine_client.rs` (Peregrine client,
 //! omniORB server) and `tests/omniorb_client.rs` (omniORB client,
 //! Peregrine server), each over GIOP 1.0, 1.1 and 1.2, and
-//! `tests/jacorb.rs` (both directions against JacORB).
+//! `tests/jacorb.rs` (both directions against JacORB); objects by value
+//! are `tests/values.rs` (omniORB), `tests/jacorb_values.rs` and
+//! `tests/omniorbpy_values.rs`, both directions each.
 
 pub mod expected;
 pub mod jacorb;
