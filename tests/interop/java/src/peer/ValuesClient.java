@@ -135,6 +135,18 @@ public final class ValuesClient {
     step("blob echo", () -> BlobImpl.diff(v.echo_blob(BlobImpl.make(5)), 5));
     step("blob made", () -> BlobImpl.diff(v.make_blob(12), 12));
     step("null blob", () -> v.echo_blob(null) == null ? "" : "not null");
+    // The Peregrine servant checks the Blob it reads: a wrong one is
+    // refused.
+    step("blob checked", () -> {
+      BlobImpl b = BlobImpl.make(8);
+      b.ratio = 0.5;
+      try {
+        v.echo_blob(b);
+        return "accepted";
+      } catch (org.omg.CORBA.BAD_PARAM e) {
+        return "";
+      }
+    });
     // The Blob inside a chunked value.
     step("carrier sent", () -> {
       int id = v.carried(new CarrierImpl(1, BlobImpl.make(21)));
