@@ -31,11 +31,12 @@ use peregrine_orb::Orb;
 // Peregrine client -> JacORB server
 // ---------------------------------------------------------------------
 
-#[test]
-fn peregrine_client_jacorb_server() {
-    let Some(lines) = bounded(300, || {
+/// Every step against a JacORB server speaking at most GIOP 1.`minor`,
+/// asserted; `None`: JacORB not installed, skipped.
+fn peregrine_client(minor: u8) -> Option<()> {
+    let (lines, stderr) = bounded(300, move || {
         let jacorb = jacorb()?;
-        let mut server = jacorb.spawn("JacORB values server", "peer.ValuesServer", 2, &[]);
+        let mut server = jacorb.spawn("JacORB values server", "peer.ValuesServer", minor, &[]);
         let t = Duration::from_secs(60);
         let ior = server.wait_for("VALUES ", t);
         server.wait_for("READY", t);
@@ -43,18 +44,20 @@ fn peregrine_client_jacorb_server() {
             .call_timeout(Duration::from_secs(60))
             .build()
             .expect("client ORB");
-        let vals = v::ValuesRef::narrow(orb.string_to_object(&ior).expect("IOR"))
-            .expect("narrow")
-            .expect("a Values");
+        let o = orb.string_to_object(&ior).expect("IOR");
+        let version = o.ior().iiop_profiles().expect("profiles")[0].version;
+        assert_eq!(
+            (version.major, version.minor),
+            (1, minor),
+            "JacORB's profile"
+        );
+        let vals = v::ValuesRef::narrow(o).expect("narrow").expect("a Values");
         let lines = client_steps("JacORB", &vals);
         let stderr = server.stderr();
         drop(server);
         orb.shutdown(true);
         Some((lines, stderr))
-    }) else {
-        return;
-    };
-    let (lines, stderr) = lines;
+    })?;
     assert_eq!(
         lines,
         [
@@ -87,8 +90,21 @@ fn peregrine_client_jacorb_server() {
             // without chunks (see `docs/interop.md`): not CDR, refused.
             "FAIL carrier made: Marshal minor=0x0 completed=Yes",
         ],
-        "server stderr: {stderr}"
+        "GIOP 1.{minor}; server stderr: {stderr}"
     );
+    Some(())
+}
+
+#[test]
+fn peregrine_client_jacorb_server() {
+    peregrine_client(2);
+}
+
+/// Values need no GIOP 1.2 feature: the same outcome in 1.1 (the
+/// strings through the code set JacORB's IIOP 1.1 profile announces).
+#[test]
+fn peregrine_client_jacorb_server_giop_1_1() {
+    peregrine_client(1);
 }
 
 // ---------------------------------------------------------------------
