@@ -87,6 +87,9 @@ def main():
     # A derived value only this side knows, truncated to Base by Peregrine
     # (its nested Node skipped with the derived part).
     step("truncated", lambda: same(v.base_a(JValInterop.PeerDerived(41, "python only", N(6, "link", None))), 41))
+    # A large derived part (300 000 characters in one chunk) skipped by
+    # Peregrine.
+    step("truncated big", lambda: same(v.base_a(JValInterop.PeerDerived(3, "x" * 300000, None)), 3))
     step("null base", lambda: same(v.base_a(None), -1))
     step("base", lambda: same(v.base_a(JValInterop.Base(9)), 9))
 

@@ -268,6 +268,13 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
         let a = vals.derived_a(&d.into())?;
         Ok(check(a == 41, format!("got {a}")))
     });
+    // A large derived part (300 000 characters in one chunk) skipped by
+    // the peer.
+    s.step("truncated big", || {
+        let d = v::RustDerived::new(3, "x".repeat(300_000), ValueSlot::null());
+        let a = vals.derived_a(&Arc::new(d).into())?;
+        Ok(check(a == 3, format!("got {a}")))
+    });
     s.step("null base", || {
         let a = vals.base_a(&ValueSlot::null())?;
         Ok(check(a == -1, format!("got {a}")))

@@ -109,6 +109,13 @@ public final class ValuesClient {
       int a = v.base_a(d);
       return a == 41 ? "" : "got " + a;
     });
+    // A large derived part (300 000 characters in one chunk) skipped by
+    // Peregrine.
+    step("truncated big", () -> {
+      String big = "x".repeat(300_000);
+      int a = v.base_a(new PeerDerivedImpl(3, big, null));
+      return a == 3 ? "" : "got " + a;
+    });
     step("null base", () -> v.base_a(null) == -1 ? "" : "not -1");
     step("base", () -> v.base_a(new BaseImpl(9)) == 9 ? "" : "not 9");
     // Peregrine's RustDerived, truncated to Base here.
