@@ -200,9 +200,19 @@ impl<'a> Reader<'a> {
                 let st = self.vstate();
                 match st.values.last() {
                     Some((p, _)) if *p >= tag_at => {
-                        // Decoded after all (see `reopen`): recorded when
+                        // Read a second time (see `reopen`): recorded when
                         // it was skipped.
                         if let Ok(i) = st.values.binary_search_by_key(&tag_at, |(p, _)| *p) {
+                            if let (Entry::Done(v), true) = (&st.values[i].1, chunked) {
+                                // Decoded since, through an indirection:
+                                // the same value again, its bytes skipped.
+                                let v = v.clone();
+                                st.level += 1;
+                                self.buf.set_len(pos);
+                                self.skip_to_end_tag()?;
+                                self.leave();
+                                return Ok(ValueStart::Shared(v));
+                            }
                             st.values[i].1 = Entry::Pending;
                         }
                     }

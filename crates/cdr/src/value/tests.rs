@@ -358,6 +358,52 @@ fn indirection_into_a_truncated_part_decodes_it_there() {
     }
 }
 
+/// Two values nested in a truncated part, B inside A, reached by
+/// indirections in that order: decoding A meets B again and shares the
+/// B decoded before.
+#[test]
+fn values_in_a_truncated_part_keep_their_identity() {
+    for order in ORDERS {
+        let mut e = B::new(order);
+        e.long(0x7fff_ff0e).long(2).string(DERIVED).string(BASE);
+        e.long(8).long(5).long(6);
+        let a_at = e.at();
+        e.long(0x7fff_ff0a).string(NODE).long(4).long(1);
+        let b_at = e.at();
+        e.long(0x7fff_ff0a).string(NODE).long(4).long(2).neg(-3);
+        e.long(4).long(0).neg(-2);
+        e.long(4).long(0).neg(-1);
+        for at in [b_at, a_at] {
+            e.long(0xffff_ffff);
+            e.neg(at as i32 - e.at() as i32);
+        }
+        let bytes = e.done();
+        let mut r = Reader::new(&bytes, order);
+        let ValueStart::New(x) = r.read_value_start().unwrap() else {
+            panic!()
+        };
+        assert_eq!(r.read_i32().unwrap(), 5);
+        r.finish_value(&x, Arc::new(5i32)).unwrap();
+        let ValueStart::New(b) = r.read_value_start().unwrap() else {
+            panic!()
+        };
+        assert_eq!((b.pos, r.read_i32().unwrap()), (b_at, 2));
+        let vb: super::AnyValue = Arc::new(2i32);
+        r.finish_value(&b, vb.clone()).unwrap();
+        let ValueStart::New(a) = r.read_value_start().unwrap() else {
+            panic!()
+        };
+        assert_eq!((a.pos, r.read_i32().unwrap()), (a_at, 1));
+        // A's member: the B decoded before, not a second copy.
+        let ValueStart::Shared(member) = r.read_value_start().unwrap() else {
+            panic!()
+        };
+        assert!(Arc::ptr_eq(&member, &vb));
+        r.finish_value(&a, Arc::new(1i32)).unwrap();
+        assert!(r.is_empty());
+    }
+}
+
 #[test]
 fn codebase_is_skipped_and_rmi_ids_accepted() {
     for order in ORDERS {
