@@ -13,6 +13,13 @@
 //! (issue #6) makes the round trip exact. The scratch streams use native
 //! byte order, GIOP 1.2 and Peregrine's native code sets (UTF-8, UTF-16),
 //! so no character is lost on the way.
+//!
+//! Generated valuetypes and value boxes `T` implement only `IdlType`;
+//! the impls here make `ValueSlot<T>` and `Arc<T>` insertable and
+//! `ValueSlot<T>` extractable. A whole graph goes through one stream each
+//! way, so the indirections of the compiled writer become shared
+//! [`crate::ValueNode`]s and those of the interpreter's writer shared
+//! `Arc`s: sharing and cycles survive both directions.
 
 use std::sync::Arc;
 

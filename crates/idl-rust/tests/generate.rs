@@ -772,8 +772,8 @@ fn valuetypes_and_boxes_get_typecodes_and_any_support() {
     assert_contains(
         &code,
         &format!(
-            r#"{dy}::TypeCode::value_tc("IDL:M/A:1.0", "A", 0, None, Vec::from([
-                {dy}::ValueMember {{ name: "fwd".into(), tc: {dy}::TypeCode::value_tc("IDL:M/B:1.0", "B", 0, None, Vec::from([
+            r#"{dy}::TypeCode::value_tc("IDL:M/A:1.0", "A", {dy}::valuetype::VM_NONE, None, Vec::from([
+                {dy}::ValueMember {{ name: "fwd".into(), tc: {dy}::TypeCode::value_tc("IDL:M/B:1.0", "B", {dy}::valuetype::VM_NONE, None, Vec::from([
                     {dy}::ValueMember {{ name: "back".into(), tc: {dy}::TypeCode::recursive("IDL:M/A:1.0"), visibility: 1 }},
                 ])), visibility: 1 }},
                 {dy}::ValueMember {{ name: "n".into(), tc: {dy}::TypeCode::long(), visibility: 0 }},
@@ -783,19 +783,19 @@ fn valuetypes_and_boxes_get_typecodes_and_any_support() {
     // Modifiers and the concrete base (an abstract base is no base).
     assert_contains(
         &code,
-        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Trunc:1.0", "Trunc", 3, Some(tc_base()),"#),
+        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Trunc:1.0", "Trunc", {dy}::valuetype::VM_TRUNCATABLE, Some(tc_base()),"#),
     );
     assert_contains(
         &code,
-        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Abs:1.0", "Abs", 2, None, Vec::from([]))"#),
+        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Abs:1.0", "Abs", {dy}::valuetype::VM_ABSTRACT, None, Vec::from([]))"#),
     );
     assert_contains(
         &code,
-        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Impl:1.0", "Impl", 0, None,"#),
+        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Impl:1.0", "Impl", {dy}::valuetype::VM_NONE, None,"#),
     );
     assert_contains(
         &code,
-        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Cust:1.0", "Cust", 1, None,"#),
+        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Cust:1.0", "Cust", {dy}::valuetype::VM_CUSTOM, None,"#),
     );
     assert_contains(
         &code,

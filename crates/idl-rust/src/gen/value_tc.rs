@@ -23,13 +23,6 @@ use peregrine_idl::{BasicType, DefId, DefKind, Type};
 
 use super::{lit_str, Gen};
 
-/// `VM_NONE`, `VM_CUSTOM`, `VM_ABSTRACT`, `VM_TRUNCATABLE` (CORBA
-/// `ValueModifier`).
-const VM_NONE: i16 = 0;
-const VM_CUSTOM: i16 = 1;
-const VM_ABSTRACT: i16 = 2;
-const VM_TRUNCATABLE: i16 = 3;
-
 impl Gen<'_> {
     /// The types named inside `id`'s TypeCode: members and alias target
     /// as for every aggregate, plus a valuetype's concrete base and own
@@ -108,14 +101,15 @@ impl Gen<'_> {
                 ..
             } => {
                 let modifier = if *is_custom {
-                    VM_CUSTOM
+                    "VM_CUSTOM"
                 } else if *is_abstract {
-                    VM_ABSTRACT
+                    "VM_ABSTRACT"
                 } else if *truncatable {
-                    VM_TRUNCATABLE
+                    "VM_TRUNCATABLE"
                 } else {
-                    VM_NONE
+                    "VM_NONE"
                 };
+                let modifier = format!("{dy}::valuetype::{modifier}");
                 let base = match self.concrete_base(id) {
                     Some(b) => format!("Some({})", self.tc_expr(&Type::Named(b), cur, stack)),
                     None => "None".to_string(),
