@@ -783,19 +783,27 @@ fn valuetypes_and_boxes_get_typecodes_and_any_support() {
     // Modifiers and the concrete base (an abstract base is no base).
     assert_contains(
         &code,
-        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Trunc:1.0", "Trunc", {dy}::valuetype::VM_TRUNCATABLE, Some(tc_base()),"#),
+        &format!(
+            r#"{dy}::TypeCode::value_tc("IDL:M/Trunc:1.0", "Trunc", {dy}::valuetype::VM_TRUNCATABLE, Some(tc_base()),"#
+        ),
     );
     assert_contains(
         &code,
-        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Abs:1.0", "Abs", {dy}::valuetype::VM_ABSTRACT, None, Vec::from([]))"#),
+        &format!(
+            r#"{dy}::TypeCode::value_tc("IDL:M/Abs:1.0", "Abs", {dy}::valuetype::VM_ABSTRACT, None, Vec::from([]))"#
+        ),
     );
     assert_contains(
         &code,
-        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Impl:1.0", "Impl", {dy}::valuetype::VM_NONE, None,"#),
+        &format!(
+            r#"{dy}::TypeCode::value_tc("IDL:M/Impl:1.0", "Impl", {dy}::valuetype::VM_NONE, None,"#
+        ),
     );
     assert_contains(
         &code,
-        &format!(r#"{dy}::TypeCode::value_tc("IDL:M/Cust:1.0", "Cust", {dy}::valuetype::VM_CUSTOM, None,"#),
+        &format!(
+            r#"{dy}::TypeCode::value_tc("IDL:M/Cust:1.0", "Cust", {dy}::valuetype::VM_CUSTOM, None,"#
+        ),
     );
     assert_contains(
         &code,
