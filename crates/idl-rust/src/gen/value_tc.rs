@@ -137,8 +137,9 @@ impl Gen<'_> {
         s
     }
 
-    /// True if `ty` holds a `custom` valuetype anywhere: no `Any` support
-    /// (the interpreter cannot read or write a custom state).
+    /// True if `ty` holds a `custom` valuetype (or a `ValueBase`, which
+    /// may be one) anywhere: no `Any` support (the interpreter cannot
+    /// read or write a custom state).
     pub(super) fn holds_custom_value(&self, ty: &Type) -> bool {
         self.custom_in(ty, &mut HashSet::new())
     }
