@@ -1,0 +1,393 @@
+//! One accepted connection: its socket, the bytes received but not yet
+//! handled, how many of its requests run, its negotiated code sets and
+//! GIOP version, and its reply queue.
+
+use std::io;
+use std::net::{Shutdown, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use peregrine_cdr::{ByteOrder, CharCodeSet, CodeSets, GiopVersion, Writer};
+use peregrine_giop::{encode_close_connection, encode_message_error, Limits, Reassembler};
+
+use super::outbound::{Outbound, WriteError};
+use super::poller::{Kind, Poller, Token};
+use crate::transport::{RxBuf, Transport};
+
+/// Set in [`Conn::state`] once CloseConnection was sent.
+const CLOSE_SENT: usize = 1 << (usize::BITS - 1);
+/// Set in [`Conn::state`] when the ORB shuts down: no new request starts.
+const CLOSING: usize = 1 << (usize::BITS - 2);
+
+/// A non-blocking TCP socket as the framing code reads it.
+pub(super) struct Sock {
+    pub(super) stream: TcpStream,
+    peer: String,
+}
+
+impl Sock {
+    pub(super) fn new(stream: TcpStream) -> io::Result<Sock> {
+        stream.set_nonblocking(true)?;
+        let _ = stream.set_nodelay(true);
+        let peer = stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| "?".into());
+        Ok(Sock { stream, peer })
+    }
+}
+
+impl Transport for Sock {
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        crate::sock_io::recv(&self.stream, buf)
+    }
+    fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()> {
+        // Not used: replies go through `Outbound`.
+        for b in bufs {
+            crate::sock_io::send_all(&self.stream, b)?;
+        }
+        Ok(())
+    }
+    fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
+    fn peer_closed_or_readable(&self) -> bool {
+        false
+    }
+    fn shutdown_write(&self) {
+        let _ = self.stream.shutdown(Shutdown::Write);
+    }
+    fn shutdown(&self) {
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+    fn peer(&self) -> &str {
+        &self.peer
+    }
+}
+
+/// A transport that never has bytes: framing over it tells whether a
+/// buffer already holds a complete message, without reading.
+pub(super) struct NoRead;
+
+impl Transport for NoRead {
+    fn read(&self, _: &mut [u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::WouldBlock.into())
+    }
+    fn write_all_vectored(&self, _: &[&[u8]]) -> io::Result<()> {
+        Ok(())
+    }
+    fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
+    fn peer_closed_or_readable(&self) -> bool {
+        false
+    }
+    fn shutdown_write(&self) {}
+    fn shutdown(&self) {}
+    fn peer(&self) -> &str {
+        ""
+    }
+}
+
+/// Who may read the connection next.
+#[derive(Debug, Default)]
+pub(super) struct Turn {
+    /// Requests of this connection being dispatched.
+    pub(super) running: usize,
+    /// The connection's concurrency limit was reached: nobody reads it
+    /// (its registration is not armed) until a request finishes, and the
+    /// thread that finishes it takes the turn.
+    pub(super) parked: bool,
+}
+
+/// One accepted connection.
+pub(crate) struct Conn {
+    pub(super) id: u64,
+    pub(super) sock: Sock,
+    poller: Arc<Poller>,
+    /// Requests being dispatched in the low bits, [`CLOSING`] and
+    /// [`CLOSE_SENT`]. CloseConnection goes out only on a transition
+    /// from 0 (no request in progress) to `CLOSE_SENT`, and a request
+    /// that finds either high bit set after counting itself backs out
+    /// unprocessed. So no reply is ever written after CloseConnection.
+    state: AtomicUsize,
+    /// The GIOP minor version + 1 of the first message (0: none yet), for
+    /// CloseConnection.
+    version: AtomicU8,
+    /// The code sets the client chose.
+    pub(super) codesets: Mutex<CodeSets>,
+    /// Bytes received and not handled while no thread holds the turn (a
+    /// partial message, or messages that arrived behind one being
+    /// handled). Empty connections hold no buffer.
+    pub(super) rx: Mutex<Option<RxBuf>>,
+    /// Fragments being reassembled (touched by the turn's holder only).
+    pub(super) reasm: Mutex<Reassembler>,
+    pub(super) turn: Mutex<Turn>,
+    out: Outbound,
+    closed: AtomicBool,
+    /// The span of the connection's events (names the peer).
+    pub(super) span: tracing::Span,
+}
+
+impl Conn {
+    pub(super) fn new(
+        id: u64,
+        sock: Sock,
+        poller: Arc<Poller>,
+        limits: Limits,
+        queue_limit: usize,
+    ) -> Conn {
+        let span = crate::trace::server_connection(sock.peer());
+        Conn {
+            id,
+            sock,
+            poller,
+            state: AtomicUsize::new(0),
+            version: AtomicU8::new(0),
+            // Until the client says otherwise (CORBA's defaults).
+            codesets: Mutex::new(CodeSets {
+                char: CharCodeSet::Latin1,
+                wchar: None,
+            }),
+            rx: Mutex::new(None),
+            reasm: Mutex::new(Reassembler::new(limits)),
+            turn: Mutex::new(Turn::default()),
+            out: Outbound::new(queue_limit),
+            closed: AtomicBool::new(false),
+            span,
+        }
+    }
+
+    pub(super) fn peer(&self) -> &str {
+        self.sock.peer()
+    }
+
+    fn read_token(&self) -> Token {
+        Token {
+            id: self.id,
+            kind: Kind::Read,
+        }
+    }
+
+    /// Registers the socket for reading.
+    pub(super) fn register(&self) -> io::Result<()> {
+        self.poller
+            .add(self.sock.stream.as_raw_fd(), self.read_token())
+    }
+
+    /// Gives the read turn back to the kernel: the next readable event
+    /// goes to one waiting thread.
+    pub(super) fn rearm_read(&self) {
+        if self.rearm_failed() {
+            self.sock.shutdown();
+        }
+    }
+
+    fn rearm_failed(&self) -> bool {
+        !self.is_closed()
+            && self
+                .poller
+                .rearm(self.sock.stream.as_raw_fd(), self.read_token())
+                .is_err()
+    }
+
+    /// Writes one message (a reply, LocateReply, ...), in GIOP fragments
+    /// if it is longer than `fragment_size`.
+    pub(super) fn write_message(&self, msg: &[u8], fragment_size: usize) -> Result<(), WriteError> {
+        if msg.len() <= fragment_size.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN) {
+            return self.write_bufs(&[msg]);
+        }
+        self.write_fragmented(msg, fragment_size)
+    }
+
+    #[inline(never)]
+    fn write_fragmented(&self, msg: &[u8], fragment_size: usize) -> Result<(), WriteError> {
+        let pieces: Vec<peregrine_giop::Piece<'_>> =
+            match peregrine_giop::fragment(msg, fragment_size) {
+                Ok(f) => f.collect(),
+                // Not fragmentable (GIOP 1.0, ...): whole.
+                Err(_) => return self.write_bufs(&[msg]),
+            };
+        let mut bufs: Vec<&[u8]> = Vec::with_capacity(pieces.len() * 2);
+        for p in &pieces {
+            bufs.push(p.header());
+            bufs.push(p.payload);
+        }
+        self.write_bufs(&bufs)
+    }
+
+    fn write_bufs(&self, bufs: &[&[u8]]) -> Result<(), WriteError> {
+        let r = self
+            .out
+            .write(&self.sock.stream, &self.poller, self.id, bufs);
+        if let Err(WriteError::QueueFull) = &r {
+            crate::trace::reply_queue_full(self.peer());
+        }
+        r
+    }
+
+    /// The socket is writable: flush the queued replies.
+    pub(super) fn flush(&self) {
+        self.out.flush(&self.sock.stream, &self.poller, self.id);
+    }
+
+    /// Counts a request in progress; false (and not counted) once the
+    /// connection is closing.
+    #[inline]
+    pub(super) fn begin_request(&self) -> bool {
+        if self.state.fetch_add(1, Ordering::SeqCst) & (CLOSE_SENT | CLOSING) != 0 {
+            self.state.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    #[inline]
+    pub(super) fn end_request(&self) {
+        self.state.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Requests in progress.
+    pub(super) fn busy(&self) -> usize {
+        self.state.load(Ordering::SeqCst) & !(CLOSE_SENT | CLOSING)
+    }
+
+    /// Refuses new requests from now on (the ORB shuts down).
+    pub(super) fn set_closing(&self) {
+        self.state.fetch_or(CLOSING, Ordering::SeqCst);
+    }
+
+    /// Remembers the first message's GIOP version.
+    #[inline]
+    pub(super) fn note_version(&self, v: GiopVersion) {
+        if self.version.load(Ordering::Relaxed) == 0 {
+            let _ = self.version.compare_exchange(
+                0,
+                v.minor() + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    fn version(&self) -> GiopVersion {
+        match self.version.load(Ordering::Relaxed) {
+            0 => GiopVersion::V1_0,
+            n => GiopVersion::from_minor(n - 1),
+        }
+    }
+
+    /// Sends CloseConnection if no request is in progress (a busy
+    /// connection's last request calls this again after its reply), once.
+    pub(super) fn send_close(&self) {
+        let cur = self.state.load(Ordering::SeqCst);
+        // Busy, or sent already.
+        if cur & !CLOSING != 0
+            || self
+                .state
+                .compare_exchange(cur, cur | CLOSE_SENT, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+        {
+            return;
+        }
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        if encode_close_connection(&mut w, self.version()).is_ok() {
+            let _ = self.write_bufs(&[w.as_slice()]);
+        }
+        self.out.shutdown_write(&self.sock.stream);
+    }
+
+    /// True once CloseConnection was sent.
+    #[cfg(test)]
+    pub(super) fn close_sent(&self) -> bool {
+        self.state.load(Ordering::SeqCst) & CLOSE_SENT != 0
+    }
+
+    /// Answers garbage with MessageError (in the version `msg` claims)
+    /// and stops sending.
+    pub(super) fn message_error(&self, msg: &[u8]) {
+        let minor = msg.get(5).copied().unwrap_or(0).min(2);
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        if encode_message_error(&mut w, GiopVersion::from_minor(minor)).is_ok() {
+            let _ = self.write_bufs(&[w.as_slice()]);
+        }
+        self.out.shutdown_write(&self.sock.stream);
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Stops watching the socket and shuts it down (once); true for the
+    /// caller that did it. The descriptor closes when the last thread
+    /// running one of its requests lets go.
+    pub(super) fn close(&self) -> bool {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        self.poller.delete(self.sock.stream.as_raw_fd());
+        self.out.deregister(&self.poller);
+        self.sock.shutdown();
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_giop::MsgType;
+    use std::io::Read;
+    use std::net::TcpListener;
+
+    fn conn() -> (Conn, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        let poller = Arc::new(Poller::new().unwrap());
+        let c = Conn::new(1, Sock::new(s).unwrap(), poller, Limits::default(), 1 << 20);
+        (c, peer)
+    }
+
+    /// CloseConnection waits for the requests in progress, goes out once,
+    /// with the connection's GIOP version, and refuses later requests.
+    #[test]
+    fn close_connection_only_when_idle_and_once() {
+        let (c, mut peer) = conn();
+        c.note_version(GiopVersion::V1_1);
+        c.note_version(GiopVersion::V1_2);
+        assert!(c.begin_request());
+        assert!(c.begin_request());
+        c.set_closing();
+        assert!(!c.begin_request(), "closing: no new request");
+        c.send_close();
+        assert!(!c.close_sent());
+        c.end_request();
+        c.send_close();
+        assert!(!c.close_sent());
+        c.end_request();
+        c.send_close();
+        c.send_close();
+        assert!(c.close_sent());
+        assert!(!c.begin_request());
+        assert_eq!(c.busy(), 0, "backing out left no request counted");
+        let mut sent = Vec::new();
+        peer.read_to_end(&mut sent).unwrap();
+        assert_eq!(sent.len(), peregrine_giop::HEADER_LEN, "once");
+        assert_eq!(&sent[..6], b"GIOP\x01\x01");
+        assert_eq!(sent[7], MsgType::CloseConnection as u8);
+    }
+
+    /// Without shutdown, CloseConnection goes out as soon as the
+    /// connection is idle.
+    #[test]
+    fn close_connection_when_idle_without_closing() {
+        let (c, mut peer) = conn();
+        c.send_close();
+        assert!(c.close_sent());
+        let mut sent = Vec::new();
+        peer.read_to_end(&mut sent).unwrap();
+        assert_eq!(&sent[..6], b"GIOP\x01\x00");
+    }
+}
