@@ -1029,7 +1029,7 @@ impl Orb {
         }
     }
 
-    /// False: in the thread-per-connection model no work waits for the
+    /// False: the server's own threads serve every request; no work waits for the
     /// main thread.
     pub fn work_pending(&self) -> bool {
         false

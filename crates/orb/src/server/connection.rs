@@ -14,6 +14,7 @@ use peregrine_giop::{encode_close_connection, encode_message_error, Limits, Reas
 
 use super::outbound::{Outbound, WriteError};
 use super::poller::{Kind, Poller, Token};
+use crate::client::lock;
 use crate::transport::{RxBuf, Transport};
 
 /// Set in [`Conn::state`] once CloseConnection was sent.
@@ -25,6 +26,10 @@ const CLOSING: usize = 1 << (usize::BITS - 2);
 pub(super) struct Sock {
     pub(super) stream: TcpStream,
     peer: String,
+    /// The last read returned less than asked (or nothing): the socket
+    /// had no more bytes then, so with edge-triggered events a new
+    /// arrival will be reported.
+    drained: AtomicBool,
 }
 
 impl Sock {
@@ -35,13 +40,28 @@ impl Sock {
             .peer_addr()
             .map(|a| a.to_string())
             .unwrap_or_else(|_| "?".into());
-        Ok(Sock { stream, peer })
+        Ok(Sock {
+            stream,
+            peer,
+            drained: AtomicBool::new(true),
+        })
+    }
+
+    /// See [`Sock::drained`]'s field.
+    pub(super) fn drained(&self) -> bool {
+        self.drained.load(Ordering::Relaxed)
     }
 }
 
 impl Transport for Sock {
     fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        crate::sock_io::recv(&self.stream, buf)
+        let r = crate::sock_io::recv(&self.stream, buf);
+        let drained = match &r {
+            Ok(n) => *n < buf.len(),
+            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+        };
+        self.drained.store(drained, Ordering::Relaxed);
+        r
     }
     fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()> {
         // Not used: replies go through `Outbound`.
@@ -91,15 +111,27 @@ impl Transport for NoRead {
     }
 }
 
-/// Who may read the connection next.
+/// Who may read the connection next. One thread at a time holds the
+/// read turn; a read event for a connection whose turn is held (or
+/// parked) only sets `notified`, and the holder looks at the socket
+/// again before letting go.
 #[derive(Debug, Default)]
 pub(super) struct Turn {
+    /// A thread (or the pool's ready queue) holds the read turn.
+    pub(super) owned: bool,
+    /// Bytes arrived while the turn was held or parked.
+    pub(super) notified: bool,
     /// Requests of this connection being dispatched.
     pub(super) running: usize,
     /// The connection's concurrency limit was reached: nobody reads it
-    /// (its registration is not armed) until a request finishes, and the
-    /// thread that finishes it takes the turn.
+    /// until a request finishes, and the thread that finishes it takes
+    /// the turn.
     pub(super) parked: bool,
+    /// Read events are off: bytes kept arriving while the turn was held
+    /// (a stream of oneways, pipelined calls), and each would wake a
+    /// follower only to be told to go back to sleep. Back on when the
+    /// turn is let go.
+    pub(super) muted: bool,
 }
 
 /// One accepted connection.
@@ -177,20 +209,58 @@ impl Conn {
             .add(self.sock.stream.as_raw_fd(), self.read_token())
     }
 
-    /// Gives the read turn back to the kernel: the next readable event
-    /// goes to one waiting thread.
-    pub(super) fn rearm_read(&self) {
-        if self.rearm_failed() {
+    /// A read event arrived: true if the caller now holds the read turn;
+    /// false if another thread holds it (told to look again) or the
+    /// connection waits for a request to finish.
+    pub(super) fn take_turn(&self) -> bool {
+        let mut t = lock(&self.turn);
+        if t.owned || t.parked {
+            t.notified = true;
+            if !t.muted {
+                t.muted = true;
+                let _ = self
+                    .poller
+                    .read_interest(self.sock.stream.as_raw_fd(), self.id, false);
+            }
+            return false;
+        }
+        t.owned = true;
+        true
+    }
+
+    /// Lets go of the turn (the caller holds `turn`'s lock), turning read
+    /// events back on if they were off.
+    pub(super) fn let_go(&self, t: &mut Turn) {
+        t.owned = false;
+        if std::mem::take(&mut t.muted)
+            && self
+                .poller
+                .read_interest(self.sock.stream.as_raw_fd(), self.id, true)
+                .is_err()
+        {
             self.sock.shutdown();
         }
     }
 
-    fn rearm_failed(&self) -> bool {
-        !self.is_closed()
-            && self
-                .poller
-                .rearm(self.sock.stream.as_raw_fd(), self.read_token())
-                .is_err()
+    /// The holder of the turn drained the socket without completing a
+    /// message: lets go of the turn, keeping what `buf` holds with the
+    /// connection (an empty buffer goes back to `spare`), unless bytes
+    /// arrived meanwhile (true: `buf` is still the holder's, read again).
+    pub(super) fn release_turn_keeping(&self, buf: &mut RxBuf, spare: &mut RxBuf) -> bool {
+        let mut t = lock(&self.turn);
+        if std::mem::take(&mut t.notified) {
+            return true;
+        }
+        self.let_go(&mut t);
+        let b = std::mem::take(buf);
+        if b.unread().is_empty() {
+            let mut b = b;
+            b.shrink_if_idle(1 << 20);
+            *spare = b;
+        } else {
+            *lock(&self.rx) = Some(b);
+        }
+        false
     }
 
     /// Writes one message (a reply, LocateReply, ...), in GIOP fragments

@@ -198,20 +198,40 @@ impl Pool {
         Some(c)
     }
 
-    /// Gives `conn`'s read turn to the next taker: a waiting thread if
-    /// complete messages are buffered, else the kernel's next event.
-    fn hand_on(&self, orb: &Arc<OrbInner>, conn: &Arc<Conn>) {
-        let buffered = lock(&conn.rx).as_mut().is_some_and(|b| {
-            !matches!(
-                b.read_message(&NoRead, &self.limits),
-                Err(FrameError::TimedOut)
-            )
-        });
-        if buffered {
+    /// The holder of `conn`'s read turn took a request and puts `rest`
+    /// (the bytes after it) back. Below the connection's concurrency
+    /// limit the turn goes on: to a waiting thread (through the ready
+    /// queue) if there is more to read now, else to whoever gets the
+    /// next read event. At the limit the connection is parked.
+    fn hand_on(&self, orb: &Arc<OrbInner>, conn: &Arc<Conn>, rest: Option<RxBuf>) {
+        let queue = {
+            let mut t = lock(&conn.turn);
+            t.running += 1;
+            let mut rx = lock(&conn.rx);
+            *rx = rest;
+            if t.running >= self.per_conn {
+                t.parked = true;
+                conn.let_go(&mut t);
+                false
+            } else {
+                let buffered = rx.as_mut().is_some_and(|b| {
+                    !matches!(
+                        b.read_message(&NoRead, &self.limits),
+                        Err(FrameError::TimedOut)
+                    )
+                });
+                // Undrained socket or bytes arrived meanwhile: no new
+                // edge will come for them, so someone must read now.
+                let more = buffered || !conn.sock.drained() || std::mem::take(&mut t.notified);
+                if !more {
+                    conn.let_go(&mut t);
+                }
+                more
+            }
+        };
+        if queue {
             lock(&self.ready).push_back(conn.clone());
             self.wake_one(orb);
-        } else {
-            conn.rearm_read();
         }
     }
 }
@@ -306,7 +326,9 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                 }
                 Kind::Read => {
                     if let Some(c) = orb.inner().server.conn(t.id) {
-                        serve_turn(&orb, pool, &c, &mut w);
+                        if c.take_turn() {
+                            serve_turn(&orb, pool, &c, &mut w);
+                        }
                     }
                 }
             },
@@ -330,14 +352,11 @@ fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
         let len = match buf.read_message(&conn.sock, &limits) {
             Ok(n) => n,
             Err(FrameError::TimedOut) => {
-                // Nothing complete: keep what arrived, wait for more.
-                if buf.unread().is_empty() {
-                    buf.shrink_if_idle(1 << 20);
-                    w.spare = buf;
-                } else {
-                    *lock(&conn.rx) = Some(buf);
+                // Drained and nothing complete: let go of the turn (the
+                // next arrival is an event), unless bytes arrived since.
+                if conn.release_turn_keeping(&mut buf, &mut w.spare) {
+                    continue;
                 }
-                conn.rearm_read();
                 return;
             }
             Err(FrameError::Eof { .. }) | Err(FrameError::Io(_)) => {
@@ -416,20 +435,7 @@ fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
                 (m, len, r)
             }
         };
-        let parked = {
-            let mut t = lock(&conn.turn);
-            t.running += 1;
-            *lock(&conn.rx) = rest;
-            if t.running < pool.per_conn {
-                false
-            } else {
-                t.parked = true;
-                true
-            }
-        };
-        if !parked {
-            pool.hand_on(orb.inner_arc(), conn);
-        }
+        pool.hand_on(orb.inner_arc(), conn, rest);
         pool.upcall_begin(orb.inner_arc());
         let mut cx = context(orb, conn, w);
         cx.upcall = Some(&pool.in_upcall);
@@ -445,7 +451,12 @@ fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
         let resume = {
             let mut t = lock(&conn.turn);
             t.running -= 1;
-            std::mem::take(&mut t.parked)
+            let resume = std::mem::take(&mut t.parked);
+            if resume {
+                t.owned = true;
+                t.notified = false;
+            }
+            resume
         };
         if !resume || conn.is_closed() {
             return;

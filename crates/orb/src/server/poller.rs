@@ -1,11 +1,14 @@
 //! The readiness source of the server: one epoll instance shared by every
 //! thread of the pool, and an eventfd to wake a waiting thread.
 //!
-//! Every registration is one-shot (`EPOLLONESHOT`): the kernel hands an
-//! event to exactly one waiting thread and then disables the
-//! registration until it is re-armed, so the thread that got it owns the
-//! descriptor's turn (reading a connection, accepting, flushing) without
-//! a lock, and no other thread is woken for the same readiness.
+//! Listeners, the wake-up and blocked writes are one-shot
+//! (`EPOLLONESHOT`): the kernel hands an event to exactly one waiting
+//! thread and then disables the registration until it is re-armed, so
+//! the thread that got it owns the descriptor's turn (accepting,
+//! flushing). A connection's reading is edge-triggered instead: one
+//! event per arrival of bytes, to one waiting thread, and no re-arming
+//! system call per request; the read turn is owned through the
+//! connection's `Turn` (see `connection.rs`).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -87,7 +90,7 @@ impl Poller {
         p.ctl(
             libc::EPOLL_CTL_ADD,
             p.wake.as_raw_fd(),
-            libc::EPOLLIN,
+            interest(Kind::Wake),
             Token {
                 id: 0,
                 kind: Kind::Wake,
@@ -98,7 +101,7 @@ impl Poller {
 
     fn ctl(&self, op: libc::c_int, fd: RawFd, events: libc::c_int, token: Token) -> io::Result<()> {
         let mut ev = libc::epoll_event {
-            events: (events | libc::EPOLLONESHOT) as u32,
+            events: events as u32,
             u64: token.encode(),
         };
         // SAFETY: `ev` is a valid event for the duration of the call; the
@@ -116,6 +119,25 @@ impl Poller {
     /// Re-arms a registration whose event was taken.
     pub(super) fn rearm(&self, fd: RawFd, token: Token) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_MOD, fd, interest(token.kind), token)
+    }
+
+    /// Turns a connection's read events off (`false`) or back on; on,
+    /// bytes already waiting are reported at once.
+    pub(super) fn read_interest(&self, fd: RawFd, id: u64, on: bool) -> io::Result<()> {
+        let events = if on {
+            interest(Kind::Read)
+        } else {
+            libc::EPOLLET
+        };
+        self.ctl(
+            libc::EPOLL_CTL_MOD,
+            fd,
+            events,
+            Token {
+                id,
+                kind: Kind::Read,
+            },
+        )
     }
 
     /// Removes a registration.
@@ -163,8 +185,13 @@ impl Poller {
 
 fn interest(kind: Kind) -> libc::c_int {
     match kind {
-        Kind::Write => libc::EPOLLOUT,
-        _ => libc::EPOLLIN | libc::EPOLLRDHUP,
+        // Edge-triggered, not one-shot: no re-arming system call per
+        // request. Whoever holds the connection's read turn reads until
+        // the socket is drained; an edge that arrives meanwhile only
+        // tells it to look again (see `Turn`).
+        Kind::Read => libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET,
+        Kind::Write => libc::EPOLLOUT | libc::EPOLLONESHOT,
+        Kind::Listener | Kind::Wake => libc::EPOLLIN | libc::EPOLLONESHOT,
     }
 }
 
@@ -184,10 +211,10 @@ mod tests {
         }
     }
 
-    /// One-shot: an event is delivered once until re-armed; the wake-up
-    /// reaches a waiter.
+    /// Edge-triggered reads: an event per arrival, not per readable
+    /// state; one-shot wake-ups: once until re-armed.
     #[test]
-    fn an_event_is_taken_once_until_rearmed() {
+    fn read_events_are_edges_and_wakeups_one_shot() {
         let p = Poller::new().unwrap();
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
@@ -199,15 +226,23 @@ mod tests {
         p.add(s.as_raw_fd(), t).unwrap();
         c.write_all(b"x").unwrap();
         assert_eq!(p.wait(Some(Duration::from_secs(5))), Some(t));
-        // Still readable, but disarmed.
+        // Still readable, but no new bytes: no new event.
         assert_eq!(p.wait(Some(Duration::from_millis(20))), None);
-        p.rearm(s.as_raw_fd(), t).unwrap();
+        c.write_all(b"y").unwrap();
         assert_eq!(p.wait(Some(Duration::from_secs(5))), Some(t));
         p.delete(s.as_raw_fd());
         p.wake();
+        p.wake();
         let w = p.wait(Some(Duration::from_secs(5))).unwrap();
         assert_eq!(w.kind, Kind::Wake);
+        // Disarmed until taken.
+        assert_eq!(p.wait(Some(Duration::from_millis(20))), None);
         p.wake_taken();
         assert_eq!(p.wait(Some(Duration::from_millis(20))), None);
+        p.wake();
+        assert_eq!(
+            p.wait(Some(Duration::from_secs(5))).map(|t| t.kind),
+            Some(Kind::Wake)
+        );
     }
 }
