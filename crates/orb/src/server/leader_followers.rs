@@ -30,7 +30,8 @@ use crate::orb::{Orb, OrbInner};
 use crate::poa;
 use crate::transport::{FrameError, RxBuf};
 
-/// How often an idle thread wakes to see whether it is still needed.
+/// How often an idle thread beyond the kept ones wakes to see whether
+/// it is still needed.
 const IDLE_POLL: Duration = Duration::from_secs(1);
 
 thread_local! {
@@ -291,12 +292,19 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
             Some(c) => Work::Turn(c),
             None => {
                 pool.idle.fetch_add(1, Ordering::SeqCst);
+                // The kept threads sleep without a timeout while the ORB
+                // runs: a timed `epoll_wait` arms a high-resolution timer
+                // per wait, which in a virtual machine reprograms the
+                // timer device. Threads that may retire, and everyone
+                // during shutdown, wake now and then to look.
                 let timeout = if pool.stopping.load(Ordering::Acquire) {
-                    TICK
+                    Some(TICK)
+                } else if pool.total.load(Ordering::Relaxed) > pool.core {
+                    Some(IDLE_POLL)
                 } else {
-                    IDLE_POLL
+                    None
                 };
-                let ev = pool.poller.wait(Some(timeout));
+                let ev = pool.poller.wait(timeout);
                 pool.idle.fetch_sub(1, Ordering::SeqCst);
                 let Some(t) = ev else {
                     let Some(o) = orb.upgrade() else {

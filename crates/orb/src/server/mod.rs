@@ -250,3 +250,13 @@ impl Server {
         self.stopping.load(Ordering::Acquire)
     }
 }
+
+impl Drop for Server {
+    /// The ORB is gone (possibly without `shutdown`): its threads end.
+    fn drop(&mut self) {
+        if let Some(p) = self.pool.get() {
+            p.done.store(true, Ordering::Release);
+            p.poller.wake();
+        }
+    }
+}
