@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian 12 machine: the omniORB
 # interop peers and the CORBA services' IDL from Debian, a C++ compiler
-# for the peers, omniORBpy for the examples' Python peers, and the
+# for the peers, omniORBpy for the examples' Python peers, JacORB (a Java
+# JDK and Maven from Debian, JacORB's jars from Maven Central), and the
 # nightly toolchain + cargo-fuzz for the fuzz replay. Idempotent; needs
 # root (or sudo) for apt-get.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-pkgs=(omniorb omniidl libomniorb4-dev omniorb-idl omniorb-nameserver g++ pkg-config python3 python3-venv)
+pkgs=(omniorb omniidl libomniorb4-dev omniorb-idl omniorb-nameserver g++ pkg-config python3 python3-venv
+  openjdk-17-jdk-headless maven)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,6 +32,29 @@ if ! "$omniorbpy_venv/bin/python" -c "import omniORB, omniidl_be.python" 2>/dev/
   echo "installing omniORBpy into $omniorbpy_venv"
   python3 -m venv "$omniorbpy_venv"
   "$omniorbpy_venv/bin/pip" install -q "jeteve-omniorb==4.3.3.post7"
+fi
+
+# JacORB 3.9 for the Java interop peer (tests/interop/tests/jacorb.rs):
+# the jars tests/interop/java/pom.xml lists, with their dependencies,
+# copied into one directory the tests put on the class path
+# (PEREGRINE_JACORB_LIB overrides). About 7 MB; the first copy takes
+# some 30 s (Maven fetches its dependency plugin too), later runs
+# nothing. The .complete marker holds the pom's checksum and is written
+# last, so an interrupted copy or a changed pom is redone.
+jacorb_pom="$(dirname "$0")/../tests/interop/java/pom.xml"
+jacorb_lib="${PEREGRINE_JACORB_LIB:-$HOME/.cache/peregrine/jacorb-3.9/lib}"
+jacorb_sum="$(sha256sum "$jacorb_pom" | cut -d' ' -f1)"
+if [ "$(cat "$jacorb_lib/.complete" 2>/dev/null)" != "$jacorb_sum" ]; then
+  if command -v mvn >/dev/null && command -v javac >/dev/null; then
+    echo "installing JacORB into $jacorb_lib"
+    rm -rf "$jacorb_lib"
+    mkdir -p "$jacorb_lib"
+    mvn -q -B -Dstyle.color=never -f "$jacorb_pom" \
+      dependency:copy-dependencies -DoutputDirectory="$jacorb_lib"
+    echo "$jacorb_sum" > "$jacorb_lib/.complete"
+  else
+    echo "JacORB interop peer skipped: needs javac (JDK 17) and mvn; the JacORB tests will say they did not run"
+  fi
 fi
 
 if ! command -v cargo >/dev/null; then

@@ -9,6 +9,15 @@ fn main() {
         .portability_warnings(false)
         .compile(&["idl/interop.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
+    // Valuetypes; the omniORB side compiles the file without the define
+    // and so knows another derived value than Peregrine.
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    peregrine_build::Builder::new()
+        .define("PEREGRINE_SIDE", "1")
+        .out_dir(out.join("values"))
+        .cargo_directives(false)
+        .compile(&["idl/values.idl"])
+        .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
     println!("cargo:rerun-if-changed=cxx");
 }

@@ -80,6 +80,27 @@ pub enum CdrError {
         /// Declared scale.
         scale: u16,
     },
+    /// A long where a value was expected that is neither null, an
+    /// indirection nor a value tag (`0x7fffff00..=0x7fffffff`); or a value
+    /// tag where a chunk's data was expected.
+    BadValueTag(u32),
+    /// An indirection (to a value, a repository id or a codebase URL)
+    /// whose offset does not lead back to one already read in this
+    /// stream: forward, to itself, out of range, or into other data.
+    BadIndirection(i32),
+    /// A chunk that breaks the chunking rules: a length running past the
+    /// input, a primitive or string crossing a chunk's end, a value nested
+    /// without chunking inside a chunked one, or more data after the
+    /// value's end tag.
+    BadChunk,
+    /// An end tag whose nesting level is not that of an open value.
+    BadEndTag(i32),
+    /// No factory, and no base the value may be truncated to, for any of
+    /// the value's repository ids (CORBA `MARSHAL`, minor 1).
+    NoValueFactory,
+    /// An indirection back to a value still being read from a place
+    /// that cannot be completed later (outside a value's members).
+    UnsupportedCycle,
 }
 
 impl CdrError {
@@ -137,6 +158,18 @@ impl fmt::Display for CdrError {
             CdrError::InvalidFixed => f.write_str("malformed CDR fixed-point value"),
             CdrError::FixedOutOfRange { digits, scale } => {
                 write!(f, "value does not fit fixed<{digits},{scale}>")
+            }
+            CdrError::BadValueTag(t) => write!(f, "invalid value tag {t:#010x}"),
+            CdrError::BadIndirection(o) => {
+                write!(f, "indirection offset {o} leads to nothing read before")
+            }
+            CdrError::BadChunk => f.write_str("malformed chunked value encoding"),
+            CdrError::BadEndTag(t) => write!(f, "end tag {t} closes no open value"),
+            CdrError::UnsupportedCycle => {
+                f.write_str("value cycle through a sequence, struct or parameter")
+            }
+            CdrError::NoValueFactory => {
+                f.write_str("no value factory for any of the value's repository ids")
             }
         }
     }

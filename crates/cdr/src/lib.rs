@@ -12,6 +12,12 @@
 //! before anything is allocated, so hostile input cannot make it reserve
 //! memory that the input does not justify.
 //!
+//! Valuetypes (objects by value) are written with [`Writer::write_value`]
+//! and read with [`Reader::read_value_start`] / [`Reader::finish_value`]:
+//! sharing and cycles as indirections, chunked state for truncatable and
+//! custom values, truncation to a known base; with `std`, generated types
+//! implement `ValueType` and are held in `ValueSlot` members.
+//!
 //! Types that generated code marshals implement [`Encode`] and [`Decode`].
 //! IDL `fixed` values are [`Fixed`] (any digits and scale) and
 //! [`FixedPoint<D, S>`] (one `fixed<D, S>` type), encoded as packed BCD.
@@ -30,6 +36,7 @@ mod reader;
 mod tail;
 #[cfg(test)]
 mod test_types;
+mod value;
 mod writer;
 
 pub use codeset::{CharCodeSet, CodeSetId, CodeSets, WcharCodeSet};
@@ -40,6 +47,12 @@ pub use order::ByteOrder;
 pub use plain::{PlainData, Primitive};
 pub use reader::Reader;
 pub use tail::{PlainTail, PrimTail, TailSeq};
+#[cfg(feature = "std")]
+pub use value::{
+    lookup_value_factory, read_value, register_value_factory, unregister_value_factory,
+    write_value, CustomMarshal, ReadValue, ValueFactory, ValueSlot, ValueType,
+};
+pub use value::{AnyValue, Fixup, RepoIds, ValueInfo, ValueStart};
 pub use writer::Writer;
 
 /// The GIOP minor version that the CDR stream belongs to.

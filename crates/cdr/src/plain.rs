@@ -411,6 +411,14 @@ impl<'a> Input<'a> {
         self.len
     }
 
+    /// Narrows (or restores) the readable length: a chunked value's
+    /// current chunk ends reads at its last byte. `len` never exceeds the
+    /// length the input was made with (the caller keeps that).
+    #[inline]
+    pub(crate) fn set_len(&mut self, len: usize) {
+        self.len = len;
+    }
+
     /// The byte at `i`, if any.
     #[inline(always)]
     pub(crate) fn get(&self, i: usize) -> Option<u8> {

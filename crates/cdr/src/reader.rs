@@ -23,8 +23,8 @@ pub const DEFAULT_MAX_DEPTH: u16 = 64;
 /// plain structs whose first element is off the struct's alignment (see
 /// there). Bytes not yet decoded are never changed.
 pub struct Reader<'a> {
-    buf: Input<'a>,
-    pos: usize,
+    pub(crate) buf: Input<'a>,
+    pub(crate) pos: usize,
     /// Index in `buf` of stream position 0 (wrapping, see `Writer`).
     origin: usize,
     order: ByteOrder,
@@ -32,6 +32,9 @@ pub struct Reader<'a> {
     codesets: CodeSets,
     depth: u16,
     max_depth: u16,
+    /// Valuetype bookkeeping (chunks, indirection tables), allocated by
+    /// the first value read so that plain messages carry a null pointer.
+    pub(crate) values: Option<alloc::boxed::Box<crate::value::ReadState<'a>>>,
 }
 
 /// A clone reads the same bytes from the same position, shared: neither
@@ -48,6 +51,7 @@ impl Clone for Reader<'_> {
             codesets: self.codesets,
             depth: self.depth,
             max_depth: self.max_depth,
+            values: self.values.as_ref().map(|v| v.clone_for_reader()),
         }
     }
 }
@@ -98,6 +102,7 @@ impl<'a> Reader<'a> {
             codesets: CodeSets::default(),
             depth: 0,
             max_depth: DEFAULT_MAX_DEPTH,
+            values: None,
         }
     }
 
@@ -186,7 +191,7 @@ impl<'a> Reader<'a> {
     pub fn align(&mut self, n: usize) -> Result<()> {
         let pad = self.position().wrapping_neg() & (n - 1);
         if pad > self.remaining() {
-            return Err(truncated(pad, self.remaining()));
+            return self.align_slow(n);
         }
         self.pos += pad;
         Ok(())
@@ -196,7 +201,7 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     pub fn read_bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
-            return Err(truncated(n, self.remaining()));
+            return self.read_bytes_slow(n);
         }
         let s = self.buf.slice(self.pos, self.pos + n);
         self.pos += n;
@@ -220,7 +225,7 @@ impl<'a> Reader<'a> {
                 self.pos += 1;
                 Ok(b)
             }
-            None => Err(truncated(1, 0)),
+            None => self.read_u8_slow(),
         }
     }
 
@@ -243,7 +248,7 @@ impl<'a> Reader<'a> {
 
 #[cold]
 #[inline(never)]
-fn truncated(needed: usize, remaining: usize) -> CdrError {
+pub(crate) fn truncated(needed: usize, remaining: usize) -> CdrError {
     CdrError::Truncated { needed, remaining }
 }
 
@@ -298,10 +303,7 @@ impl<'a> Reader<'a> {
     pub fn check_len(&self, len: u32, min_elem_size: usize) -> Result<usize> {
         let need = u64::from(len) * min_elem_size as u64;
         if need > self.remaining() as u64 {
-            return Err(CdrError::LengthExceedsInput {
-                len: u64::from(len),
-                remaining: self.remaining(),
-            });
+            return self.check_len_slow(len, need);
         }
         Ok(len as usize)
     }
@@ -589,6 +591,8 @@ impl<'a> Reader<'a> {
         inner.codesets = self.codesets;
         inner.depth = self.depth;
         inner.max_depth = self.max_depth;
+        // Value indirections never cross an encapsulation's boundary:
+        // the inner reader starts with tables of its own.
         Ok(inner)
     }
 

@@ -20,6 +20,8 @@ pub struct Writer {
     order: ByteOrder,
     version: GiopVersion,
     codesets: CodeSets,
+    /// Valuetype bookkeeping, allocated by the first value written.
+    pub(crate) values: Option<alloc::boxed::Box<crate::value::WriteState>>,
 }
 
 impl Default for Writer {
@@ -44,6 +46,7 @@ impl Writer {
             order,
             version: GiopVersion::V1_2,
             codesets: CodeSets::default(),
+            values: None,
         }
     }
 
@@ -115,6 +118,9 @@ impl Writer {
     pub fn clear(&mut self) {
         self.buf.clear();
         self.origin = 0;
+        if let Some(v) = &mut self.values {
+            v.clear();
+        }
     }
 
     /// Shortens the buffer to `len` bytes (no-op if already shorter), e.g.
@@ -374,13 +380,15 @@ impl Writer {
     {
         self.write_u32(0);
         let len_at = self.buf.len() - 4;
-        let saved = (self.origin, self.order);
+        // Value indirections never cross an encapsulation's boundary:
+        // its content starts with value tables of its own.
+        let saved = (self.origin, self.order, self.values.take());
         self.origin = self.buf.len();
         self.order = order;
         self.buf.push(order.is_little() as u8);
         let result = body(self);
         let len = self.buf.len() - self.origin;
-        (self.origin, self.order) = saved;
+        (self.origin, self.order, self.values) = saved;
         result?;
         let len = u32::try_from(len).map_err(|_| CdrError::TooLong(len))?;
         let bytes = match self.order {

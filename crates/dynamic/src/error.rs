@@ -12,6 +12,7 @@ pub mod minor {
     pub use peregrine_giop::system_exception::minor::{
         BAD_PARAM_DISCRIMINATOR_TYPE, BAD_PARAM_LABEL_TYPE, BAD_TYPECODE_ILLEGAL_MEMBER,
         BAD_TYPECODE_ILLEGAL_PARAM, BAD_TYPECODE_INCOMPLETE, MARSHAL_LOCAL_OBJECT,
+        MARSHAL_NO_VALUE_FACTORY, NO_IMPLEMENT_NO_VALUE_IMPL,
     };
 }
 
@@ -40,6 +41,24 @@ pub enum DynError {
         /// What was wrong, for humans.
         what: &'static str,
     },
+    /// Input or a value that breaks the valuetype rules, e.g. a value of
+    /// a type neither known nor truncatable to the formal type
+    /// (`MARSHAL`).
+    Marshal {
+        /// OMG minor code (see [`minor`]).
+        minor: u32,
+        /// What was wrong, for humans.
+        what: &'static str,
+    },
+    /// A value that needs code this process does not have, e.g. the
+    /// state of a `custom` valuetype, which only the application's own
+    /// marshaling code can read or write (`NO_IMPLEMENT`).
+    NoImplement {
+        /// OMG minor code (see [`minor`]).
+        minor: u32,
+        /// What was missing, for humans.
+        what: &'static str,
+    },
     /// Well-formed input this implementation cannot marshal yet
     /// (valuetype state, native types): `NO_IMPLEMENT` / `MARSHAL`.
     Unsupported(&'static str),
@@ -57,6 +76,10 @@ impl DynError {
             }
             DynError::BadParam { minor, .. } => {
                 SystemException::new(K::BadParam, *minor, completed)
+            }
+            DynError::Marshal { minor, .. } => SystemException::new(K::Marshal, *minor, completed),
+            DynError::NoImplement { minor, .. } => {
+                SystemException::new(K::NoImplement, *minor, completed)
             }
             DynError::Unsupported(_) => SystemException::new(K::Marshal, 0, completed),
         }
@@ -87,6 +110,12 @@ impl fmt::Display for DynError {
             }
             DynError::BadParam { minor, what } => {
                 write!(f, "BAD_PARAM (minor {minor:#010x}): {what}")
+            }
+            DynError::Marshal { minor, what } => {
+                write!(f, "MARSHAL (minor {minor:#010x}): {what}")
+            }
+            DynError::NoImplement { minor, what } => {
+                write!(f, "NO_IMPLEMENT (minor {minor:#010x}): {what}")
             }
             DynError::Unsupported(what) => write!(f, "not supported: {what}"),
         }

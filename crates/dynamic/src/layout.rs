@@ -44,8 +44,15 @@ pub enum Op {
     Fixed,
     /// A recursive placeholder: resolve it, then dispatch on the target.
     Recursive,
-    /// Kinds the interpreter cannot marshal (valuetypes, abstract, native
-    /// and local interfaces).
+    /// A valuetype (null, an indirection, or header and state).
+    Value,
+    /// A value box (like a valuetype whose state is the boxed value).
+    ValueBox,
+    /// An abstract interface: a boolean, then an object reference or a
+    /// value.
+    Abstract,
+    /// Kinds the interpreter cannot marshal (native and local
+    /// interfaces).
     Unsupported,
 }
 
@@ -154,6 +161,8 @@ pub struct Layout {
     /// For an alias: the alias-stripped type whose body the interpreter
     /// walks (the layout fields above are that type's).
     pub target: Option<TypeCode>,
+    /// For a valuetype or value box: its state's types and header.
+    pub(crate) value: Option<Arc<crate::interp::value::ValuePlan>>,
 }
 
 /// Above this many fields a struct is interpreted member by member
@@ -181,6 +190,8 @@ impl Layout {
             Body::String { .. } if kind == TcKind::String => (Op::String, 5),
             Body::String { .. } => (Op::WString, 4),
             Body::Named { .. } if kind == TcKind::ObjRef => (Op::ObjRef, 9),
+            // The boolean, then at least a value tag or an IOR's length.
+            Body::Named { .. } if kind == TcKind::AbstractInterface => (Op::Abstract, 5),
             Body::Named { .. } => (Op::Unsupported, 1),
             Body::Struct { members, .. } => {
                 let min = members
@@ -208,20 +219,23 @@ impl Layout {
                     ..l
                 };
             }
-            Body::Alias { .. } => (Op::Unsupported, 4),
+            Body::Alias { .. } => (Op::ValueBox, 4),
             Body::Fixed { digits, .. } => (Op::Fixed, u32::from(*digits) / 2 + 1),
-            Body::Value(_) => (Op::Unsupported, 4),
+            Body::Value(_) => (Op::Value, 4),
         };
         let plain = match op {
             Op::Struct | Op::Array => plain_of(tc).map(Arc::new),
             _ => None,
         };
+        let value = matches!(op, Op::Value | Op::ValueBox)
+            .then(|| Arc::new(crate::interp::value::ValuePlan::new(tc)));
         Layout {
             op,
             min_size,
             plain,
             inner,
             target: None,
+            value,
         }
     }
 }

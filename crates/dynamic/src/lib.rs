@@ -20,6 +20,7 @@ pub mod layout;
 pub mod tc_cdr;
 pub mod typecode;
 pub mod value;
+pub mod valuetype;
 
 pub use any::{Any, FromAny, IdlType, ToAny};
 pub use error::{DynError, Result};
@@ -29,3 +30,4 @@ pub use layout::Layout;
 pub use tc_cdr::{read_typecode, write_typecode};
 pub use typecode::{Member, TypeCode, UnionMember, ValueMember};
 pub use value::{DynValue, Packed};
+pub use valuetype::{register_value_type, ValueNode, ValueRef};

@@ -13,14 +13,15 @@
 //! when it lands exactly on the `TCKind` of a TypeCode this decoder has
 //! already started: one that is finished (a repeated TypeCode: the shared
 //! node is reused, nothing is parsed again) or an enclosing struct, union,
-//! exception or valuetype still being decoded (recursion: a placeholder
-//! resolved when the enclosing type completes). Forward offsets, offsets
-//! into the middle of something, into the indirection itself, or out of
-//! range therefore fail with `BAD_TYPECODE`, and no loop can form because
-//! no byte is ever parsed twice. Member counts are checked against the
-//! bytes left before anything is reserved, nesting is limited, and a
-//! member whose values could take zero bytes is rejected (so a small
-//! input cannot describe values with an exponential number of nodes).
+//! exception, valuetype or value box still being decoded (recursion: a
+//! placeholder resolved when the enclosing type completes). Forward
+//! offsets, offsets into the middle of something, into the indirection
+//! itself, or out of range therefore fail with `BAD_TYPECODE`, and no
+//! loop can form because no byte is ever parsed twice. Member counts are
+//! checked against the bytes left before anything is reserved, nesting is
+//! limited, and a member whose values could take zero bytes is rejected
+//! (so a small input cannot describe values with an exponential number of
+//! nodes).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -320,7 +321,7 @@ impl Decoder {
         let aggregate = |k: &TcKind| {
             matches!(
                 k,
-                TcKind::Struct | TcKind::Union | TcKind::Except | TcKind::Value
+                TcKind::Struct | TcKind::Union | TcKind::Except | TcKind::Value | TcKind::ValueBox
             )
         };
         // TypeCodes still in progress after the target are nested in it
@@ -479,6 +480,11 @@ impl Decoder {
                 let name = r.read_string()?;
                 let modifier = r.read_i16()?;
                 let base_tc = self.dec(r, base)?;
+                if base_tc.is_recursive_placeholder() {
+                    // An indirection to a valuetype still being decoded:
+                    // the type would be its own base.
+                    return Err(bad_tc("valuetype that is its own base"));
+                }
                 let base_tc = match base_tc.0.kind {
                     TcKind::Null => None,
                     TcKind::Value => Some(base_tc),

@@ -96,6 +96,11 @@ pub enum DynValue {
     /// (`1.5` encodes as `fixed<5,2>` `00 15 0C`) and fails with
     /// `BAD_PARAM` when it does not fit.
     Fixed(peregrine_cdr::Fixed),
+    /// A valuetype or value box: null (`None`) or a reference to a
+    /// shared node (see [`crate::valuetype`]). In an abstract interface
+    /// slot, a value is this variant and an object reference is
+    /// [`DynValue::ObjRef`].
+    Value(Option<crate::valuetype::ValueRef>),
 }
 
 /// Elements of a plain-data struct type stored as their CDR image from

@@ -125,6 +125,10 @@ pub enum GiopError {
         /// The limit.
         limit: usize,
     },
+    /// A message type this end does not accept: a Request, LocateRequest
+    /// or CancelRequest sent to a client, a Reply or LocateReply sent to a
+    /// server.
+    UnexpectedMessage(MsgType),
     /// Partial messages would hold more than
     /// [`crate::Limits::max_fragments_bytes`].
     FragmentsTooLarge {
@@ -263,6 +267,12 @@ impl fmt::Display for GiopError {
             }
             GiopError::FragmentsTooLarge { limit } => {
                 write!(f, "fragments in reassembly exceed {limit} bytes")
+            }
+            GiopError::UnexpectedMessage(t) => {
+                write!(
+                    f,
+                    "{t:?} is not a message this end of the connection accepts"
+                )
             }
         }
     }

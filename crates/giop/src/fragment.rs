@@ -271,7 +271,7 @@ fn finalize(buf: &mut [u8]) {
     }
 }
 
-fn read_u32_at(msg: &[u8], at: usize, order: ByteOrder) -> Option<u32> {
+pub(crate) fn read_u32_at(msg: &[u8], at: usize, order: ByteOrder) -> Option<u32> {
     let b: [u8; 4] = msg.get(at..at + 4)?.try_into().ok()?;
     Some(match order {
         ByteOrder::Big => u32::from_be_bytes(b),
@@ -281,7 +281,7 @@ fn read_u32_at(msg: &[u8], at: usize, order: ByteOrder) -> Option<u32> {
 
 /// The request id of a 1.1 Request, which follows its service contexts,
 /// if the first piece holds it.
-fn legacy_request_id(h: &MessageHeader, msg: &[u8], limits: &Limits) -> Option<u32> {
+pub(crate) fn legacy_request_id(h: &MessageHeader, msg: &[u8], limits: &Limits) -> Option<u32> {
     if h.msg_type != MsgType::Request {
         return None;
     }

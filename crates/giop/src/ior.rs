@@ -270,6 +270,48 @@ impl Ior {
         Ok(v)
     }
 
+    /// The profiles with every IIOP and multiple-components profile in
+    /// its typed form where its octets decode, whatever byte order its
+    /// encapsulation is in. [`Ior::profiles`] keeps such a profile as raw
+    /// octets when it cannot be re-encoded byte for byte in the order of
+    /// the stream it came in: JacORB, for one, writes its profiles as
+    /// little-endian encapsulations inside big-endian messages, so the
+    /// same reference read from its stringified form (little-endian
+    /// throughout) and from a reply differs in [`Ior::profiles`] but not
+    /// here. Compare and hash these to decide whether two references
+    /// denote the same object ([`Ior::is_equivalent`]).
+    pub fn canonical_profiles(&self) -> Vec<TaggedProfile> {
+        self.profiles
+            .iter()
+            .map(|p| match p {
+                TaggedProfile::Other {
+                    tag: TAG_INTERNET_IOP,
+                    data,
+                } => match decode_body(data) {
+                    Ok(Some(body)) => TaggedProfile::Iiop(body),
+                    _ => p.clone(),
+                },
+                TaggedProfile::Other {
+                    tag: TAG_MULTIPLE_COMPONENTS,
+                    data,
+                } => match Reader::from_encapsulation(data)
+                    .and_then(|mut r| decode_components(&mut r))
+                {
+                    Ok(cs) => TaggedProfile::MultipleComponents(cs),
+                    Err(_) => p.clone(),
+                },
+                _ => p.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether `self` and `other` hold the same profiles once each is in
+    /// its typed form ([`Ior::canonical_profiles`]); the type ids, which
+    /// may name a base interface, are not compared.
+    pub fn is_equivalent(&self, other: &Ior) -> bool {
+        self.canonical_profiles() == other.canonical_profiles()
+    }
+
     /// Every endpoint of every IIOP profile, in order (primary address of
     /// each profile, then its alternate addresses), without duplicates.
     pub fn endpoints(&self) -> std::result::Result<Vec<Endpoint>, IorError> {

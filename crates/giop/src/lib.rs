@@ -3,15 +3,19 @@
 //! The General Inter-ORB Protocol, sans I/O: GIOP 1.0-1.2 message headers
 //! and bodies, service contexts, fragments and their reassembly, system
 //! exceptions on the wire, interoperable object references (IORs) with
-//! IIOP profiles and tagged components, and `corbaloc:`/`corbaname:` URLs.
+//! IIOP profiles and tagged components, and `corbaloc:`/`corbaname:` URLs;
+//! and, on top of those, the two ends of a GIOP connection as state
+//! machines ([`conn`]).
 //!
 //! Bytes go in, values come out (and the reverse); nothing here touches a
 //! socket or a clock, so every decoder can be fuzzed and every state
 //! machine tested deterministically.
 
 pub mod component;
+pub mod conn;
 pub mod corbaloc;
 pub mod error;
+pub mod fast;
 pub mod fragment;
 pub mod header;
 pub mod iiop;

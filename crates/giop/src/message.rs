@@ -483,6 +483,15 @@ pub struct Pending {
 }
 
 impl Pending {
+    /// A message whose header fields end at `header_end` and whose body
+    /// starts at `body_start` (for encoders outside this module).
+    pub(crate) fn new(header_end: usize, body_start: usize) -> Self {
+        Self {
+            header_end,
+            body_start,
+        }
+    }
+
     /// Patches the message size; drops the body alignment padding if no
     /// body was written (GIOP 1.2 wants none then).
     pub fn finish(self, w: &mut Writer) -> Result<(), GiopError> {

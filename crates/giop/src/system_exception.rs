@@ -445,7 +445,7 @@ impl SystemException {
     /// `BAD_PARAM` for a broken IDL bound or a `fixed` value that does not
     /// fit its type, `IMP_LIMIT` for a length past
     /// 2^32, `CODESET_INCOMPATIBLE` for a code set the ORB lacks, `MARSHAL`
-    /// for malformed input.
+    /// minor 1 for a value without a factory, `MARSHAL` for malformed input.
     pub fn from_cdr(err: &CdrError, completed: CompletionStatus) -> Self {
         use SystemExceptionKind as K;
         let (kind, minor) = match err {
@@ -456,6 +456,8 @@ impl SystemException {
             CdrError::BoundExceeded { .. } | CdrError::FixedOutOfRange { .. } => (K::BadParam, 0),
             CdrError::TooLong(_) => (K::ImpLimit, 0),
             CdrError::UnsupportedCodeSet(_) => (K::CodesetIncompatible, 0),
+            // OMG minor 1: "unable to locate value factory".
+            CdrError::NoValueFactory => (K::Marshal, minor::omg(1)),
             _ => (K::Marshal, 0),
         };
         Self::new(kind, minor, completed)
@@ -998,6 +1000,8 @@ mod tests {
             K::BadParam
         );
         assert_eq!(m(CdrError::InvalidFixed).0, K::Marshal);
+        assert_eq!(m(CdrError::NoValueFactory), (K::Marshal, minor::omg(1)));
+        assert_eq!(m(CdrError::BadIndirection(-4)).0, K::Marshal);
         assert_eq!(m(CdrError::UnsupportedCodeSet(9)).0, K::CodesetIncompatible);
         assert_eq!(m(CdrError::BadStringTerminator).0, K::Marshal);
         let s: SystemException = CdrError::InvalidBoolean(2).into();

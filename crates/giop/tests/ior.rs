@@ -742,3 +742,71 @@ fn alternate_addresses_are_tag_3() {
         vec![0, 0, 0, 0, 0, 0, 0, 2, b'a', 0, 0, 1]
     );
 }
+
+/// A JacORB 3.9 IOR as JacORB stringifies it (little-endian throughout:
+/// IIOP 1.2 profile with ORB_TYPE "JAC\0" and CODE_SETS).
+const JACORB_IOR: &str = "IOR:010000001500000049444c3a496e7465726f702f4563686f3a312e3000000000010000000000000078000000010102000a0000003132372e302e302e310001a41f000000363130373833343935332f00023c0e2a474b0f3d100630463814141b484c1b00020000000000000008000000010000000043414a0100000024000000010000000100010502000000010001000f00010009010100020000000100010500010100";
+
+#[test]
+fn same_reference_in_another_stream_order_is_equivalent() {
+    // JacORB returns its reference inside a big-endian reply with the
+    // profile octets unchanged (a little-endian encapsulation).
+    let from_string = Ior::from_stringified(JACORB_IOR).unwrap();
+    assert!(matches!(from_string.profiles[0], TaggedProfile::Iiop(_)));
+    let le_body = from_string.profiles[0].data(ByteOrder::Little).unwrap();
+    let mut w = Writer::new(ByteOrder::Big);
+    w.write_string(&from_string.type_id).unwrap();
+    w.write_u32(1);
+    w.write_u32(TAG_INTERNET_IOP);
+    w.write_octet_seq(&le_body).unwrap();
+    let bytes = w.into_vec();
+    let from_reply = Ior::decode(&mut Reader::new(&bytes, ByteOrder::Big)).unwrap();
+    // Kept raw, so that re-encoding reproduces the octets ...
+    assert!(matches!(
+        from_reply.profiles[0],
+        TaggedProfile::Other {
+            tag: TAG_INTERNET_IOP,
+            ..
+        }
+    ));
+    let mut again = Writer::new(ByteOrder::Big);
+    from_reply.encode(&mut again).unwrap();
+    assert_eq!(again.into_vec(), bytes);
+    // ... hence unequal as stored, but the same object.
+    assert_ne!(from_reply.profiles, from_string.profiles);
+    assert_eq!(
+        from_reply.canonical_profiles(),
+        from_string.canonical_profiles()
+    );
+    assert!(from_reply.is_equivalent(&from_string));
+    assert_eq!(from_reply.iiop_profiles(), from_string.iiop_profiles());
+    // Another object key is another object.
+    let mut other = from_string.clone();
+    if let TaggedProfile::Iiop(p) = &mut other.profiles[0] {
+        p.object_key.push(0);
+    }
+    assert!(!from_reply.is_equivalent(&other));
+}
+
+#[test]
+fn canonical_profiles_keep_what_does_not_decode() {
+    let ior = Ior {
+        type_id: String::new(),
+        profiles: vec![
+            TaggedProfile::Other {
+                tag: TAG_INTERNET_IOP,
+                data: vec![7],
+            },
+            TaggedProfile::Other {
+                tag: TAG_MULTIPLE_COMPONENTS,
+                data: vec![9, 9],
+            },
+            TaggedProfile::Other {
+                tag: 0x4f4f_4300,
+                data: vec![1, 2, 3],
+            },
+        ],
+    };
+    assert_eq!(ior.canonical_profiles(), ior.profiles);
+    assert!(ior.is_equivalent(&ior.clone()));
+}

@@ -16,6 +16,7 @@ use crate::plain::{self, PType, PlainInfo};
 
 mod interp;
 mod tc;
+mod value;
 
 pub use interp::Marshal;
 
@@ -218,13 +219,20 @@ impl<'a> Gen<'a> {
 
     /// Why `ty` cannot be generated, if it cannot.
     fn unsupported(&self, ty: &Type) -> Option<String> {
+        self.unsupported_in(ty, false)
+    }
+
+    /// As [`Gen::unsupported`]; `local` for a local interface's
+    /// operations, never marshaled, where an abstract valuetype is a
+    /// trait object.
+    fn unsupported_in(&self, ty: &Type, local: bool) -> Option<String> {
         match ty {
             Type::Basic(BasicType::ValueBase) => {
                 Some("`ValueBase` (valuetypes) is not supported yet".into())
             }
             Type::Basic(_) => None,
             Type::String(_) | Type::WString(_) | Type::TypeCode | Type::Fixed(_) => None,
-            Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported(t),
+            Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported_in(t, local),
             Type::Named(id) => {
                 let d = self.def(*id);
                 if self.omitted.contains(id) {
@@ -234,8 +242,14 @@ impl<'a> Gen<'a> {
                     ));
                 }
                 match &d.kind {
-                    DefKind::Value { .. } | DefKind::ValueBox { .. } => Some(format!(
-                        "valuetype `{}` is not supported yet",
+                    DefKind::Value {
+                        is_abstract: true, ..
+                    } if !local => Some(format!(
+                        "a member or parameter of abstract valuetype `{}` is not supported yet",
+                        d.scoped_name
+                    )),
+                    DefKind::Value { defined: false, .. } => Some(format!(
+                        "valuetype `{}` is forward-declared but never defined",
                         d.scoped_name
                     )),
                     DefKind::Native => Some(format!(
@@ -303,7 +317,10 @@ impl<'a> Gen<'a> {
     /// with the location to report.
     fn def_problem(&self, id: DefId) -> Option<(Span, String)> {
         let d = self.def(id);
-        let check = |ty: &Type, span: Span| self.unsupported(ty).map(|m| (span, m));
+        let in_local = d
+            .parent
+            .is_some_and(|p| matches!(self.def(p).kind, DefKind::Interface { is_local: true, .. }));
+        let check = |ty: &Type, span: Span| self.unsupported_in(ty, in_local).map(|m| (span, m));
         let raises = |ids: &[DefId]| {
             ids.iter().find(|e| self.omitted.contains(e)).map(|e| {
                 (
@@ -377,9 +394,7 @@ impl<'a> Gen<'a> {
                 self.unsupported(&Type::Named(*b))
                     .map(|m| (d.span, format!("base interface: {m}")))
             }),
-            DefKind::Value { .. } | DefKind::ValueBox { .. } => {
-                Some((d.span, "valuetypes are not supported yet".into()))
-            }
+            DefKind::Value { .. } | DefKind::ValueBox { .. } => self.value_problem(id),
             _ => None,
         }
     }
@@ -593,6 +608,12 @@ impl<'a> Gen<'a> {
                 DefKind::Interface { .. } => {
                     self.uses_orb = true;
                     format!("Option<{}>", self.path(cur, *id, "Ref"))
+                }
+                DefKind::Value {
+                    is_abstract: true, ..
+                } => format!("Option<std::sync::Arc<dyn {}>>", self.path(cur, *id, "")),
+                DefKind::Value { .. } | DefKind::ValueBox { .. } => {
+                    format!("{}::ValueSlot<{}>", self.o.cdr, self.path(cur, *id, ""))
                 }
                 _ => self.path(cur, *id, ""),
             },
@@ -863,6 +884,30 @@ impl<'a> Gen<'a> {
                     self.union(id, cur);
                 }
                 DefKind::Enum { .. } => self.enumeration(id, cur),
+                DefKind::Value {
+                    defined: true,
+                    contents,
+                    ..
+                } => {
+                    // Types declared inside the valuetype (not its state
+                    // members, operations or initializers).
+                    let types: Vec<DefId> = contents
+                        .iter()
+                        .copied()
+                        .filter(|c| {
+                            !matches!(
+                                self.def(*c).kind,
+                                DefKind::StateMember { .. }
+                                    | DefKind::Operation { .. }
+                                    | DefKind::Attribute { .. }
+                                    | DefKind::Initializer { .. }
+                            )
+                        })
+                        .collect();
+                    self.nested(id, &types);
+                    self.valuetype(id, cur);
+                }
+                DefKind::ValueBox { .. } => self.value_box(id, cur),
                 DefKind::Typedef { ty } => {
                     let rt = self.rty(ty, cur);
                     let mut code = format!(
@@ -904,6 +949,7 @@ impl<'a> Gen<'a> {
             let what = match self.def(id).kind {
                 DefKind::Union { .. } => "union",
                 DefKind::Exception { .. } => "exception",
+                DefKind::Value { .. } => "valuetype",
                 _ => "struct",
             };
             self.nested_doc(&p, id, what);
@@ -1853,7 +1899,10 @@ impl {name} {{
             Type::Basic(_) => self.rty(ty, cur),
             Type::Named(id) => match &self.def(id).kind {
                 DefKind::Enum { .. } => self.rty(ty, cur),
-                DefKind::Interface { is_local: true, .. } => {
+                DefKind::Interface { is_local: true, .. }
+                | DefKind::Value {
+                    is_abstract: true, ..
+                } => {
                     format!("Option<&std::sync::Arc<dyn {}>>", self.path(cur, id, ""))
                 }
                 DefKind::Interface { .. } => {

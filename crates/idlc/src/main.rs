@@ -41,8 +41,8 @@ struct Args {
     check: bool,
 
     /// Leave out, with a warning, definitions using what has no Rust
-    /// mapping yet (valuetypes and ValueBase, abstract interfaces, local
-    /// interfaces as types, native types, operation contexts) and what
+    /// mapping yet (ValueBase and abstract valuetypes as marshaled types,
+    /// abstract interfaces, native types, operation contexts) and what
     /// depends on them, instead of failing
     #[arg(long)]
     skip_unsupported: bool,

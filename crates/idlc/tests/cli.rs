@@ -114,7 +114,10 @@ fn usage_errors_exit_2() {
     );
     // The help says what is really unsupported: `any`, TypeCode and fixed
     // are supported.
-    assert!(stdout.contains("valuetypes and ValueBase"), "{stdout}");
+    assert!(
+        stdout.contains("ValueBase and abstract valuetypes"),
+        "{stdout}"
+    );
     assert!(!stdout.contains("TypeCode"), "{stdout}");
     assert!(stdout.contains("--deny-warnings"), "{stdout}");
 }

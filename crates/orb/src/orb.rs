@@ -940,6 +940,38 @@ impl Orb {
             .is_some()
     }
 
+    /// `register_value_factory`: `factory` reads values whose most
+    /// derived repository id is `repo_id` (a derived type the receiving
+    /// code has no Rust type for, an `RMI:` id) when they arrive where a
+    /// generated value type is expected. Returns the factory replaced.
+    ///
+    /// Generated valuetypes need no registration. The registry is shared
+    /// by every ORB of the process (values are decoded where no ORB is at
+    /// hand).
+    pub fn register_value_factory(
+        &self,
+        repo_id: &str,
+        factory: std::sync::Arc<dyn peregrine_cdr::ValueFactory>,
+    ) -> Option<std::sync::Arc<dyn peregrine_cdr::ValueFactory>> {
+        peregrine_cdr::register_value_factory(repo_id, factory)
+    }
+
+    /// `unregister_value_factory`.
+    pub fn unregister_value_factory(
+        &self,
+        repo_id: &str,
+    ) -> Option<std::sync::Arc<dyn peregrine_cdr::ValueFactory>> {
+        peregrine_cdr::unregister_value_factory(repo_id)
+    }
+
+    /// `lookup_value_factory`.
+    pub fn lookup_value_factory(
+        &self,
+        repo_id: &str,
+    ) -> Option<std::sync::Arc<dyn peregrine_cdr::ValueFactory>> {
+        peregrine_cdr::lookup_value_factory(repo_id)
+    }
+
     /// `object_to_string`: the stringified IOR (native byte order).
     pub fn object_to_string(&self, obj: &ObjectRef) -> String {
         obj.ior()

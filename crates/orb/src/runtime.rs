@@ -350,10 +350,12 @@ impl ObjectRef {
     }
 
     /// True if both references denote the same object as far as the ORB
-    /// can tell without a call (same IOR profiles).
+    /// can tell without a call: the same IOR profiles, read the same way
+    /// whatever byte order each profile was encoded in (JacORB, for one,
+    /// keeps its little-endian profiles inside big-endian messages).
     pub fn is_equivalent(&self, other: &ObjectRef) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
-            || self.inner.ior.profiles == other.inner.ior.profiles
+        let (a, b) = (&self.inner.ior, &other.inner.ior);
+        Arc::ptr_eq(&self.inner, &other.inner) || a.profiles == b.profiles || a.is_equivalent(b)
     }
 
     /// `CORBA::Object::hash`: a value in `0..=maximum` that equal
@@ -361,7 +363,8 @@ impl ObjectRef {
     pub fn hash(&self, maximum: u32) -> u32 {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.inner.ior.profiles.hash(&mut h);
+        // Equivalent references hash alike: see `is_equivalent`.
+        self.inner.ior.canonical_profiles().hash(&mut h);
         let v = h.finish();
         if maximum == u32::MAX {
             v as u32

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::pin::PinMode;
+use crate::spawn::RawServer;
 use crate::transport::OrbKind;
 use crate::types::DataType;
 
@@ -37,6 +38,10 @@ pub enum Command {
     Demux(RunArgs),
     /// T5: Param_Test calls/s, compiled vs interpreted stubs/skeletons.
     Param(RunArgs),
+    /// T7: one server, 1..10,000 client connections idle and active:
+    /// server threads, memory per connection, a fresh client's calls,
+    /// calls/s of all; raw baseline: an epoll server.
+    Connections(RunArgs),
     /// T6: code size of stubs, skeletons and the ORB (this binary).
     Footprint(RunArgs),
     /// Every available suite.
@@ -108,6 +113,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "N,...", value_delimiter = ',',
           value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub objects: Option<Vec<u32>>,
+    /// Numbers of client connections for the connections suite,
+    /// comma-separated [default: 1,100,1000,10000; quick 1,100,1000].
+    #[arg(long, value_name = "N,...", value_delimiter = ',',
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub connections: Option<Vec<u32>>,
+    /// Seconds of each active phase of the connections suite (all
+    /// connections calling) [default: 2, quick 0.5].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub duration: Option<f64>,
     /// Types for the throughput suite, comma-separated (short, long,
     /// double, char, octet, struct) [default: all six].
     #[arg(long, value_name = "TYPE,...", value_delimiter = ',', value_parser = parse_type)]
@@ -144,6 +158,9 @@ pub struct ServerArgs {
     /// Servers to start.
     #[arg(long, value_parser = parse_orb)]
     pub orb: Vec<OrbKind>,
+    /// The raw baseline's server.
+    #[arg(long, value_enum, default_value_t = RawServer::Threads)]
+    pub raw: RawServer,
 }
 
 fn parse_orb(s: &str) -> Result<OrbKind, String> {
@@ -160,6 +177,14 @@ fn parse_buffer(s: &str) -> Result<usize, String> {
     match parse_bytes(s)? {
         n @ 32..=0x100_0000 => Ok(n as usize),
         _ => Err(format!("buffer size out of range (32 to 16M): {s:?}")),
+    }
+}
+
+/// Parses a duration in seconds: more than 0, at most an hour.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 3600.0 => Ok(v),
+        _ => Err(format!("not a duration in seconds (0 to 3600): {s:?}")),
     }
 }
 
@@ -195,6 +220,15 @@ mod tests {
         assert!(parse_bytes("x").is_err());
         assert!(parse_bytes("").is_err());
         assert!(parse_bytes("99999999999999G").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_seconds("0.25"), Ok(0.25));
+        assert_eq!(parse_seconds("2"), Ok(2.0));
+        for bad in ["0", "-1", "NaN", "inf", "3601", "x", ""] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::io::{self, Read};
 
 use peregrine_giop::HEADER_LEN;
 
+use crate::wire_size;
+
 /// Largest message accepted; a header announcing more closes the
 /// connection.
 pub const MAX_MESSAGE: usize = 64 << 20;
@@ -41,6 +43,39 @@ pub fn frame_len(header: &[u8]) -> io::Result<usize> {
         return Err(invalid("GIOP message too large"));
     }
     Ok(total)
+}
+
+/// The `u32` at offset `at` of message `m`, in the byte order its GIOP
+/// header gives (`little`); a message too short is an error.
+pub fn u32_at(m: &[u8], at: usize, little: bool) -> io::Result<u32> {
+    let b: [u8; 4] = m
+        .get(at..at + 4)
+        .and_then(|s| s.try_into().ok())
+        .ok_or_else(|| invalid("truncated message"))?;
+    Ok(if little {
+        u32::from_le_bytes(b)
+    } else {
+        u32::from_be_bytes(b)
+    })
+}
+
+/// Checks that `m` (a whole message) is a GIOP 1.2 `NO_EXCEPTION` reply
+/// to request `id`.
+pub fn check_reply(m: &[u8], id: u32) -> io::Result<()> {
+    if m.get(7) != Some(&1) {
+        return Err(invalid("expected a reply"));
+    }
+    if m.get(4..6) != Some(&[1, 2][..]) {
+        return Err(invalid("not a GIOP 1.2 reply"));
+    }
+    let little = m[6] & 1 == 1;
+    if u32_at(m, wire_size::REQUEST_ID_AT, little)? != id {
+        return Err(invalid("reply to another request"));
+    }
+    if u32_at(m, wire_size::REPLY_STATUS_AT, little)? != 0 {
+        return Err(invalid("exception reply"));
+    }
+    Ok(())
 }
 
 impl<R: Read> FrameReader<R> {
@@ -139,6 +174,24 @@ mod tests {
                 assert!(r.next_frame().unwrap().is_none());
             }
         }
+    }
+
+    #[test]
+    fn replies_are_checked() {
+        let m = wire_size::reply(9, None);
+        check_reply(&m, 9).unwrap();
+        assert!(check_reply(&m, 8).is_err(), "another request id");
+        assert!(check_reply(&m[..14], 9).is_err(), "truncated");
+        let mut exc = m.clone();
+        exc[wire_size::REPLY_STATUS_AT..wire_size::REPLY_STATUS_AT + 4]
+            .copy_from_slice(&2u32.to_ne_bytes());
+        assert!(check_reply(&exc, 9).is_err(), "system exception");
+        let req = wire_size::request(9, 0, "x", true, wire_size::Args::None);
+        assert!(check_reply(&req, 9).is_err(), "a request");
+        let mut old = m.clone();
+        old[5] = 0;
+        assert!(check_reply(&old, 9).is_err(), "GIOP 1.0");
+        assert_eq!(u32_at(&m, 12, cfg!(target_endian = "little")).unwrap(), 9);
     }
 
     #[test]

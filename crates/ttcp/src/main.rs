@@ -3,6 +3,10 @@
 //! fields, targets) is BENCHMARKS.md.
 
 mod cli;
+mod crowd;
+mod echo;
+mod epoll;
+mod fd_limit;
 #[cfg(feature = "orb")]
 mod footprint;
 mod frame;
@@ -15,6 +19,7 @@ mod peregrine;
 #[path = "peregrine_absent.rs"]
 mod peregrine;
 mod pin;
+mod proc_status;
 mod raw;
 mod record;
 mod spawn;
@@ -36,12 +41,13 @@ use suites::Settings;
 use transport::OrbKind;
 
 /// The suites `all` runs, in order.
-const SUITES: [&str; 6] = [
+const SUITES: [&str; 7] = [
     "throughput",
     "latency",
     "payload",
     "demux",
     "param",
+    "connections",
     "footprint",
 ];
 
@@ -57,6 +63,8 @@ fn settings(a: &RunArgs) -> Settings {
         objects: a.objects.clone(),
         types: a.types.clone(),
         buffers: a.buffers.clone(),
+        connections: a.connections.clone(),
+        duration: a.duration,
         orbs: a.orb.kinds(),
         remote: a.host.clone().map(|h| (h, a.port)),
         cpus: pin::allowed_cpus(),
@@ -70,6 +78,7 @@ fn run_one(name: &str, s: &Settings, out: &mut Output) -> io::Result<()> {
         "payload" => suites::payload::run_payload(s, out),
         "demux" => suites::demux::run_demux(s, out),
         "param" => suites::param::run_param(s, out),
+        "connections" => suites::connections::run_connections(s, out),
         "footprint" => suites::footprint::run_footprint(s, out),
         _ => unreachable!("suite names are fixed"),
     }
@@ -127,11 +136,19 @@ fn main() -> ExitCode {
         Command::Payload(a) => run(&["payload"], &a),
         Command::Demux(a) => run(&["demux"], &a),
         Command::Param(a) => run(&["param"], &a),
+        Command::Connections(a) => run(&["connections"], &a),
         Command::Footprint(a) => run(&["footprint"], &a),
         Command::All(a) => run(&SUITES, &a),
         Command::Serve(a) => {
             let orbs = a.orb.kinds();
-            match spawn::run_server(a.bind, a.port, a.cpu, &orbs, false) {
+            match spawn::run_server(
+                a.bind,
+                a.port,
+                a.cpu,
+                &orbs,
+                spawn::RawServer::Threads,
+                false,
+            ) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("ttcp serve: {e}");
@@ -146,7 +163,7 @@ fn main() -> ExitCode {
                 a.orb
             };
             let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
-            match spawn::run_server(ip, 0, a.cpu, &orbs, true) {
+            match spawn::run_server(ip, 0, a.cpu, &orbs, a.raw, true) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("ttcp __server: {e}");

@@ -11,7 +11,7 @@ use std::thread;
 
 use peregrine_giop::HEADER_LEN;
 
-use crate::frame::{frame_len, invalid, FrameReader};
+use crate::frame::{check_reply, frame_len, invalid, u32_at, FrameReader};
 use crate::transport::{Orb, OrbKind, TtcpClient};
 use crate::types::{DataType, SeqData};
 use crate::wire_size::{self, Args};
@@ -80,18 +80,6 @@ struct RawRequest<'a> {
     /// Length of the whole argument body.
     body_len: usize,
     little: bool,
-}
-
-fn u32_at(m: &[u8], at: usize, little: bool) -> io::Result<u32> {
-    let b: [u8; 4] = m
-        .get(at..at + 4)
-        .and_then(|s| s.try_into().ok())
-        .ok_or_else(|| invalid("truncated request"))?;
-    Ok(if little {
-        u32::from_le_bytes(b)
-    } else {
-        u32::from_be_bytes(b)
-    })
 }
 
 /// Reads the fixed-offset fields of a GIOP 1.2 request from a raw client:
@@ -340,16 +328,7 @@ impl RawClient {
             .frames
             .next_frame()?
             .ok_or_else(|| invalid("server closed the connection"))?;
-        if m.get(7) != Some(&1) {
-            return Err(invalid("expected a reply"));
-        }
-        let little = m[6] & 1 == 1;
-        if u32_at(m, wire_size::REQUEST_ID_AT, little)? != id {
-            return Err(invalid("reply to another request"));
-        }
-        if u32_at(m, wire_size::REPLY_STATUS_AT, little)? != 0 {
-            return Err(invalid("exception reply"));
-        }
+        check_reply(m, id)?;
         Ok(m)
     }
 

@@ -9,7 +9,9 @@
 //! ```
 //!
 //! It lives until its stdin closes (or it is killed when the suite ends).
-//! `ttcp serve` prints the same lines and runs until interrupted.
+//! `ttcp serve` prints the same lines and runs until interrupted. The
+//! connections suite starts one server process per ORB (it reads each
+//! one's threads and memory), with `--raw epoll` for the raw baseline.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -18,8 +20,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::pin;
 use crate::transport::{orb, OrbKind};
+use crate::{echo, fd_limit, pin};
 
 /// How long a server process may take to announce its endpoints.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -27,17 +29,44 @@ const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// Where each ORB's server is, or why it is not.
 pub type Endpoints = BTreeMap<OrbKind, Result<String, String>>;
 
-/// Runs the server side in this process: pins to `cpu`, starts each ORB's
-/// server on `ip` (raw at `port`, Peregrine at `port + 1` when `port` is
-/// not 0), prints the endpoint lines, then waits: for stdin to close when
+/// Which server answers for the raw baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RawServer {
+    /// A thread per connection, blocking reads ([`crate::raw`]): the
+    /// least latency for one connection.
+    #[default]
+    Threads,
+    /// One epoll thread per CPU ([`crate::echo`]): the connections
+    /// suite's baseline for many connections.
+    Epoll,
+}
+
+impl RawServer {
+    /// The `--raw` argument naming it.
+    fn arg(self) -> &'static str {
+        match self {
+            RawServer::Threads => "threads",
+            RawServer::Epoll => "epoll",
+        }
+    }
+}
+
+/// Runs the server side in this process: raises its open-file limit,
+/// pins to `cpu`, starts each ORB's server on `ip` (raw at `port`, with
+/// `raw`; Peregrine at `port + 1` when `port` is not 0), prints the
+/// endpoint lines, then waits: for stdin to close when
 /// `until_stdin_closes`, else forever.
 pub fn run_server(
     ip: IpAddr,
     port: u16,
     cpu: Option<usize>,
     orbs: &[OrbKind],
+    raw: RawServer,
     until_stdin_closes: bool,
 ) -> io::Result<()> {
+    // Servers of many connections need more than the usual 1024 files;
+    // where the hard limit is lower, the client reports it.
+    let _ = fd_limit::raise();
     if let Some(c) = cpu {
         pin::set_cpus(&[c])?;
     }
@@ -49,10 +78,15 @@ pub fn run_server(
             (p, OrbKind::Raw) => p,
             (p, OrbKind::Peregrine) => p.saturating_add(1),
         };
-        match o.available().and_then(|()| {
-            o.serve(SocketAddr::new(ip, p))
-                .map_err(|e| format!("server failed: {e}"))
-        }) {
+        let bind = SocketAddr::new(ip, p);
+        let started = match (kind, raw) {
+            (OrbKind::Raw, RawServer::Epoll) => echo::serve(bind, pin::allowed_cpus().len())
+                .map_err(|e| format!("server failed: {e}")),
+            _ => o
+                .available()
+                .and_then(|()| o.serve(bind).map_err(|e| format!("server failed: {e}"))),
+        };
+        match started {
             Ok(ep) => writeln!(out, "endpoint {} {ep}", o.kind().name())?,
             Err(why) => writeln!(out, "unavailable {} {why}", o.kind().name())?,
         }
@@ -109,9 +143,18 @@ impl ServerProcess {
     /// Starts `ttcp __server` pinned to `cpu` with the servers of `orbs`
     /// and waits for its endpoints.
     pub fn start(cpu: Option<usize>, orbs: &[OrbKind]) -> io::Result<ServerProcess> {
+        Self::start_with(cpu, orbs, RawServer::Threads)
+    }
+
+    /// [`ServerProcess::start`] with the raw baseline served by `raw`.
+    pub fn start_with(
+        cpu: Option<usize>,
+        orbs: &[OrbKind],
+        raw: RawServer,
+    ) -> io::Result<ServerProcess> {
         let exe = std::env::current_exe()?;
         let mut cmd = Command::new(exe);
-        cmd.arg("__server");
+        cmd.arg("__server").arg("--raw").arg(raw.arg());
         if let Some(c) = cpu {
             cmd.arg("--cpu").arg(c.to_string());
         }
@@ -157,6 +200,11 @@ impl ServerProcess {
             }
         };
         Ok(ServerProcess { child, endpoints })
+    }
+
+    /// The process id (for `/proc/PID`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 

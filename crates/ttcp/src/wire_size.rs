@@ -84,8 +84,20 @@ pub enum Args<'a> {
 /// The complete GIOP 1.2 request message (native byte order) for `op` on
 /// object `object`; `response` asks for a reply (twoway).
 pub fn request(request_id: u32, object: u32, op: &str, response: bool, args: Args<'_>) -> Vec<u8> {
+    request_to(&object_key(object), request_id, op, response, args)
+}
+
+/// The request of [`request`] to the object with key `key` (the
+/// connections suite calls a Peregrine server's object 0 with the key
+/// from its IOR).
+pub fn request_to(
+    key: &[u8],
+    request_id: u32,
+    op: &str,
+    response: bool,
+    args: Args<'_>,
+) -> Vec<u8> {
     let mut w = Writer::new(ByteOrder::NATIVE);
-    let key = object_key(object);
     let h = RequestHeader {
         request_id,
         response_flags: if response {
@@ -93,7 +105,7 @@ pub fn request(request_id: u32, object: u32, op: &str, response: bool, args: Arg
         } else {
             ResponseFlags::None
         },
-        target: TargetAddress::Key(&key),
+        target: TargetAddress::Key(key),
         operation: op,
         service_contexts: ServiceContexts::EMPTY,
         requesting_principal: &[],

@@ -3,66 +3,16 @@
 //! the report, `serve` + `--host`, and usage errors. Every run is bounded
 //! in time; nothing asserts on speed.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
 
-const LIMIT: Duration = Duration::from_secs(180);
-
-/// Runs ttcp with `args`, killing it after [`LIMIT`].
-fn ttcp(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_ttcp"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ttcp starts");
-    let id = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(LIMIT) {
-        Ok(out) => out.expect("ttcp ran"),
-        Err(_) => {
-            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
-            panic!("ttcp {args:?} did not finish within {LIMIT:?}");
-        }
-    }
-}
-
-fn json_lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
-        .collect()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ttcp-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn has(v: &Value, fields: &[&str]) {
-    for f in fields {
-        assert!(v.get(f).is_some(), "field {f} missing in {v}");
-    }
-}
-
-/// The ORBs `all --quick` measures by default in this build.
-fn orbs() -> &'static [&'static str] {
-    if cfg!(feature = "orb") {
-        &["raw", "peregrine"]
-    } else {
-        &["raw"]
-    }
-}
+use common::{has, json_lines, orbs, temp_dir, ttcp};
 
 #[test]
 fn all_quick_keeps_the_contract_for_every_orb() {
@@ -83,7 +33,7 @@ fn all_quick_keeps_the_contract_for_every_orb() {
         String::from_utf8_lossy(&out.stderr)
     );
     let lines = json_lines(&out);
-    for suite in ["throughput", "latency", "payload", "demux"] {
+    for suite in ["throughput", "latency", "payload", "demux", "connections"] {
         for orb in orbs() {
             assert!(
                 lines
@@ -98,6 +48,14 @@ fn all_quick_keeps_the_contract_for_every_orb() {
         if !orbs().contains(&orb) {
             assert_eq!(orb, "peregrine", "{l}");
             assert!(l.get("skipped").is_some(), "not built in: {l}");
+            continue;
+        }
+        if l["suite"] == "connections"
+            && l["skipped"]
+                .as_str()
+                .is_some_and(|s| s.contains("open-file hard limit"))
+        {
+            // A host whose limit is too low for 1,000 connections.
             continue;
         }
         assert!(l.get("skipped").is_none(), "{orb} skipped: {l}");
@@ -147,6 +105,28 @@ fn all_quick_keeps_the_contract_for_every_orb() {
                 assert!(l["op"].as_str().unwrap().starts_with("test_"), "{l}");
                 assert!(l["calls_per_s"].as_f64().unwrap() > 0.0, "{l}");
             }
+            "connections" => {
+                has(
+                    l,
+                    &[
+                        "connections",
+                        "phase",
+                        "pin",
+                        "threads",
+                        "rss_kib",
+                        "calls",
+                        "p99_us",
+                    ],
+                );
+                assert!(l["threads"].as_u64().unwrap() >= 1, "{l}");
+                assert!(l["rss_kib"].as_u64().unwrap() > 0, "{l}");
+                if l["phase"] == "active" {
+                    assert!(l["calls_per_s"].as_f64().unwrap() > 0.0, "{l}");
+                } else {
+                    assert_eq!(l["phase"], "idle");
+                    has(l, &["rss_per_conn_kib", "server_cpu_pct", "alone_p99_us"]);
+                }
+            }
             "footprint" => {
                 has(l, &["item", "bytes"]);
                 if let Some(m) = l.get("marshal") {
@@ -160,7 +140,7 @@ fn all_quick_keeps_the_contract_for_every_orb() {
         }
     }
     // Per ORB: 6 types x 8 buffers; 2 object counts x (2 orders + oneway);
-    // 3 x 11; 2.
+    // 3 x 11; 2; 3 x 2.
     for orb in orbs() {
         let count = |s: &str| {
             lines
@@ -172,6 +152,8 @@ fn all_quick_keeps_the_contract_for_every_orb() {
         assert_eq!(count("latency"), 6, "{orb}");
         assert_eq!(count("payload"), 33, "{orb}");
         assert_eq!(count("demux"), 2, "{orb}");
+        // 3 numbers of connections x (idle, active).
+        assert_eq!(count("connections"), 6, "{orb}");
         if *orb == "peregrine" {
             // 7 operations x 2 forms.
             assert_eq!(count("param"), 14, "{orb}");
@@ -206,6 +188,7 @@ fn all_quick_keeps_the_contract_for_every_orb() {
         "throughput_struct.svg",
         "latency_objects.svg",
         "latency_units.svg",
+        "connections_calls.svg",
     ] {
         let text = std::fs::read_to_string(dir.join(svg)).unwrap_or_else(|_| panic!("{svg}"));
         assert!(text.contains("<svg"), "{svg} is not SVG");
@@ -383,6 +366,9 @@ fn usage_errors_exit_2() {
         &["throughput", "--types", "float"],
         &["throughput", "--buffers", "8"],
         &["throughput", "--buffers", "1G"],
+        &["connections", "--connections", "0"],
+        &["connections", "--duration", "0"],
+        &["connections", "--duration", "soon"],
         &["all", "--orb", "corba"],
         &["demux", "--repeat", "0"],
         &["nonsense"],

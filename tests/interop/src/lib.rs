@@ -1,21 +1,25 @@
-//! Interoperability tests against omniORB.
+//! Interoperability tests against omniORB and JacORB.
 //!
 //! * [`idl`]: Rust stubs and skeletons generated from `idl/interop.idl` by
 //!   peregrine-idl-rust (in `build.rs`).
 //! * [`expected`]: the fixed values both sides check (mirrored in
-//!   `cxx/expected.h`).
+//!   `cxx/expected.h`, generated for Java by [`jacorb::expected_java`]).
 //! * [`servants`]: Peregrine implementations of `Interop::Echo` and
 //!   `Interop::Callback` that check what they receive.
 //! * [`peers`]: builds the omniORB C++ peers (`cxx/server.cc`,
 //!   `cxx/client.cc`) with omniidl + g++ (cached in the build directory)
 //!   and runs them with readiness lines on stdout, deadlines, and
 //!   kill-on-drop.
+//! * [`jacorb`]: builds the JacORB 3.9 Java peers (`java/src/peer/`) with
+//!   JacORB's IDL compiler + javac (cached likewise) and runs them.
 //!
 //! The tests themselves are `tests/peregrine_client.rs` (Peregrine client,
 //! omniORB server) and `tests/omniorb_client.rs` (omniORB client,
-//! Peregrine server), each over GIOP 1.0, 1.1 and 1.2.
+//! Peregrine server), each over GIOP 1.0, 1.1 and 1.2, and
+//! `tests/jacorb.rs` (both directions against JacORB).
 
 pub mod expected;
+pub mod jacorb;
 pub mod peers;
 pub mod servants;
 
@@ -25,6 +29,11 @@ pub mod idl {
 }
 
 pub use idl::interop;
+
+/// Code generated from `idl/values.idl` (with `PEREGRINE_SIDE` defined).
+pub mod values_idl {
+    include!(concat!(env!("OUT_DIR"), "/values/_include.rs"));
+}
 
 /// Runs `f` on a thread and fails the test if it takes longer than `secs`
 /// (so a hang in the ORB or a peer fails instead of blocking CI).

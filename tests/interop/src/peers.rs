@@ -31,6 +31,11 @@ pub struct Peers {
     pub dyn_server: PathBuf,
     /// `cxx/dyn_client.cc`: an omniORB DII client of `DynInterop::Dyn`.
     pub dyn_client: PathBuf,
+    /// `cxx/values_server.cc`: an omniORB `ValInterop::Values` server
+    /// (`idl/values.idl`: valuetypes).
+    pub values_server: PathBuf,
+    /// `cxx/values_client.cc`: an omniORB client of `ValInterop::Values`.
+    pub values_client: PathBuf,
 }
 
 /// The peers, built once per process (and cached across runs in the
@@ -55,11 +60,15 @@ fn sources() -> Vec<PathBuf> {
         d.join("idl/dynamic.idl"),
         d.join("cxx/dyn_server.cc"),
         d.join("cxx/dyn_client.cc"),
+        d.join("idl/values.idl"),
+        d.join("cxx/values_common.h"),
+        d.join("cxx/values_server.cc"),
+        d.join("cxx/values_client.cc"),
     ]
 }
 
 /// FNV-1a, stable across Rust versions (the cache key must be).
-fn fnv(h: &mut u64, bytes: &[u8]) {
+pub(crate) fn fnv(h: &mut u64, bytes: &[u8]) {
     for b in bytes {
         *h ^= u64::from(*b);
         *h = h.wrapping_mul(0x100_0000_01b3);
@@ -114,11 +123,20 @@ fn build() -> Result<Peers, String> {
         client: dir.join("interop_client"),
         dyn_server: dir.join("dyn_server"),
         dyn_client: dir.join("dyn_client"),
+        values_server: dir.join("values_server"),
+        values_client: dir.join("values_client"),
     };
     let built = |p: &Peers| {
-        [&p.server, &p.client, &p.dyn_server, &p.dyn_client]
-            .iter()
-            .all(|b| b.is_file())
+        [
+            &p.server,
+            &p.client,
+            &p.dyn_server,
+            &p.dyn_client,
+            &p.values_server,
+            &p.values_client,
+        ]
+        .iter()
+        .all(|b| b.is_file())
     };
     if built(&peers) {
         return Ok(peers);
@@ -143,7 +161,30 @@ fn build() -> Result<Peers, String> {
             .arg(format!("-I{idl_dir}"))
             .arg(Path::new(CRATE_DIR).join("idl/dynamic.idl")),
     )?;
+    run_build(
+        Command::new("omniidl")
+            .current_dir(&tmp)
+            .arg("-bcxx")
+            .arg(Path::new(CRATE_DIR).join("idl/values.idl")),
+    )?;
     let flags: Vec<&str> = flags.split_whitespace().collect();
+    for (name, src) in [
+        ("values_server", "values_server.cc"),
+        ("values_client", "values_client.cc"),
+    ] {
+        run_build(
+            Command::new("g++")
+                .current_dir(&tmp)
+                .args(["-O1", "-std=c++11", "-I."])
+                .arg(format!("-I{}", cxx.display()))
+                .arg("-o")
+                .arg(name)
+                .arg(cxx.join(src))
+                .arg("valuesSK.cc")
+                // omniORB's valuetype support lives in libomniDynamic4.
+                .args(dyn_flags.split_whitespace()),
+        )?;
+    }
     for (name, src) in [
         ("interop_server", "server.cc"),
         ("interop_client", "client.cc"),
@@ -193,14 +234,14 @@ fn build() -> Result<Peers, String> {
     Ok(peers)
 }
 
-fn run_build(cmd: &mut Command) -> Result<(), String> {
+pub(crate) fn run_build(cmd: &mut Command) -> Result<(), String> {
     let what = format!("{cmd:?}");
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {what}: {e}: {INSTALL_HINT}"))?;
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
     let status = wait_deadline(&mut child, Instant::now() + BUILD_STEP_TIMEOUT);
@@ -213,15 +254,12 @@ fn run_build(cmd: &mut Command) -> Result<(), String> {
     };
     match status {
         Some(s) if s.success() => Ok(()),
-        Some(s) => Err(format!(
-            "building the omniORB peers: {what} failed ({s}):\n{}",
-            text()
-        )),
+        Some(s) => Err(format!("building a peer: {what} failed ({s}):\n{}", text())),
         None => {
             let _ = child.kill();
             let _ = child.wait();
             Err(format!(
-                "building the omniORB peers: {what} took longer than {BUILD_STEP_TIMEOUT:?}"
+                "building a peer: {what} took longer than {BUILD_STEP_TIMEOUT:?}"
             ))
         }
     }

@@ -164,8 +164,10 @@ fn the_deadline_runs_from_the_send() {
             (err.kind, err.completed),
             (K::Timeout, CompletionStatus::Maybe)
         );
+        // Not waiting for the servant (1,500 ms from the call's start):
+        // the bound is far from both, so a loaded machine cannot flip it.
         assert!(
-            t.elapsed() < Duration::from_millis(100),
+            t.elapsed() < Duration::from_millis(1000),
             "waited {:?}",
             t.elapsed()
         );

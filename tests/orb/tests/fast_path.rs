@@ -1,4 +1,4 @@
-//! The client's lean call path (`fast_call` in peregrine-orb's client.rs)
+//! The client's lean call path (`fast_call` in peregrine-orb's client/fast.rs)
 //! hands a call over to the general one when something unusual arrives
 //! after the arguments were encoded. These tests make that happen on a
 //! connection that is already up with a cached request header, which is

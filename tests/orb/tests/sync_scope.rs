@@ -43,9 +43,12 @@ fn sync_none_returns_while_the_peer_does_not_read() {
         // full, a SYNC_WITH_TRANSPORT oneway blocks; SYNC_NONE does not.
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
-        let keep = std::thread::spawn(move || {
+        // The peer holds its connections, unread, for as long as the test
+        // runs: SYNC_NONE calls that blocked on it would never return (and
+        // `bounded` would fail the test), whatever the machine's load.
+        std::thread::spawn(move || {
             let conns: Vec<_> = (0..2).filter_map(|_| l.accept().ok()).collect();
-            std::thread::sleep(Duration::from_secs(8));
+            std::thread::park();
             drop(conns);
         });
         let client = client();
@@ -54,15 +57,9 @@ fn sync_none_returns_while_the_peer_does_not_read() {
         let big = "x".repeat(64 * 1024);
 
         let none = EchoRef::unchecked_narrow(obj.with_sync_scope(SyncScope::None));
-        let t = Instant::now();
         for _ in 0..200 {
             none.note(&big).unwrap();
         }
-        assert!(
-            t.elapsed() < Duration::from_secs(2),
-            "200 SYNC_NONE oneways took {:?}",
-            t.elapsed()
-        );
 
         // 200 x 64 KiB is far more than loopback socket buffers hold, so
         // the transport-synchronous caller is still blocked a second later.
@@ -80,6 +77,5 @@ fn sync_none_returns_while_the_peer_does_not_read() {
             rx.recv_timeout(Duration::from_secs(1)).is_err(),
             "SYNC_WITH_TRANSPORT oneways finished against a peer that reads nothing"
         );
-        drop(keep);
     });
 }

@@ -88,6 +88,8 @@ pub fn decode_value(tc: &TypeCode, r: &mut Reader<'_>) -> Result<DynValue> {
             r.leave();
             v?
         }
+        Op::Value | Op::ValueBox => crate::interp::value::decode_valuetype(Some(t), r)?,
+        Op::Abstract => crate::interp::value::decode_abstract(r)?,
         Op::Unsupported => return Err(DynError::Unsupported("value of this kind")),
     })
 }

@@ -97,6 +97,8 @@ pub fn encode_value(tc: &TypeCode, v: &DynValue, w: &mut Writer) -> Result<()> {
         },
         Op::Fixed => encode_fixed(t, v, w),
         Op::Recursive => encode_value(&t.resolve()?, v, w),
+        Op::Value | Op::ValueBox => crate::interp::value::encode_valuetype(t, v, w),
+        Op::Abstract => crate::interp::value::encode_abstract(v, w),
         Op::Unsupported => Err(unsupported(t)),
     }
 }
@@ -110,8 +112,6 @@ fn inner(l: &Layout) -> &TypeCode {
 #[cold]
 fn unsupported(tc: &TypeCode) -> DynError {
     DynError::Unsupported(match tc.kind() {
-        crate::TcKind::Value | crate::TcKind::ValueBox => "valuetype values",
-        crate::TcKind::AbstractInterface => "abstract interface values",
         crate::TcKind::LocalInterface => "local interface values",
         _ => "native values",
     })

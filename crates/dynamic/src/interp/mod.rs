@@ -17,6 +17,7 @@
 
 pub mod decode;
 pub mod encode;
+pub(crate) mod value;
 
 use peregrine_cdr::{Reader, Writer};
 

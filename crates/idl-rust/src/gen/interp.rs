@@ -113,6 +113,10 @@ impl Gen<'_> {
 
     /// The engine has entries for `ty`.
     fn interp_ok(&mut self, ty: &Type) -> bool {
+        if self.has_value(ty) {
+            // The table-driven engine has no values yet: compiled code.
+            return false;
+        }
         match self.resolve_owned(ty) {
             Type::Fixed(None) => false,
             _ if !self.typed(ty) => true,

@@ -237,6 +237,10 @@ impl Gen<'_> {
 
     /// `pub fn tc_<name>()` for named type `id`, cached in a static.
     pub(super) fn tc_function(&self, id: DefId, cur: &[String]) -> String {
+        if self.has_value(&Type::Named(id)) {
+            // No TypeCodes for values yet (nor for types holding them).
+            return String::new();
+        }
         let dy = &self.o.dynamic;
         let d = self.def(id);
         let what = match d.kind {
@@ -266,6 +270,9 @@ pub fn {f}() -> {dy}::TypeCode {{
     /// TypeCode function and `Any` support of struct, union, enum or
     /// exception `id`, generated as Rust type `name`.
     pub(super) fn tc_items(&mut self, id: DefId, name: &str, cur: &[String]) -> String {
+        if self.has_value(&Type::Named(id)) {
+            return String::new();
+        }
         let dy = self.o.dynamic.clone();
         let orb = self.o.orb.clone();
         let f = self.tc_fn(id);
@@ -343,6 +350,9 @@ impl {dy}::FromAny for {name} {{
     /// TypeCode function and `Any` insertion/extraction functions of
     /// typedef `id` (a Rust type alias, which cannot carry trait impls).
     pub(super) fn typedef_items(&mut self, id: DefId, ty: &Type, cur: &[String]) -> String {
+        if self.has_value(ty) {
+            return String::new();
+        }
         let dy = self.o.dynamic.clone();
         let orb = self.o.orb.clone();
         let d = self.def(id);

@@ -238,7 +238,7 @@ pub fn write_report(
         "Machine: {cpus} CPUs available; ratios are Peregrine / raw from the same run.\n"
     );
     wire_sizes(&mut md);
-    let suites = ["throughput", "latency", "payload", "demux"];
+    let suites = ["throughput", "latency", "payload", "demux", "connections"];
     for suite in suites {
         let rs: Vec<&Record> = records.iter().filter(|r| r.suite == suite).collect();
         if rs.is_empty() {
@@ -317,6 +317,31 @@ pub fn write_report(
                         &series,
                     )?;
                     let _ = writeln!(md, "![latency vs units]({name})\n");
+                    files.push(name);
+                }
+            }
+            "connections" => {
+                let active: Vec<&Record> = rs
+                    .iter()
+                    .copied()
+                    .filter(|r| r.phase == Some("active"))
+                    .collect();
+                let series = group(
+                    &active,
+                    |_| String::new(),
+                    |r| r.orb.to_string(),
+                    |r| Some((r.connections? as f64, r.calls_per_s?)),
+                );
+                if !series.is_empty() {
+                    let name = "connections_calls.svg".to_string();
+                    line_chart(
+                        &dir.join(&name),
+                        "Twoway calls/s of all connections together",
+                        "client connections",
+                        "calls per second",
+                        &series,
+                    )?;
+                    let _ = writeln!(md, "![calls/s vs connections]({name})\n");
                     files.push(name);
                 }
             }

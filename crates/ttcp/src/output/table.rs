@@ -143,10 +143,130 @@ fn render_forms(suite: &str, records: &[Record]) -> String {
     out
 }
 
+/// The table of the connections suite: a row per number of connections,
+/// phase and ORB with the server's threads and memory, the fresh
+/// client's call (and its p99 against its p99 alone), the calls/s of all
+/// connections and, on Peregrine's active rows, their ratio to raw.
+fn render_connections(records: &[Record]) -> String {
+    let rows: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.suite == "connections")
+        .collect();
+    // Points in order of appearance, ORBs within each in column order.
+    let mut points: Vec<(Option<u64>, Option<&str>)> = Vec::new();
+    for r in &rows {
+        let k = (r.connections, r.phase);
+        if !points.contains(&k) {
+            points.push(k);
+        }
+    }
+    let mut table = vec![[
+        "connections",
+        "phase",
+        "orb",
+        "threads",
+        "RSS KiB",
+        "KiB/conn",
+        "server CPU %",
+        "fresh p50 / p99 us",
+        "p99/alone",
+        "calls/s",
+        "peregrine/raw",
+    ]
+    .map(String::from)
+    .to_vec()];
+    let num =
+        |v: Option<f64>, digits: usize| v.map(|x| format!("{x:.digits$}")).unwrap_or_default();
+    for (n, phase) in points {
+        let at = |orb: &str| {
+            rows.iter()
+                .find(|r| r.connections == n && r.phase == phase && r.orb == orb)
+        };
+        for orb in ORBS {
+            let Some(r) = at(orb) else { continue };
+            let mut row = vec![opt(n), opt(phase), orb.to_string()];
+            if r.measured() {
+                let ratio = match (
+                    orb,
+                    r.calls_per_s,
+                    at("raw").and_then(|raw| raw.calls_per_s),
+                ) {
+                    ("peregrine", Some(p), Some(raw)) if raw > 0.0 => format!("{:.3}", p / raw),
+                    _ => String::new(),
+                };
+                let p99_alone = match (r.p99_us, r.alone_p99_us) {
+                    (Some(p), Some(a)) if a > 0.0 => format!("{:.2}", p / a),
+                    _ => String::new(),
+                };
+                row.extend([
+                    opt(r.threads),
+                    opt(r.rss_kib),
+                    num(r.rss_per_conn_kib, 1),
+                    num(r.server_cpu_pct, 1),
+                    match (r.p50_us, r.p99_us) {
+                        (Some(a), Some(b)) => format!("{a:.1} / {b:.1}"),
+                        // No probe call fitted in the active phase.
+                        _ => "-".into(),
+                    },
+                    p99_alone,
+                    num(r.calls_per_s, 0),
+                    ratio,
+                ]);
+            } else {
+                row.push("skipped".into());
+            }
+            table.push(row);
+        }
+    }
+    let ncols = table[0].len();
+    let widths: Vec<usize> = (0..ncols)
+        .map(|c| {
+            table
+                .iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.len())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::from(
+        "\n== connections (server with N client connections: threads, resident memory; \
+         a fresh client's twoway call; calls/s of all N, median of repeats) ==\n",
+    );
+    for row in &table {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if i < 3 {
+                    format!("{s:<w$}", w = widths[i])
+                } else {
+                    format!("{s:>w$}", w = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let mut reasons: Vec<(&str, &str)> = rows
+        .iter()
+        .filter_map(|r| r.skipped.as_deref().map(|s| (r.orb, s)))
+        .collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    for (orb, why) in reasons {
+        out.push_str(&format!("{orb} skipped: {why}\n"));
+    }
+    out
+}
+
 /// Renders the table of `suite` from `records` (other suites ignored).
 pub fn render(suite: &str, records: &[Record]) -> String {
     if suite == "param" || suite == "footprint" {
         return render_forms(suite, records);
+    }
+    if suite == "connections" {
+        return render_connections(records);
     }
     let rows: Vec<&Record> = records.iter().filter(|r| r.suite == suite).collect();
     let orbs: Vec<&str> = ORBS
@@ -265,5 +385,68 @@ mod tests {
             "{t}"
         );
         assert!(render("latency", &[]).contains("== latency"));
+    }
+
+    #[test]
+    fn connections_rows_and_ratio() {
+        let base = Record {
+            suite: "connections",
+            connections: Some(1000),
+            phase: Some("active"),
+            threads: Some(3),
+            rss_kib: Some(2048),
+            p50_us: Some(20.0),
+            p99_us: Some(90.0),
+            alone_p99_us: Some(30.0),
+            ..Record::default()
+        };
+        let raw = Record {
+            orb: "raw",
+            calls_per_s: Some(100_000.0),
+            ..base.clone()
+        };
+        let per = Record {
+            orb: "peregrine",
+            calls_per_s: Some(50_000.0),
+            threads: Some(1004),
+            ..base.clone()
+        };
+        let idle = Record {
+            orb: "peregrine",
+            phase: Some("idle"),
+            rss_per_conn_kib: Some(14.5),
+            skipped: None,
+            ..base.clone()
+        };
+        let t = render("connections", &[idle, per, raw]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].starts_with("== connections"), "{t}");
+        assert!(
+            lines[3].contains("idle") && lines[3].contains("14.5"),
+            "{t}"
+        );
+        // raw first within a point, the ratio on Peregrine's row.
+        assert!(
+            lines[4].contains("raw") && !lines[4].contains("0.500"),
+            "{t}"
+        );
+        assert!(
+            lines[5].contains("1004") && lines[5].ends_with("0.500"),
+            "{t}"
+        );
+        assert!(
+            lines[5].contains("20.0 / 90.0") && lines[5].contains("3.00"),
+            "{t}"
+        );
+        let skipped = Record {
+            orb: "peregrine",
+            skipped: Some("fd limit".into()),
+            ..base
+        };
+        let t = render("connections", &[skipped]);
+        assert!(
+            t.contains("skipped") && t.contains("peregrine skipped: fd limit"),
+            "{t}"
+        );
     }
 }

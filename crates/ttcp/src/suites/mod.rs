@@ -2,6 +2,7 @@
 //! (server process, pinned client, one connection per ORB) on which points
 //! are measured with the ORBs interleaved.
 
+pub mod connections;
 pub mod demux;
 pub mod footprint;
 pub mod latency;
@@ -34,6 +35,12 @@ pub struct Settings {
     pub types: Option<Vec<crate::types::DataType>>,
     /// `--buffers`, if given (the throughput suite's buffer sizes).
     pub buffers: Option<Vec<usize>>,
+    /// `--connections`, if given (the connections suite's numbers of
+    /// connections).
+    pub connections: Option<Vec<u32>>,
+    /// `--duration`, if given (seconds of the connections suite's active
+    /// phase).
+    pub duration: Option<f64>,
     /// ORBs to measure, in order.
     pub orbs: Vec<OrbKind>,
     /// `--host`/`--port` of a remote `ttcp serve`.

@@ -1,0 +1,302 @@
+//! Typed values over the codec: the trait generated valuetypes and value
+//! boxes implement, the member slot that lets a graph close cycles after
+//! its nodes exist, and the process-wide registry of value factories.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use super::{AnyValue, ValueInfo, ValueStart};
+use crate::{CdrError, Decode, Encode, Reader, Result, Writer};
+
+/// A Rust type that is an IDL valuetype or value box (implemented by
+/// generated code).
+pub trait ValueType: core::any::Any + Send + Sync + Sized {
+    /// The repository id of the type.
+    const REPO_ID: &'static str;
+    /// The ids a header carries, most derived first: the type's own id,
+    /// followed by those of its truncatable bases.
+    const IDS: &'static [&'static str];
+    /// True when the state is chunked (truncatable or custom values).
+    const CHUNKED: bool;
+    /// Writes the state (base members first).
+    fn write_state(&self, w: &mut Writer) -> Result<()>;
+    /// Reads the state of a value whose header `info` was read, and
+    /// builds the value. Members that point back to a value still being
+    /// read are completed through [`ReadValue::fixup`].
+    fn read_state(r: &mut Reader<'_>, info: &ValueInfo<'_>) -> Result<Arc<Self>>;
+}
+
+/// Custom marshaling of a `custom` valuetype: the application writes and
+/// reads the state (inside the chunks the codec manages).
+pub trait CustomMarshal: Sized {
+    /// Writes the state.
+    fn marshal(&self, w: &mut Writer) -> Result<()>;
+    /// Reads the state.
+    fn unmarshal(r: &mut Reader<'_>) -> Result<Self>;
+}
+
+/// Makes values of a repository id the reader does not know itself
+/// (a derived type, an `RMI:` id), registered with
+/// [`register_value_factory`].
+pub trait ValueFactory: Send + Sync {
+    /// Reads the state of the value whose header is `info`.
+    fn read_state(&self, r: &mut Reader<'_>, info: &ValueInfo<'_>) -> Result<AnyValue>;
+}
+
+type Registry = RwLock<HashMap<String, Arc<dyn ValueFactory>>>;
+
+fn registry() -> &'static Registry {
+    static R: OnceLock<Registry> = OnceLock::new();
+    R.get_or_init(Default::default)
+}
+
+/// Registers `factory` for values whose most derived repository id is
+/// `repo_id`, returning the one it replaces. Generated types need no
+/// registration: a value of the expected type (or truncatable to it)
+/// is read by the type itself.
+pub fn register_value_factory(
+    repo_id: &str,
+    factory: Arc<dyn ValueFactory>,
+) -> Option<Arc<dyn ValueFactory>> {
+    registry()
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(repo_id.to_owned(), factory)
+}
+
+/// Removes the factory registered for `repo_id`.
+pub fn unregister_value_factory(repo_id: &str) -> Option<Arc<dyn ValueFactory>> {
+    registry()
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(repo_id)
+}
+
+/// The factory registered for `repo_id`.
+pub fn lookup_value_factory(repo_id: &str) -> Option<Arc<dyn ValueFactory>> {
+    registry()
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(repo_id)
+        .cloned()
+}
+
+/// A value-typed member: null or a shared reference to a value.
+///
+/// It can be filled once through a shared reference ([`ValueSlot::set`]),
+/// which is how a graph closes a cycle after its nodes exist (and how
+/// the decoder completes a member that points back to a value still being
+/// read); through `&mut` it can be changed freely. No allocation beyond
+/// the value itself.
+pub struct ValueSlot<T> {
+    /// The value given at construction (no synchronization to read).
+    value: Option<Arc<T>>,
+    /// The value filled in later through a shared reference.
+    late: OnceLock<Arc<T>>,
+}
+
+impl<T> ValueSlot<T> {
+    /// A null member.
+    pub const fn null() -> Self {
+        Self {
+            value: None,
+            late: OnceLock::new(),
+        }
+    }
+
+    /// A member holding `v`.
+    pub const fn new(v: Arc<T>) -> Self {
+        Self {
+            value: Some(v),
+            late: OnceLock::new(),
+        }
+    }
+
+    /// The value, or `None` for null.
+    #[inline]
+    pub fn get(&self) -> Option<&Arc<T>> {
+        self.value.as_ref().or_else(|| self.late.get())
+    }
+
+    /// Fills a null member; gives `v` back if it already holds a value.
+    pub fn set(&self, v: Arc<T>) -> core::result::Result<(), Arc<T>> {
+        if self.value.is_some() {
+            return Err(v);
+        }
+        self.late.set(v)
+    }
+
+    /// Replaces the value (through exclusive access).
+    pub fn replace(&mut self, v: Option<Arc<T>>) -> Option<Arc<T>> {
+        let old = self.value.take().or_else(|| self.late.take());
+        self.value = v;
+        old
+    }
+
+    /// True for null.
+    pub fn is_null(&self) -> bool {
+        self.get().is_none()
+    }
+}
+
+impl<T> Default for ValueSlot<T> {
+    fn default() -> Self {
+        Self::null()
+    }
+}
+
+impl<T> Clone for ValueSlot<T> {
+    /// Shares the value (a shallow copy, as for any value reference).
+    fn clone(&self) -> Self {
+        match self.get() {
+            Some(v) => Self::new(v.clone()),
+            None => Self::null(),
+        }
+    }
+}
+
+impl<T> From<Arc<T>> for ValueSlot<T> {
+    fn from(v: Arc<T>) -> Self {
+        Self::new(v)
+    }
+}
+
+impl<T> From<Option<Arc<T>>> for ValueSlot<T> {
+    fn from(v: Option<Arc<T>>) -> Self {
+        v.map_or_else(Self::null, Self::new)
+    }
+}
+
+impl<T> core::fmt::Debug for ValueSlot<T> {
+    /// The address only: a graph may have cycles.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.get() {
+            Some(v) => write!(f, "ValueSlot({:p})", Arc::as_ptr(v)),
+            None => f.write_str("ValueSlot(null)"),
+        }
+    }
+}
+
+impl<T> PartialEq for ValueSlot<T> {
+    /// Identity: the same value (or both null).
+    fn eq(&self, other: &Self) -> bool {
+        match (self.get(), other.get()) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Writes `v` (null, an indirection when already written, or header and
+/// state).
+#[inline]
+pub fn write_value<T: ValueType>(w: &mut Writer, v: Option<&Arc<T>>) -> Result<()> {
+    match v {
+        None => {
+            w.write_null_value();
+            Ok(())
+        }
+        Some(v) => w.write_value(Arc::as_ptr(v).cast(), T::IDS, T::CHUNKED, |w| {
+            v.write_state(w)
+        }),
+    }
+}
+
+/// A value read for a member: complete, or pointing back to a value whose
+/// state is still being read.
+#[derive(Debug)]
+pub enum ReadValue<T> {
+    /// Null or a value.
+    Ready(Option<Arc<T>>),
+    /// Refers to the value at this input index, completed later.
+    Cycle(usize),
+}
+
+impl<T: ValueType> ReadValue<T> {
+    /// The member to store now (null for a cycle, filled by
+    /// [`ReadValue::fixup`]).
+    pub fn slot(&self) -> ValueSlot<T> {
+        match self {
+            ReadValue::Ready(v) => v.clone().into(),
+            ReadValue::Cycle(_) => ValueSlot::null(),
+        }
+    }
+
+    /// For a cycle, has the reader fill `field(owner)` once the value it
+    /// points to is complete.
+    pub fn fixup<S: Send + Sync + 'static>(
+        self,
+        r: &mut Reader<'_>,
+        owner: &Arc<S>,
+        field: fn(&S) -> &ValueSlot<T>,
+    ) {
+        if let ReadValue::Cycle(at) = self {
+            let owner = owner.clone();
+            r.defer_value(
+                at,
+                Box::new(move |v| {
+                    let v = v
+                        .clone()
+                        .downcast::<T>()
+                        .map_err(|_| CdrError::NoValueFactory)?;
+                    // Already filled only if the same index completed twice.
+                    let _ = field(&owner).set(v);
+                    Ok(())
+                }),
+            );
+        }
+    }
+
+    /// The value, failing for a cycle (outside a value's members there is
+    /// no slot to complete later).
+    pub fn ready(self) -> Result<Option<Arc<T>>> {
+        match self {
+            ReadValue::Ready(v) => Ok(v),
+            ReadValue::Cycle(_) => Err(CdrError::UnsupportedCycle),
+        }
+    }
+}
+
+/// Reads a value of type `T` (or of a type truncatable to `T`, or one a
+/// registered factory turns into a `T`).
+pub fn read_value<T: ValueType>(r: &mut Reader<'_>) -> Result<ReadValue<T>> {
+    let info = match r.read_value_start()? {
+        ValueStart::Null => return Ok(ReadValue::Ready(None)),
+        ValueStart::Shared(v) => {
+            return v
+                .downcast::<T>()
+                .map(|v| ReadValue::Ready(Some(v)))
+                .map_err(|_| CdrError::NoValueFactory)
+        }
+        ValueStart::Cycle(at) => return Ok(ReadValue::Cycle(at)),
+        ValueStart::New(info) => info,
+    };
+    let v = match info.repo_id() {
+        None => T::read_state(r, &info)?,
+        Some(id) if id == T::REPO_ID => T::read_state(r, &info)?,
+        Some(id) => match lookup_value_factory(id) {
+            Some(f) => f
+                .read_state(r, &info)?
+                .downcast::<T>()
+                .map_err(|_| CdrError::NoValueFactory)?,
+            None if info.may_read_as(T::REPO_ID) => T::read_state(r, &info)?,
+            None => return Err(CdrError::NoValueFactory),
+        },
+    };
+    r.finish_value(&info, v.clone())?;
+    Ok(ReadValue::Ready(Some(v)))
+}
+
+impl<T: ValueType> Encode for ValueSlot<T> {
+    #[inline]
+    fn encode(&self, w: &mut Writer) -> Result<()> {
+        write_value(w, self.get())
+    }
+}
+
+impl<'de, T: ValueType> Decode<'de> for ValueSlot<T> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        Ok(read_value::<T>(r)?.ready()?.into())
+    }
+}

@@ -1,0 +1,323 @@
+//! Reading value headers, indirections and the ends of chunked values.
+
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use super::{
+    AnyValue, Fixup, RepoIds, ValueInfo, ValueStart, CHUNKED_FLAG, CODEBASE_FLAG, ID_LIST,
+    INDIRECTION_TAG, NULL_TAG, SINGLE_ID, TYPE_INFO_MASK, VALUE_TAG_MIN,
+};
+use crate::{CdrError, Reader, Result};
+
+/// A value in the reader's position table.
+#[derive(Clone)]
+enum Entry {
+    /// Its state is being decoded (an indirection to it closes a cycle).
+    Pending,
+    /// Decoded.
+    Done(AnyValue),
+    /// Skipped with the truncated part of another value.
+    Skipped,
+}
+
+/// What a reader remembers of the values it has read.
+pub(crate) struct ReadState<'a> {
+    /// The input's whole length (the reader's is narrowed to the chunk).
+    pub(crate) real_len: usize,
+    /// Chunked values open (the nesting level of the innermost).
+    pub(crate) level: u32,
+    /// An end tag that also closed enclosing values, down to this level.
+    pub(crate) pending_end: Option<u32>,
+    /// Values by input index of their tag, in increasing order.
+    values: Vec<(usize, Entry)>,
+    /// Repository ids and codebase URLs by input index of their length.
+    strings: Vec<(usize, &'a str)>,
+    /// Repository id lists by input index of their count.
+    lists: Vec<(usize, Arc<[&'a str]>)>,
+    /// Fixups waiting for the value at an index to be complete.
+    fixups: Vec<(usize, Fixup)>,
+}
+
+impl<'a> ReadState<'a> {
+    fn new(real_len: usize) -> Self {
+        Self {
+            real_len,
+            level: 0,
+            pending_end: None,
+            values: Vec::new(),
+            strings: Vec::new(),
+            lists: Vec::new(),
+            fixups: Vec::new(),
+        }
+    }
+
+    /// A copy for a cloned reader: the same tables, no fixups (those
+    /// belong to the decoder that registered them).
+    pub(crate) fn clone_for_reader(&self) -> Box<Self> {
+        Box::new(Self {
+            real_len: self.real_len,
+            level: self.level,
+            pending_end: self.pending_end,
+            values: self.values.clone(),
+            strings: self.strings.clone(),
+            lists: self.lists.clone(),
+            fixups: Vec::new(),
+        })
+    }
+}
+
+/// The index an indirection at `offset_at` with `offset` leads to, if it
+/// leads back before `before`.
+fn target(offset_at: usize, offset: i32, before: usize) -> Result<usize> {
+    let t = offset_at as i64 + i64::from(offset);
+    if offset >= 0 || t < 0 || t as u64 >= before as u64 {
+        return Err(CdrError::BadIndirection(offset));
+    }
+    Ok(t as usize)
+}
+
+fn find<T>(table: &[(usize, T)], at: usize, offset: i32) -> Result<&T> {
+    table
+        .binary_search_by_key(&at, |(p, _)| *p)
+        .map(|i| &table[i].1)
+        .map_err(|_| CdrError::BadIndirection(offset))
+}
+
+impl<'a> Reader<'a> {
+    #[inline]
+    fn vstate(&mut self) -> &mut ReadState<'a> {
+        let len = self.buf.len();
+        self.values
+            .get_or_insert_with(|| Box::new(ReadState::new(len)))
+    }
+
+    /// Reads what stands where a value is expected: null, an indirection
+    /// to a value read before, or a new value's header (tag, codebase URL
+    /// skipped, repository ids). For a new value, decode its state next
+    /// and then call [`Reader::finish_value`].
+    pub fn read_value_start(&mut self) -> Result<ValueStart<'a>> {
+        let level = self.vstate().level;
+        let tag_at;
+        let tag;
+        let mut in_chunk = false;
+        if level > 0 && self.remaining() >= 4 + (self.position().wrapping_neg() & 3) {
+            // Null and indirections are data of the enclosing chunk.
+            self.align(4)?;
+            tag_at = self.pos;
+            tag = self.read_u32()?;
+            in_chunk = true;
+        } else if level > 0 {
+            // The chunk is used up (what is left is padding).
+            self.pos = self.buf.len();
+            let long = self.read_outside_long()?;
+            if long != NULL_TAG && long < VALUE_TAG_MIN {
+                // A new chunk whose data is a null or an indirection.
+                self.enter_chunk(long)?;
+                self.align(4)?;
+                tag_at = self.pos;
+                tag = self.read_u32()?;
+                in_chunk = true;
+            } else {
+                tag_at = self.pos - 4;
+                tag = long;
+            }
+        } else {
+            self.align(4)?;
+            tag_at = self.pos;
+            tag = self.read_u32()?;
+        }
+        let between_chunks = level > 0 && !in_chunk;
+        match tag {
+            NULL_TAG => {
+                if between_chunks {
+                    self.buf.set_len(self.pos);
+                }
+                Ok(ValueStart::Null)
+            }
+            INDIRECTION_TAG => {
+                let offset_at = self.pos;
+                let offset = self.read_i32()?;
+                if between_chunks {
+                    self.buf.set_len(self.pos);
+                }
+                let at = target(offset_at, offset, tag_at)?;
+                let st = self.vstate();
+                match find(&st.values, at, offset)? {
+                    Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
+                    Entry::Pending => Ok(ValueStart::Cycle(at)),
+                    Entry::Skipped => Err(CdrError::BadIndirection(offset)),
+                }
+            }
+            VALUE_TAG_MIN..=0x7fff_ffff => {
+                let chunked = tag & CHUNKED_FLAG != 0;
+                if in_chunk || (level > 0 && !chunked) {
+                    // Values nested in a chunked value are chunked, and
+                    // start outside the enclosing value's chunks.
+                    return Err(CdrError::BadChunk);
+                }
+                if tag & CODEBASE_FLAG != 0 {
+                    self.read_header_string()?;
+                }
+                let ids = match tag & TYPE_INFO_MASK {
+                    0 => RepoIds::None,
+                    SINGLE_ID => RepoIds::One(self.read_header_string()?),
+                    ID_LIST => RepoIds::List(self.read_id_list()?),
+                    _ => return Err(CdrError::BadValueTag(tag)),
+                };
+                self.enter()?;
+                let pos = self.pos;
+                let st = self.vstate();
+                st.values.push((tag_at, Entry::Pending));
+                if chunked {
+                    st.level += 1;
+                    // The first read of the state fetches the first chunk.
+                    self.buf.set_len(pos);
+                }
+                Ok(ValueStart::New(ValueInfo {
+                    pos: tag_at,
+                    ids,
+                    chunked,
+                }))
+            }
+            _ => Err(CdrError::BadValueTag(tag)),
+        }
+    }
+
+    /// A repository id or codebase URL: a string, or an indirection to
+    /// one read before in this stream.
+    fn read_header_string(&mut self) -> Result<&'a str> {
+        self.align(4)?;
+        let at = self.pos;
+        let len = self.read_u32()?;
+        if len == INDIRECTION_TAG {
+            let offset_at = self.pos;
+            let offset = self.read_i32()?;
+            let t = target(offset_at, offset, at)?;
+            return find(&self.vstate().strings, t, offset).copied();
+        }
+        self.pos = at;
+        let s =
+            core::str::from_utf8(self.read_string_bytes()?).map_err(|_| CdrError::InvalidText)?;
+        self.vstate().strings.push((at, s));
+        Ok(s)
+    }
+
+    /// A list of repository ids (or an indirection to one).
+    fn read_id_list(&mut self) -> Result<Arc<[&'a str]>> {
+        self.align(4)?;
+        let at = self.pos;
+        let count = self.read_u32()?;
+        if count == INDIRECTION_TAG {
+            let offset_at = self.pos;
+            let offset = self.read_i32()?;
+            let t = target(offset_at, offset, at)?;
+            return find(&self.vstate().lists, t, offset).cloned();
+        }
+        // Each id takes at least a length and a NUL (or an indirection).
+        let n = self.check_len(count, 5)?;
+        if n == 0 {
+            return Err(CdrError::BadValueTag(VALUE_TAG_MIN | ID_LIST));
+        }
+        let mut ids = Vec::with_capacity(n);
+        for _ in 0..n {
+            ids.push(self.read_header_string()?);
+        }
+        let ids: Arc<[&'a str]> = ids.into();
+        self.vstate().lists.push((at, ids.clone()));
+        Ok(ids)
+    }
+
+    /// Ends the value `info` (from [`Reader::read_value_start`]) once its
+    /// state is decoded, and records `value` as what later indirections
+    /// to it stand for.
+    ///
+    /// For a chunked value, whatever the decoder left unread (the state
+    /// of a derived type that was truncated to a base, and values nested
+    /// in it) is skipped up to the value's end tag. Fixups registered for
+    /// this value ([`Reader::defer_value`]) run now.
+    pub fn finish_value(&mut self, info: &ValueInfo<'a>, value: AnyValue) -> Result<()> {
+        self.close_value(info, Entry::Done(value.clone()))?;
+        let st = self.vstate();
+        if !st.fixups.is_empty() && st.fixups.iter().any(|(at, _)| *at == info.pos) {
+            let (run, keep) = core::mem::take(&mut st.fixups)
+                .into_iter()
+                .partition::<Vec<_>, _>(|(at, _)| *at == info.pos);
+            self.vstate().fixups = keep;
+            for (_, fixup) in run {
+                fixup(&value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Registers `fixup` to run with the value at index `at` (a
+    /// [`ValueStart::Cycle`]) once its state is complete.
+    pub fn defer_value(&mut self, at: usize, fixup: Fixup) {
+        self.vstate().fixups.push((at, fixup));
+    }
+
+    fn close_value(&mut self, info: &ValueInfo<'a>, entry: Entry) -> Result<()> {
+        if info.chunked {
+            self.skip_to_end_tag()?;
+        }
+        self.leave();
+        let st = self.vstate();
+        // Usually the last value read (its nested values are done).
+        let i = match st.values.last() {
+            Some((p, _)) if *p == info.pos => Some(st.values.len() - 1),
+            _ => st.values.binary_search_by_key(&info.pos, |(p, _)| *p).ok(),
+        };
+        if let Some(i) = i {
+            st.values[i].1 = entry;
+        }
+        Ok(())
+    }
+
+    /// Skips the rest of a chunked value's chunks (and values nested in
+    /// them) and reads its end tag.
+    fn skip_to_end_tag(&mut self) -> Result<()> {
+        let level = self.vstate().level;
+        loop {
+            let st = self.vstate();
+            if let Some(m) = st.pending_end {
+                // An inner value's end tag closed this one too.
+                if m == level {
+                    st.pending_end = None;
+                }
+                break;
+            }
+            self.pos = self.buf.len();
+            let long = self.read_outside_long()?;
+            match long as i32 {
+                end if end < 0 => {
+                    let m = end.unsigned_abs();
+                    if m > level {
+                        return Err(CdrError::BadEndTag(end));
+                    }
+                    if m < level {
+                        self.vstate().pending_end = Some(m);
+                    }
+                    break;
+                }
+                0 => return Err(CdrError::BadChunk),
+                len if (len as u32) < VALUE_TAG_MIN => self.enter_chunk(len as u32)?,
+                _ => {
+                    // A value nested in the part being skipped.
+                    self.pos -= 4;
+                    self.buf.set_len(self.pos);
+                    match self.read_value_start()? {
+                        ValueStart::New(inner) => self.close_value(&inner, Entry::Skipped)?,
+                        _ => return Err(CdrError::BadChunk),
+                    }
+                }
+            }
+        }
+        let st = self.vstate();
+        st.level -= 1;
+        let end = if st.level > 0 { self.pos } else { st.real_len };
+        // The enclosing chunked value goes on in a chunk of its own.
+        self.buf.set_len(end);
+        Ok(())
+    }
+}

@@ -1,0 +1,388 @@
+//! Valuetypes, value boxes and abstract interfaces through the CDR value
+//! codec (`peregrine_cdr`'s `Writer::write_value` and
+//! `Reader::read_value_start`/`finish_value`), producing the octets the
+//! compiled `ValueType` code does: the same repository ids (the type's
+//! own, then its truncatable bases), chunking exactly for truncatable
+//! values, and indirections for every value met a second time.
+//!
+//! Decoding picks the type to read a value as from the ids on the wire:
+//! the formal type (the TypeCode of the slot), a type registered with
+//! [`crate::valuetype::register_value_type`] that derives from it, or,
+//! when the value is chunked and lists the formal type among its
+//! truncatable bases, the formal type with the rest of the state skipped
+//! (truncation). Anything else is `MARSHAL` minor 1 (no value factory).
+//! `custom` valuetypes are `NO_IMPLEMENT` minor 1 both ways: only
+//! application code knows their state.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use peregrine_cdr::{CdrError, Reader, ValueInfo, ValueStart, Writer};
+
+use crate::error::{minor, mismatch, DynError, Result};
+use crate::interp::{decode_value, encode_value};
+use crate::kind::TcKind;
+use crate::typecode::{Body, TypeCode};
+use crate::value::DynValue;
+use crate::valuetype::{
+    base_chain, derives_from, lookup_value_type, ValueNode, ValueRef, VM_ABSTRACT, VM_CUSTOM,
+    VM_TRUNCATABLE,
+};
+
+/// Writes a value of the valuetype or value box `formal`.
+pub(crate) fn encode_valuetype(formal: &TypeCode, v: &DynValue, w: &mut Writer) -> Result<()> {
+    let DynValue::Value(r) = v else {
+        return Err(mismatch("expected a value"));
+    };
+    let Some(r) = r else {
+        w.write_null_value();
+        return Ok(());
+    };
+    let node = r
+        .node()
+        .ok_or_else(|| mismatch("weak value reference whose value is gone"))?;
+    let fid = formal.id()?;
+    let fits = match formal.kind() {
+        TcKind::Value => {
+            node.type_code().kind() == TcKind::Value && derives_from(node.type_code(), fid)
+        }
+        _ => node.type_code().kind() == TcKind::ValueBox && node.type_code().id()? == fid,
+    };
+    if !fits {
+        return Err(mismatch("value of a type not derived from the formal type"));
+    }
+    write_node(&node, w)
+}
+
+/// Writes an abstract interface: `TRUE` and an object reference, or
+/// `FALSE` and a value (null included).
+pub(crate) fn encode_abstract(v: &DynValue, w: &mut Writer) -> Result<()> {
+    match v {
+        DynValue::ObjRef(ior) => {
+            w.write_bool(true);
+            Ok(peregrine_cdr::Encode::encode(&**ior, w)?)
+        }
+        DynValue::Value(r) => {
+            w.write_bool(false);
+            match r {
+                None => {
+                    w.write_null_value();
+                    Ok(())
+                }
+                Some(r) => {
+                    let node = r
+                        .node()
+                        .ok_or_else(|| mismatch("weak value reference whose value is gone"))?;
+                    write_node(&node, w)
+                }
+            }
+        }
+        _ => Err(mismatch("expected an object reference or a value")),
+    }
+}
+
+/// A node's header and state (or an indirection to it).
+fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
+    let tc = node.type_code().resolve()?;
+    let plan = plan(&tc)?;
+    let (ids, chunked) = plan.header(&tc)?;
+    let types = plan.state()?;
+    let mut err = None;
+    let written = w.write_value(Arc::as_ptr(node).cast(), ids, chunked, |w| {
+        // Locked only here: a second visit of this node is an
+        // indirection written before this closure would run.
+        let state = node.state();
+        let r = if state.len() != types.len() {
+            Err(mismatch("value state member count"))
+        } else {
+            types
+                .iter()
+                .zip(state.iter())
+                .try_for_each(|(t, x)| encode_value(t, x, w))
+        };
+        r.map_err(|e| {
+            err = Some(e);
+            CdrError::BadEncapsulation
+        })
+    });
+    match (written, err) {
+        (_, Some(e)) => Err(e),
+        (Err(e), None) => Err(e.into()),
+        (Ok(()), None) => Ok(()),
+    }
+}
+
+/// What encoding and decoding a value of one type needs, computed once
+/// per TypeCode (cached in its [`crate::Layout`]) rather than per value.
+#[derive(Debug)]
+pub struct ValuePlan {
+    /// The state members' types in wire order.
+    state: Result<Vec<TypeCode>>,
+    /// The header's ids and chunking, made on the first encode (ids are
+    /// kept for the process, so only types actually written spend them).
+    header: OnceLock<Result<(Vec<&'static str>, bool)>>,
+}
+
+impl ValuePlan {
+    /// The plan of the valuetype or value box `tc`.
+    pub(crate) fn new(tc: &TypeCode) -> Self {
+        Self {
+            state: state_types(tc),
+            header: OnceLock::new(),
+        }
+    }
+
+    fn state(&self) -> Result<&[TypeCode]> {
+        self.state.as_deref().map_err(Clone::clone)
+    }
+
+    fn header(&self, tc: &TypeCode) -> Result<(&[&'static str], bool)> {
+        match self.header.get_or_init(|| header(tc)) {
+            Ok((ids, chunked)) => Ok((ids, *chunked)),
+            Err(e) => Err(e.clone()),
+        }
+    }
+}
+
+fn plan(tc: &TypeCode) -> Result<&ValuePlan> {
+    tc.layout()
+        .value
+        .as_deref()
+        .ok_or_else(|| mismatch("expected a valuetype or value box TypeCode"))
+}
+
+/// The repository ids a header of a value of type `tc` carries (its own,
+/// then its truncatable bases while they are truncatable), and whether
+/// the state is chunked: what the compiled code sends.
+fn header(tc: &TypeCode) -> Result<(Vec<&'static str>, bool)> {
+    match tc.body() {
+        Body::Value(v) => {
+            match v.modifier {
+                VM_CUSTOM => return Err(custom()),
+                VM_ABSTRACT => return Err(mismatch("abstract valuetypes have no instances")),
+                _ => {}
+            }
+            let mut ids = Vec::with_capacity(1);
+            for t in base_chain(tc)? {
+                ids.push(static_id(t.id()?)?);
+                match t.body() {
+                    Body::Value(b) if b.modifier == VM_TRUNCATABLE => {}
+                    _ => break,
+                }
+            }
+            Ok((ids, v.modifier == VM_TRUNCATABLE))
+        }
+        _ => Ok((vec![static_id(tc.id()?)?], false)),
+    }
+}
+
+/// The TypeCodes of the state members, in wire order.
+fn state_types(tc: &TypeCode) -> Result<Vec<TypeCode>> {
+    match tc.body() {
+        Body::Value(_) => {
+            let chain = base_chain(tc)?;
+            let mut out = Vec::new();
+            for t in chain.iter().rev() {
+                if let Body::Value(v) = t.body() {
+                    out.extend(v.members.iter().map(|m| m.tc.clone()));
+                }
+            }
+            Ok(out)
+        }
+        Body::Alias { content, .. } => Ok(vec![content.clone()]),
+        _ => Err(mismatch("expected a valuetype or value box TypeCode")),
+    }
+}
+
+#[cold]
+fn custom() -> DynError {
+    DynError::NoImplement {
+        minor: minor::NO_IMPLEMENT_NO_VALUE_IMPL,
+        what: "custom valuetype: its state is marshaled by application code only",
+    }
+}
+
+#[cold]
+fn no_factory(what: &'static str) -> DynError {
+    DynError::Marshal {
+        minor: minor::MARSHAL_NO_VALUE_FACTORY,
+        what,
+    }
+}
+
+/// How many distinct repository ids, and how many bytes of them, the
+/// process keeps for the writer at most. The codec keeps the ids it has
+/// written as `&'static str` (compiled code hands it constants), so each
+/// distinct id the interpreter writes is kept for the life of the
+/// process; the bounds stop a stream of TypeCodes with ever new ids (a
+/// bridge forwarding what peers send) from growing memory without end.
+const MAX_STATIC_IDS: usize = 16 * 1024;
+/// See [`MAX_STATIC_IDS`].
+const MAX_STATIC_ID_BYTES: usize = 1 << 20;
+
+/// `id` as a `&'static str`, each distinct id allocated once.
+fn static_id(id: &str) -> Result<&'static str> {
+    static IDS: OnceLock<Mutex<(HashSet<&'static str>, usize)>> = OnceLock::new();
+    let mut guard = IDS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let (set, bytes) = &mut *guard;
+    if let Some(s) = set.get(id) {
+        return Ok(s);
+    }
+    if set.len() >= MAX_STATIC_IDS || *bytes + id.len() > MAX_STATIC_ID_BYTES {
+        return Err(DynError::Marshal {
+            minor: 0,
+            what: "too many distinct valuetype repository ids written by this process",
+        });
+    }
+    let s: &'static str = Box::leak(id.to_owned().into_boxed_str());
+    set.insert(s);
+    *bytes += s.len();
+    Ok(s)
+}
+
+thread_local! {
+    /// Values whose state is being decoded on this thread, by the input
+    /// index of their tag: what an indirection closing a cycle points
+    /// to. Pushed and popped in stack order (a guard pops on error), so
+    /// a nested decode of another stream sees its own entries on top.
+    static PENDING: RefCell<Vec<(usize, Arc<ValueNode>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Pops the pending entries pushed since it was made.
+struct PendingGuard(usize);
+
+impl PendingGuard {
+    fn push(at: usize, node: Arc<ValueNode>) -> Self {
+        PENDING.with(|p| {
+            let mut p = p.borrow_mut();
+            let len = p.len();
+            p.push((at, node));
+            PendingGuard(len)
+        })
+    }
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        PENDING.with(|p| p.borrow_mut().truncate(self.0));
+    }
+}
+
+fn pending(at: usize) -> Option<Arc<ValueNode>> {
+    PENDING.with(|p| {
+        p.borrow()
+            .iter()
+            .rev()
+            .find(|(pos, _)| *pos == at)
+            .map(|(_, n)| n.clone())
+    })
+}
+
+/// Reads a value for a slot of type `formal` (a valuetype or value box;
+/// `None` in an abstract interface, where any registered type goes).
+pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) -> Result<DynValue> {
+    let info = match r.read_value_start()? {
+        ValueStart::Null => return Ok(DynValue::Value(None)),
+        ValueStart::Shared(v) => {
+            let node = v
+                .downcast::<ValueNode>()
+                .map_err(|_| no_factory("indirection to a value of another decoder"))?;
+            check_fits(formal, &node)?;
+            return Ok(DynValue::Value(Some(ValueRef::new(node))));
+        }
+        ValueStart::Cycle(at) => {
+            let node = pending(at).ok_or(DynError::Cdr(CdrError::UnsupportedCycle))?;
+            check_fits(formal, &node)?;
+            return Ok(DynValue::Value(Some(ValueRef::weak(&node))));
+        }
+        ValueStart::New(info) => info,
+    };
+    let tc = choose_type(formal, &info)?;
+    let types = plan(&tc)?.state()?;
+    let mut state = Vec::with_capacity(types.len());
+    let node = Arc::new(ValueNode::unchecked(tc.clone(), Vec::new()));
+    {
+        let _guard = PendingGuard::push(info.pos, node.clone());
+        for t in types {
+            state.push(decode_value(t, r)?);
+        }
+    }
+    *node.state_mut() = state;
+    r.finish_value(&info, node.clone())?;
+    Ok(DynValue::Value(Some(ValueRef::new(node))))
+}
+
+/// Reads an abstract interface: an object reference or a value.
+pub(crate) fn decode_abstract(r: &mut Reader<'_>) -> Result<DynValue> {
+    if r.read_bool()? {
+        let ior = <peregrine_giop::Ior as peregrine_cdr::Decode>::decode(r)?;
+        Ok(DynValue::ObjRef(Box::new(ior)))
+    } else {
+        decode_valuetype(None, r)
+    }
+}
+
+/// A value met again (an indirection) must fit the slot too.
+fn check_fits(formal: Option<&TypeCode>, node: &ValueNode) -> Result<()> {
+    match formal {
+        Some(f) if !fits(f, node.type_code()) => Err(no_factory(
+            "indirection to a value of a type not derived from the formal type",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// True when a value of type `t` may fill a slot of type `formal`.
+fn fits(formal: &TypeCode, t: &TypeCode) -> bool {
+    let Ok(fid) = formal.id() else { return false };
+    match formal.kind() {
+        TcKind::Value => t.kind() == TcKind::Value && derives_from(t, fid),
+        _ => t.kind() == TcKind::ValueBox && t.id() == Ok(fid),
+    }
+}
+
+/// The type to read the value whose header is `info` as (see the module
+/// docs).
+fn choose_type(formal: Option<&TypeCode>, info: &ValueInfo<'_>) -> Result<TypeCode> {
+    let ids = info.ids.as_slice();
+    let chosen = if ids.is_empty() {
+        formal
+            .cloned()
+            .ok_or_else(|| no_factory("value without a repository id where any value may be"))?
+    } else {
+        let mut found = None;
+        for (i, id) in ids.iter().enumerate() {
+            // Only a chunked state can be cut down to a base's.
+            if i > 0 && !info.chunked {
+                break;
+            }
+            if let Some(f) = formal {
+                if f.id() == Ok(*id) {
+                    found = Some(f.resolve()?);
+                    break;
+                }
+            }
+            if let Some(t) = lookup_value_type(id) {
+                if formal.map_or(true, |f| fits(f, &t)) {
+                    found = Some(t);
+                    break;
+                }
+            }
+        }
+        found.ok_or_else(|| {
+            no_factory("value of a type neither known nor truncatable to the formal type")
+        })?
+    };
+    if let Body::Value(v) = chosen.body() {
+        match v.modifier {
+            VM_CUSTOM => return Err(custom()),
+            VM_ABSTRACT => return Err(no_factory("value claims an abstract valuetype")),
+            _ => {}
+        }
+    }
+    Ok(chosen)
+}

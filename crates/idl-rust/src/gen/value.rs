@@ -1,0 +1,483 @@
+//! Valuetypes and value boxes.
+//!
+//! A concrete valuetype becomes a struct holding its state members (those
+//! of its concrete base first, flattened), used through
+//! `ValueSlot<T>` members (`Arc` sharing, filled once through a shared
+//! reference so graphs can close cycles) and implementing
+//! `peregrine_cdr::ValueType`; a value box becomes a tuple struct over
+//! the boxed type. Abstract valuetypes become traits with their
+//! operations; a concrete valuetype's operations and attributes become a
+//! `<Name>Operations` trait for the application to implement on the
+//! struct, and its `factory` declarations a `<Name>Init` trait. See
+//! docs/mapping.md for the whole mapping.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use peregrine_idl::{BasicType, DefId, DefKind, Param, Span, Type};
+
+use super::{doc_attrs, lit_str, Gen};
+use crate::names::{camel, snake};
+
+/// One state member, flattened from the base chain.
+struct State {
+    name: String,
+    ty: Type,
+    public: bool,
+    doc: Option<String>,
+}
+
+impl Gen<'_> {
+    /// True if `ty` is a concrete valuetype or value box (a `ValueSlot`).
+    pub(super) fn value_slot(&self, ty: &Type) -> Option<DefId> {
+        match self.resolve_owned(ty) {
+            Type::Named(id) => match &self.def(id).kind {
+                DefKind::Value {
+                    is_abstract: false, ..
+                }
+                | DefKind::ValueBox { .. } => Some(id),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// True if `ty` holds a value anywhere (no TypeCode or `Any` support
+    /// for those yet).
+    pub(super) fn has_value(&self, ty: &Type) -> bool {
+        self.has_value_in(ty, &mut HashSet::new())
+    }
+
+    fn has_value_in(&self, ty: &Type, seen: &mut HashSet<DefId>) -> bool {
+        match ty {
+            Type::Basic(BasicType::ValueBase) => true,
+            Type::Sequence(t, _) | Type::Array(t, _) => self.has_value_in(t, seen),
+            Type::Named(id) => {
+                if !seen.insert(*id) {
+                    return false;
+                }
+                match &self.def(*id).kind {
+                    DefKind::Value { .. } | DefKind::ValueBox { .. } => true,
+                    _ => self
+                        .member_types(*id)
+                        .into_iter()
+                        .any(|t| self.has_value_in(t, seen)),
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Why valuetype or box `id` cannot be generated yet, if so.
+    pub(super) fn value_problem(&self, id: DefId) -> Option<(Span, String)> {
+        let d = self.def(id);
+        let check = |ty: &Type, span: Span| -> Option<(Span, String)> {
+            if let Some(m) = self.unsupported(ty) {
+                return Some((span, m));
+            }
+            let mut memo = std::collections::HashMap::new();
+            if self.needs_orb_ro(ty, &mut memo) {
+                return Some((
+                    span,
+                    "a value holding object references is not supported yet".into(),
+                ));
+            }
+            None
+        };
+        match &d.kind {
+            DefKind::ValueBox { ty } => check(ty, d.span),
+            DefKind::Value {
+                contents, bases, ..
+            } => {
+                for b in bases {
+                    if self.omitted.contains(b) {
+                        return Some((
+                            d.span,
+                            format!("base `{}` was not generated", self.def(*b).scoped_name),
+                        ));
+                    }
+                }
+                contents.iter().find_map(|c| {
+                    let m = self.def(*c);
+                    match &m.kind {
+                        DefKind::StateMember { ty, .. } => check(ty, m.span),
+                        DefKind::Initializer { params, .. } => params
+                            .iter()
+                            .find_map(|p| self.unsupported(&p.ty).map(|e| (p.span, e))),
+                        _ => None,
+                    }
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// `needs_orb` without the memo on `self` (usable from `&self`).
+    fn needs_orb_ro(&self, ty: &Type, seen: &mut std::collections::HashMap<DefId, ()>) -> bool {
+        match ty {
+            Type::Basic(BasicType::Object) => true,
+            Type::Sequence(t, _) | Type::Array(t, _) => self.needs_orb_ro(t, seen),
+            Type::Named(id) => {
+                if seen.insert(*id, ()).is_some() {
+                    return false;
+                }
+                if matches!(self.def(*id).kind, DefKind::Interface { .. }) {
+                    return true;
+                }
+                self.member_types(*id)
+                    .into_iter()
+                    .any(|t| self.needs_orb_ro(t, seen))
+            }
+            _ => false,
+        }
+    }
+
+    /// The concrete base of valuetype `id`, if any.
+    fn concrete_base(&self, id: DefId) -> Option<DefId> {
+        match &self.def(id).kind {
+            DefKind::Value { bases, .. } => bases.iter().copied().find(|b| {
+                matches!(
+                    self.def(*b).kind,
+                    DefKind::Value {
+                        is_abstract: false,
+                        ..
+                    }
+                )
+            }),
+            _ => None,
+        }
+    }
+
+    /// State members of `id`, those of its concrete bases first.
+    fn state_of(&self, id: DefId, out: &mut Vec<State>, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        if let Some(b) = self.concrete_base(id) {
+            self.state_of(b, out, depth + 1);
+        }
+        for &c in self.spec.contents(id) {
+            let m = self.def(c);
+            if let DefKind::StateMember { ty, public } = &m.kind {
+                out.push(State {
+                    name: m.name.clone(),
+                    ty: ty.clone(),
+                    public: *public,
+                    doc: m.doc.clone(),
+                });
+            }
+        }
+    }
+
+    /// Repository ids a header of `id` carries: its own, then (when
+    /// truncatable) its base's list.
+    fn header_ids(&self, id: DefId, depth: usize) -> Vec<String> {
+        let mut ids = vec![self.def(id).repo_id.clone()];
+        if let DefKind::Value {
+            truncatable: true, ..
+        } = self.def(id).kind
+        {
+            if let Some(b) = self.concrete_base(id) {
+                if depth < 64 {
+                    ids.extend(self.header_ids(b, depth + 1));
+                }
+            }
+        }
+        ids
+    }
+
+    /// Traits for the operations of valuetype `id` (`None` without any).
+    fn value_ops_trait(
+        &mut self,
+        id: DefId,
+        trait_name: &str,
+        supers: &str,
+        cur: &[String],
+    ) -> String {
+        let ops = self.own_ops(id);
+        let mut body = String::new();
+        for op in &ops {
+            if !op.raises.is_empty() {
+                // User exceptions of value operations have no error enum
+                // (there is no stub or skeleton to raise them through).
+                let _ = writeln!(
+                    body,
+                    "// `{}` raises user exceptions: not mapped yet.",
+                    op.wire
+                );
+                continue;
+            }
+            body.push_str(&self.op_doc(op));
+            let sig = self.sig(op, cur);
+            let _ = writeln!(body, "{sig};");
+        }
+        let d = self.def(id);
+        format!(
+            "/// Operations of IDL valuetype `{}`, implemented by the application.\npub trait {trait_name}: Send + Sync{supers} {{\n{body}}}\n\n",
+            d.scoped_name
+        )
+    }
+
+    /// Supertraits from abstract bases (`: A + B`).
+    fn abstract_supers(&self, id: DefId, cur: &[String]) -> String {
+        let DefKind::Value { bases, .. } = &self.def(id).kind else {
+            return String::new();
+        };
+        let mut s = String::new();
+        for b in bases {
+            if let DefKind::Value {
+                is_abstract: true, ..
+            } = self.def(*b).kind
+            {
+                let _ = write!(s, " + {}", self.path(cur, *b, ""));
+            }
+        }
+        s
+    }
+
+    /// Abstract valuetype `id`: a trait with its operations.
+    pub(super) fn abstract_value(&mut self, id: DefId, cur: &[String]) {
+        let d = self.def(id);
+        let name = camel(&d.name);
+        let supers = self.abstract_supers(id, cur);
+        let mut s = doc_attrs(
+            d.doc.as_deref(),
+            &format!(
+                "IDL abstract valuetype `{}` (`{}`).",
+                d.scoped_name, d.repo_id
+            ),
+        );
+        s.push_str(&self.value_ops_trait(id, &name, &supers, cur));
+        // The doc of the trait from `value_ops_trait` would duplicate the
+        // one above: keep only the first.
+        let s = s.replacen(
+            &format!(
+                "/// Operations of IDL valuetype `{}`, implemented by the application.\n",
+                d.scoped_name
+            ),
+            "",
+            1,
+        );
+        self.push(cur, d.scoped_name.clone(), id, s);
+    }
+
+    /// Concrete valuetype `id`.
+    pub(super) fn valuetype(&mut self, id: DefId, cur: &[String]) {
+        let d = self.def(id);
+        let DefKind::Value {
+            is_abstract,
+            is_custom,
+            truncatable,
+            supports,
+            ..
+        } = &d.kind
+        else {
+            return;
+        };
+        if *is_abstract {
+            return self.abstract_value(id, cur);
+        }
+        let cdr = self.o.cdr.clone();
+        let name = camel(&d.name);
+        let mut state = Vec::new();
+        self.state_of(id, &mut state, 0);
+        let mut s = doc_attrs(
+            d.doc.as_deref(),
+            &format!("IDL valuetype `{}` (`{}`).", d.scoped_name, d.repo_id),
+        );
+        let _ = writeln!(
+            s,
+            "///\n/// Shared as `Arc<{name}>` (in members: `{cdr}::ValueSlot<{name}>`)."
+        );
+        if let Some(b) = self.concrete_base(id) {
+            let _ = writeln!(
+                s,
+                "/// Derived from `{}`: its state members come first.",
+                self.def(b).scoped_name
+            );
+        }
+        if !supports.is_empty() {
+            let names: Vec<String> = supports
+                .iter()
+                .map(|i| format!("`{}`", self.path(cur, *i, "")))
+                .collect();
+            let _ = writeln!(
+                s,
+                "/// Supports {}: implement that servant trait on this type to serve it.",
+                names.join(", ")
+            );
+        }
+        if *is_custom {
+            let _ = writeln!(
+                s,
+                "/// `custom`: the application implements `{cdr}::CustomMarshal` for it."
+            );
+        }
+        let default = if state.is_empty() { ", Default" } else { "" };
+        let _ = writeln!(s, "#[derive(Debug, Clone{default})]\npub struct {name} {{");
+        let mut params = Vec::new();
+        let mut inits = Vec::new();
+        let mut enc = String::new();
+        let mut dec = String::new();
+        let mut fixups = String::new();
+        for m in &state {
+            let f = snake(&m.name);
+            let t = self.rty(&m.ty, cur);
+            let fallback = if m.public {
+                format!("Public state member `{}`.", m.name)
+            } else {
+                format!(
+                    "Private state member `{}` (visible in this crate only).",
+                    m.name
+                )
+            };
+            s.push_str(&doc_attrs(m.doc.as_deref(), &fallback));
+            let vis = if m.public { "pub" } else { "pub(crate)" };
+            let _ = writeln!(s, "{vis} {f}: {t},");
+            params.push(format!("{f}: {t}"));
+            enc.push_str(&self.enc(&m.ty, &format!("&self.{f}"), cur));
+            if let Some(vid) = self.value_slot(&m.ty) {
+                let vt = self.path(cur, vid, "");
+                let _ = writeln!(dec, "let {f} = {cdr}::read_value::<{vt}>(r)?;");
+                inits.push(format!("{f}: {f}.slot()"));
+                let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f});");
+            } else {
+                let e = self.dec(&m.ty, cur).expr();
+                let _ = writeln!(dec, "let {f} = {e}?;");
+                inits.push(f.clone());
+            }
+        }
+        s.push_str("}\n\n");
+        let ids: Vec<String> = self.header_ids(id, 0).iter().map(|i| lit_str(i)).collect();
+        let chunked = *is_custom || *truncatable;
+        let field_names: Vec<String> = state.iter().map(|m| snake(&m.name)).collect();
+        let _ = write!(
+            s,
+            "impl {name} {{\n/// Repository id.\npub const REPOSITORY_ID: &'static str = {rid};\n\n/// A value with every state member (base members first).\npub fn new({params}) -> Self {{ Self {{ {fields} }} }}\n}}\n\n",
+            rid = lit_str(&d.repo_id),
+            params = params.join(", "),
+            fields = field_names.join(", "),
+        );
+        let (write_state, read_state) = if *is_custom {
+            (
+                format!("<Self as {cdr}::CustomMarshal>::marshal(self, w)"),
+                format!("Ok(std::sync::Arc::new(<Self as {cdr}::CustomMarshal>::unmarshal(r)?))"),
+            )
+        } else {
+            let uses_r = !dec.is_empty();
+            (
+                format!("{enc}Ok(())"),
+                format!(
+                    "{}{dec}let v = std::sync::Arc::new(Self {{ {} }});\n{fixups}Ok(v)",
+                    if uses_r { "" } else { "let _ = r;\n" },
+                    inits.join(", ")
+                ),
+            )
+        };
+        let wname = if enc.is_empty() && !*is_custom {
+            "_w"
+        } else {
+            "w"
+        };
+        let _ = write!(
+            s,
+            "impl {cdr}::ValueType for {name} {{
+    const REPO_ID: &'static str = {rid};
+    const IDS: &'static [&'static str] = &[{ids}];
+    const CHUNKED: bool = {chunked};
+    fn write_state(&self, {wname}: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+        {write_state}
+    }}
+    fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
+        {read_state}
+    }}
+}}
+
+",
+            rid = lit_str(&d.repo_id),
+            ids = ids.join(", "),
+        );
+        let own = self.own_ops(id);
+        if !own.is_empty() || !self.abstract_supers(id, cur).is_empty() {
+            let supers = self.abstract_supers(id, cur);
+            let t = format!("{name}Operations");
+            s.push_str(&self.value_ops_trait(id, &t, &supers, cur));
+        }
+        s.push_str(&self.initializers(id, &name, cur));
+        self.push(cur, d.scoped_name.clone(), id, s);
+    }
+
+    /// `<Name>Init`: the valuetype's `factory` declarations.
+    fn initializers(&mut self, id: DefId, name: &str, cur: &[String]) -> String {
+        let mut body = String::new();
+        for &c in self.spec.contents(id) {
+            let m = self.def(c);
+            let DefKind::Initializer { params, .. } = &m.kind else {
+                continue;
+            };
+            let params: Vec<Param> = params.clone();
+            let mut sig = format!("fn {}(&self", snake(&m.name));
+            for p in &params {
+                let t = self.in_ty(&p.ty, cur);
+                let _ = write!(sig, ", {}: {t}", snake(&p.name));
+            }
+            body.push_str(&doc_attrs(
+                m.doc.as_deref(),
+                &format!("IDL initializer `factory {}`.", m.name),
+            ));
+            let _ = writeln!(sig, ") -> std::sync::Arc<{name}>;");
+            body.push_str(&sig);
+        }
+        if body.is_empty() {
+            return String::new();
+        }
+        format!(
+            "/// The `factory` initializers of `{name}`, implemented by the application.\npub trait {name}Init: Send + Sync {{\n{body}}}\n\n"
+        )
+    }
+
+    /// Value box `id`: a tuple struct over the boxed type.
+    pub(super) fn value_box(&mut self, id: DefId, cur: &[String]) {
+        let d = self.def(id);
+        let DefKind::ValueBox { ty } = &d.kind else {
+            return;
+        };
+        let cdr = self.o.cdr.clone();
+        let name = camel(&d.name);
+        let t = self.rty(ty, cur);
+        let enc = self.enc(ty, "&self.0", cur);
+        let dec = self.dec(ty, cur).expr();
+        let eq = if self.eq_ok(ty) { ", PartialEq" } else { "" };
+        let mut s = doc_attrs(
+            d.doc.as_deref(),
+            &format!("IDL value box `{}` (`{}`).", d.scoped_name, d.repo_id),
+        );
+        let _ = write!(
+            s,
+            "///\n/// Null is an empty `{cdr}::ValueSlot<{name}>` (or `None`).
+#[derive(Debug, Clone{eq})]
+pub struct {name}(pub {t});
+
+impl {name} {{
+    /// Repository id.
+    pub const REPOSITORY_ID: &'static str = {rid};
+}}
+
+impl {cdr}::ValueType for {name} {{
+    const REPO_ID: &'static str = {rid};
+    const IDS: &'static [&'static str] = &[{rid}];
+    const CHUNKED: bool = false;
+    fn write_state(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+        {enc}Ok(())
+    }}
+    fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
+        Ok(std::sync::Arc::new(Self({dec}?)))
+    }}
+}}
+
+",
+            rid = lit_str(&d.repo_id),
+        );
+        self.push(cur, d.scoped_name.clone(), id, s);
+    }
+}

@@ -1,0 +1,201 @@
+//! The connection cache shared by every reference of an ORB: one
+//! connection per route (endpoints, GIOP version, code sets), never one
+//! per object reference.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use peregrine_cdr::GiopVersion;
+use peregrine_giop::{CodeSetComponentInfo, Endpoint};
+
+use super::lock;
+use super::{call::*, conn::*, route::*};
+use crate::error::raise;
+use crate::orb::Orb;
+use crate::runtime::{Cause, Phase};
+use crate::runtime::{CompletionStatus, SystemException, SystemExceptionKind as K};
+use crate::trace;
+
+// ---------------------------------------------------------------------
+// Connection cache
+
+pub(super) struct EpState {
+    pub(super) conn: Option<Arc<ClientConn>>,
+    pub(super) connecting: bool,
+    pub(super) failures: u32,
+    retry_at: Option<Instant>,
+    last_error: Option<Arc<std::io::Error>>,
+}
+
+/// Connections by endpoint, shared by every reference of one ORB. At most
+/// one connect attempt per endpoint is in flight; after a failure the
+/// endpoint is in backoff and calls fail fast with `TRANSIENT` instead of
+/// storming it.
+#[derive(Default)]
+pub(crate) struct ConnCache {
+    pub(super) map: Mutex<HashMap<Endpoint, EpState>>,
+    pub(super) cv: Condvar,
+    routes: Mutex<Routes>,
+}
+
+type RouteKey = (Vec<Endpoint>, GiopVersion, Option<CodeSetComponentInfo>);
+
+/// Live routes by what they are made of; dead entries are swept when
+/// the table has doubled since the last sweep.
+#[derive(Default)]
+struct Routes {
+    pub(super) map: HashMap<RouteKey, std::sync::Weak<Route>>,
+    sweep_at: usize,
+}
+
+impl ConnCache {
+    /// The live route equal to `r`, or `r` itself (then remembered).
+    pub(super) fn intern(&self, r: Arc<Route>) -> Arc<Route> {
+        let key: RouteKey = (r.endpoints.clone(), r.version, r.info.clone());
+        let mut t = lock(&self.routes);
+        if let Some(old) = t.map.get(&key).and_then(std::sync::Weak::upgrade) {
+            return old;
+        }
+        if t.map.len() >= t.sweep_at {
+            t.map.retain(|_, w| w.strong_count() > 0);
+            t.sweep_at = (t.map.len() * 2).max(64);
+        }
+        t.map.insert(key, Arc::downgrade(&r));
+        r
+    }
+
+    pub(super) fn get(
+        &self,
+        orb: &Orb,
+        ep: &Endpoint,
+        deadline: Instant,
+    ) -> Result<Arc<ClientConn>, SystemException> {
+        let cfg = &orb.inner().config;
+        let mut map = lock(&self.map);
+        loop {
+            let st = map.entry(ep.clone()).or_insert_with(|| EpState {
+                conn: None,
+                connecting: false,
+                failures: 0,
+                retry_at: None,
+                last_error: None,
+            });
+            if let Some(c) = &st.conn {
+                if !c.is_closed() {
+                    return Ok(c.clone());
+                }
+                st.conn = None;
+            }
+            let now = Instant::now();
+            if st.connecting {
+                if now >= deadline {
+                    return Err(raise(K::Timeout, 0, CompletionStatus::No, || {
+                        Cause::new(Phase::Connect)
+                            .with_peer(ep)
+                            .with_detail("deadline expired waiting for another caller's connect")
+                    }));
+                }
+                map = self
+                    .cv
+                    .wait_timeout(map, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                continue;
+            }
+            if let Some(at) = st.retry_at {
+                if now < at {
+                    return Err(raise(
+                        K::Transient,
+                        peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
+                        CompletionStatus::No,
+                        || backoff_cause(ep, at - now, st.failures, st.last_error.clone()),
+                    ));
+                }
+            }
+            st.connecting = true;
+            drop(map);
+            let timeout = cfg
+                .connect_timeout
+                .min(deadline.saturating_duration_since(now));
+            let res = if orb.is_shut_down() {
+                Err(std::io::Error::other("ORB shut down"))
+            } else if timeout.is_zero() {
+                Err(std::io::ErrorKind::TimedOut.into())
+            } else {
+                orb.inner().connector.connect(ep, timeout)
+            };
+            map = lock(&self.map);
+            let st = map.get_mut(ep).expect("entry inserted above");
+            st.connecting = false;
+            self.cv.notify_all();
+            match res {
+                Ok(t) => {
+                    let c = Arc::new(ClientConn::new(
+                        t,
+                        ep.clone(),
+                        cfg.limits,
+                        cfg.fragment_size,
+                    ));
+                    st.conn = Some(c.clone());
+                    st.failures = 0;
+                    st.retry_at = None;
+                    // Reported outside the cache's lock, as below.
+                    drop(map);
+                    trace::connected(ep);
+                    return Ok(c);
+                }
+                Err(e) => {
+                    st.failures = st.failures.saturating_add(1);
+                    let shift = st.failures.min(16) - 1;
+                    let backoff = cfg
+                        .backoff_min
+                        .saturating_mul(1 << shift.min(10))
+                        .min(cfg.backoff_max);
+                    st.retry_at = Some(Instant::now() + backoff);
+                    let e = Arc::new(e);
+                    st.last_error = Some(e.clone());
+                    // Reported outside the cache's lock: a subscriber may
+                    // write to a slow stderr.
+                    drop(map);
+                    trace::connect_failed(ep, &e);
+                    let kind = if e.kind() == std::io::ErrorKind::TimedOut {
+                        K::Timeout
+                    } else {
+                        K::Transient
+                    };
+                    return Err(raise(
+                        kind,
+                        peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
+                        CompletionStatus::No,
+                        || Cause::new(Phase::Connect).with_peer(ep).with_shared_io(e),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Number of open connections (for tests and diagnostics).
+    pub(crate) fn open_connections(&self) -> usize {
+        lock(&self.map)
+            .values()
+            .filter(|s| s.conn.as_ref().is_some_and(|c| !c.is_closed()))
+            .count()
+    }
+
+    /// Closes every connection (ORB shutdown).
+    pub(crate) fn close_all(&self) {
+        let conns: Vec<_> = lock(&self.map)
+            .values_mut()
+            .filter_map(|s| s.conn.take())
+            .collect();
+        for c in conns {
+            c.fail(Closed::Broken("ORB shut down".into()));
+        }
+    }
+}
+
+/// Number of open client connections of `orb` (tests, diagnostics).
+pub(crate) fn open_connections(orb: &Orb) -> usize {
+    orb.inner().cache.open_connections()
+}

@@ -1,0 +1,215 @@
+//! Replies as they reach a caller: the fixed-offset reader of the common
+//! GIOP 1.2 reply header, the message held until the caller is done, and
+//! the parsed reply.
+
+use std::sync::Arc;
+
+use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion, Reader};
+use peregrine_giop::{decode_message, Limits, Message, ReplyStatus};
+
+use super::conn::*;
+use crate::error::raise;
+use crate::runtime::{Cause, Phase};
+use crate::runtime::{CompletionStatus, SystemException, SystemExceptionKind as K};
+
+/// The summary of a reply read at fixed offsets
+/// ([`peregrine_giop::fast::read_reply`]) that outlives the borrow of
+/// the receive buffer: its body starts at
+/// [`peregrine_giop::fast::REPLY_BODY_AT`].
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FastHead {
+    pub(super) id: u32,
+    pub(super) status: ReplyStatus,
+    pub(super) order: ByteOrder,
+}
+
+/// The common reply (a whole GIOP 1.2 Reply without service contexts)
+/// read at fixed offsets; anything else, malformed included, is `None`
+/// and takes the full decode.
+#[inline(always)]
+pub(super) fn fast_reply(m: &[u8], limits: &Limits) -> Option<FastHead> {
+    let r = peregrine_giop::fast::read_reply(m, limits)?;
+    Some(FastHead {
+        id: r.request_id,
+        status: r.status,
+        order: r.body.order,
+    })
+}
+
+/// True if `msg` (starting with its GIOP header) is a Reply.
+pub(super) fn is_reply(msg: &[u8]) -> bool {
+    msg.get(7) == Some(&(peregrine_giop::MsgType::Reply as u8))
+}
+
+/// A received message held until its receiver is done with it (then
+/// released: see [`Arrived`]).
+pub(super) struct Held {
+    pub(super) conn: Arc<ClientConn>,
+    pub(super) arrived: Arrived,
+    /// Already consumed and released ([`Held::finish`]).
+    pub(super) released: bool,
+}
+
+impl Held {
+    #[inline(always)]
+    pub(super) fn new(conn: Arc<ClientConn>, arrived: Arrived) -> Held {
+        Held {
+            conn,
+            arrived,
+            released: false,
+        }
+    }
+
+    /// Runs `f` on the message's bytes.
+    pub(super) fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        let len = self.arrived.len;
+        match &self.arrived.own {
+            Some(b) => f(b.message(len)),
+            // SAFETY: a held message without its own buffer keeps its
+            // receiver the leader until it is released (`finish` or drop,
+            // which need `&mut self`, so this borrow has ended by then).
+            None => f(unsafe { self.conn.rx.get() }.message(len)),
+        }
+    }
+
+    /// Runs `f` on the message's bytes, then releases it: for a led
+    /// message one lock of the receive buffer for both.
+    pub(super) fn finish<R>(mut self, f: impl FnOnce(&[u8], &ClientConn) -> R) -> R {
+        let len = self.arrived.len;
+        if let Some(b) = &self.arrived.own {
+            return f(b.message(len), &self.conn);
+        }
+        let (out, acked) = {
+            // SAFETY: as in `with_bytes`; leadership is handed back only
+            // after this block.
+            let rx = unsafe { self.conn.rx.get() };
+            let out = f(rx.message(len), &self.conn);
+            let acked = is_reply(rx.message(len));
+            rx.consume(len);
+            (out, acked)
+        };
+        self.released = true;
+        drop(self.conn.unlead(acked));
+        out
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if !self.released {
+            self.conn.release(&self.arrived);
+        }
+    }
+}
+
+/// A received Reply, its header parsed once, decoded in place.
+pub(crate) struct ReplyMsg {
+    pub(super) held: Held,
+    pub(super) codesets: CodeSets,
+    pub(super) status: ReplyStatus,
+    /// Index of the body in the message, its stream offset (alignment
+    /// origin), byte order and GIOP version.
+    body_at: usize,
+    body_offset: usize,
+    pub(super) order: ByteOrder,
+    pub(super) version: GiopVersion,
+}
+
+impl ReplyMsg {
+    /// Parses the reply header of `held` (fixed offsets for the common
+    /// GIOP 1.2 reply, else the full decode); `MARSHAL` if it is not a
+    /// well-formed Reply.
+    #[inline(always)]
+    pub(super) fn new(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
+        if let Some(h) = held.arrived.head {
+            return Ok(Self::fast(held, codesets, h));
+        }
+        Self::parse(held, codesets)
+    }
+
+    /// A reply whose header `h` the leader parsed.
+    #[inline(always)]
+    pub(super) fn fast(held: Held, codesets: CodeSets, h: FastHead) -> ReplyMsg {
+        ReplyMsg {
+            held,
+            codesets,
+            status: h.status,
+            body_at: peregrine_giop::fast::REPLY_BODY_AT,
+            body_offset: peregrine_giop::fast::REPLY_BODY_AT,
+            order: h.order,
+            version: GiopVersion::V1_2,
+        }
+    }
+
+    /// `new` for a reply whose header the leader did not parse.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn parse(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
+        let parsed = held.with_bytes(|bytes| {
+            let found = match decode_message(bytes, &held.conn.limits) {
+                Ok((_, Message::Reply { header, body })) => Some((header.status, body)),
+                _ => None,
+            };
+            found.map(|(status, b)| {
+                (
+                    status,
+                    bytes.len() - b.bytes.len(),
+                    b.offset,
+                    b.order,
+                    b.version,
+                )
+            })
+        });
+        let Some((status, body_at, body_offset, order, version)) = parsed else {
+            return Err(raise(K::Marshal, 0, CompletionStatus::Maybe, || {
+                Cause::new(Phase::Decode)
+                    .with_peer(&held.conn.ep)
+                    .with_detail("not a well-formed Reply")
+            }));
+        };
+        Ok(ReplyMsg {
+            held,
+            codesets,
+            status,
+            body_at,
+            body_offset,
+            order,
+            version,
+        })
+    }
+
+    /// A reader over the body of `bytes` (this reply's message), with
+    /// the call's code sets.
+    pub(super) fn reader<'b>(&self, bytes: &'b [u8]) -> Reader<'b> {
+        let body = &bytes[self.body_at..];
+        let mut r = Reader::with_offset(body, self.order, self.body_offset);
+        r.set_version(self.version);
+        r.set_codesets(self.codesets);
+        r
+    }
+
+    /// Runs `f` on a reader over the body.
+    pub(super) fn with_reader<R>(&self, f: impl FnOnce(&mut Reader<'_>) -> R) -> R {
+        self.held.with_bytes(|b| f(&mut self.reader(b)))
+    }
+
+    /// Runs `f` on a reader over the body and the connection, then
+    /// releases the reply (see [`Held::finish`]).
+    pub(super) fn finish<R>(self, f: impl FnOnce(&mut Reader<'_>, &ClientConn) -> R) -> R {
+        let ReplyMsg {
+            held,
+            codesets,
+            status: _,
+            body_at,
+            body_offset,
+            order,
+            version,
+        } = self;
+        held.finish(|b, conn| {
+            let mut r = Reader::with_offset(&b[body_at..], order, body_offset);
+            r.set_version(version);
+            r.set_codesets(codesets);
+            f(&mut r, conn)
+        })
+    }
+}

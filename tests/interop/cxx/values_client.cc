@@ -1,0 +1,79 @@
+// omniORB client of a Peregrine ValInterop::Values (tests/values.rs):
+// argv[1] is the IOR. Prints one "OK <step>" line per check that passed,
+// "FAIL <step>" and exits 1 otherwise.
+
+#include <cstring>
+#include <iostream>
+#include "values_common.h"
+
+static int failures = 0;
+
+// omniORB's OBV initializing constructors and sequence elements adopt the
+// reference they are given: hand them one of their own.
+template <class T>
+static T* dup(T* p) {
+  CORBA::add_ref(p);
+  return p;
+}
+
+static void check(bool ok, const char* step) {
+  std::cout << (ok ? "OK " : "FAIL ") << step << std::endl;
+  if (!ok) failures++;
+}
+
+int main(int argc, char** argv) {
+  try {
+    CORBA::ORB_var orb = CORBA::ORB_init(argc, argv);
+    register_factories(orb);
+    CORBA::ValueFactoryBase_var f = new Factory<OBV_ValInterop::CxxDerived>();
+    orb->register_value_factory("IDL:ValInterop/CxxDerived:1.0", f);
+    CORBA::Object_var o = orb->string_to_object(argv[1]);
+    ValInterop::Values_var v = ValInterop::Values::_narrow(o);
+
+    // a -> b -> a.
+    ValInterop::Node_var a = new OBV_ValInterop::Node(1, "a", 0);
+    ValInterop::Node_var b = new OBV_ValInterop::Node(2, "b", dup(a.in()));
+    a->next(b);
+    ValInterop::Node_var back = v->echo_node(a);
+    ValInterop::Node* b2 = back->next();
+    check(back->id() == 1 && !strcmp(back->label(), "a") && b2 && b2->id() == 2 &&
+              b2->next() == back.in(),
+          "cycle");
+    // Break the cycles so the values can be released.
+    a->next(0);
+    back->next(0);
+
+    // [x, y, x] with y -> x, and a null.
+    ValInterop::Node_var x = new OBV_ValInterop::Node(3, "x", 0);
+    ValInterop::Node_var y = new OBV_ValInterop::Node(4, "y", dup(x.in()));
+    ValInterop::NodeSeq s;
+    s.length(4);
+    s[0] = dup(x.in());
+    s[1] = dup(y.in());
+    s[2] = dup(x.in());
+    ValInterop::NodeSeq_var r = v->echo_seq(s);
+    check(r->length() == 4 && r[0].in() == r[2].in() && r[1]->next() == r[0].in() &&
+              r[3].in() == 0 && r[0]->id() == 3,
+          "sharing");
+
+    ValInterop::StrBox_var box = new ValInterop::StrBox("boxed");
+    ValInterop::StrBox_var rb = v->echo_box(box);
+    check(rb.in() && !strcmp(rb->_value(), "boxed"), "box");
+    ValInterop::StrBox_var nb = v->echo_box(0);
+    check(nb.in() == 0, "null box");
+
+    // A derived value Peregrine does not know, truncated to Base there.
+    ValInterop::Node_var link = new OBV_ValInterop::Node(5, "link", 0);
+    ValInterop::Base_var d = new OBV_ValInterop::CxxDerived(41, "cxx only", dup(link.in()));
+    check(v->base_a(d) == 41, "truncated");
+    check(v->base_a(0) == -1, "null base");
+
+    ValInterop::Base_var made = v->make_base(7);
+    check(made.in() && made->a() == 7, "made");
+    orb->destroy();
+  } catch (CORBA::Exception& e) {
+    std::cout << "FAIL exception " << e._name() << std::endl;
+    return 1;
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,143 @@
+//! Valuetypes between Peregrine and omniORB, both directions, over GIOP
+//! 1.2: a node graph with a cycle and with sharing (omniORB keeps it and
+//! sends it back with indirections), a string box and null, and a
+//! truncatable derived value sent to a peer that knows only its base (each
+//! side knows a derived type the other does not, see `idl/values.idl`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use peregrine_cdr::ValueSlot;
+use peregrine_interop_tests::bounded;
+use peregrine_interop_tests::peers::{extra_args, peers, Peer};
+use peregrine_interop_tests::values_idl::val_interop as v;
+use peregrine_orb::{Orb, SystemException};
+
+fn node(id: i32, label: &str, next: Option<Arc<v::Node>>) -> Arc<v::Node> {
+    Arc::new(v::Node::new(id, label.into(), next.into()))
+}
+
+#[test]
+fn peregrine_client_omniorb_server() {
+    bounded(120, || {
+        let p = peers();
+        let mut args = extra_args();
+        args.extend([
+            "-ORBendPoint".to_string(),
+            "giop:tcp:127.0.0.1:".to_string(),
+        ]);
+        let mut server = Peer::spawn("omniORB values_server", &p.values_server, &args);
+        let ior = server.wait_for("VALUES ", Duration::from_secs(30));
+        server.wait_for("READY", Duration::from_secs(30));
+        let orb = Orb::builder()
+            .call_timeout(Duration::from_secs(20))
+            .build()
+            .unwrap();
+        let vals = v::ValuesRef::narrow(orb.string_to_object(&ior).unwrap())
+            .unwrap()
+            .expect("a Values");
+
+        // a -> b -> a, through omniORB and back.
+        let a = node(1, "a", None);
+        let b = node(2, "b", Some(a.clone()));
+        a.next.set(b).unwrap();
+        let back = vals.echo_node(&a.into()).unwrap();
+        let a2 = back.get().expect("non-null").clone();
+        let b2 = a2.next.get().expect("b").clone();
+        assert_eq!(
+            (a2.id, a2.label.as_str(), b2.id, b2.label.as_str()),
+            (1, "a", 2, "b")
+        );
+        assert!(Arc::ptr_eq(b2.next.get().expect("cycle kept"), &a2));
+
+        // [x, y, x, null] with y -> x: one x comes back.
+        let x = node(3, "x", None);
+        let y = node(4, "y", Some(x.clone()));
+        let seq: Vec<ValueSlot<v::Node>> =
+            vec![x.clone().into(), y.into(), x.into(), ValueSlot::null()];
+        let r = vals.echo_seq(&seq).unwrap();
+        assert_eq!(r.len(), 4);
+        let x0 = r[0].get().unwrap();
+        assert_eq!(x0.label, "x");
+        assert!(Arc::ptr_eq(x0, r[2].get().unwrap()));
+        assert!(Arc::ptr_eq(x0, r[1].get().unwrap().next.get().unwrap()));
+        assert!(r[3].is_null());
+
+        let boxed: ValueSlot<v::StrBox> = Arc::new(v::StrBox("boxed".into())).into();
+        assert_eq!(vals.echo_box(&boxed).unwrap().get().unwrap().0, "boxed");
+        assert!(vals.echo_box(&ValueSlot::null()).unwrap().is_null());
+
+        // omniORB has no type (and no factory) for RustDerived: it cuts it
+        // to its Base, skipping the derived chunks with their nested Node.
+        let d = Arc::new(v::RustDerived::new(
+            41,
+            "rust only".into(),
+            node(5, "link", None).into(),
+        ));
+        assert_eq!(vals.derived_a(&d.into()).unwrap(), 41);
+        assert_eq!(vals.derived_a(&ValueSlot::null()).unwrap(), -1);
+        let base: ValueSlot<v::Base> = Arc::new(v::Base::new(9)).into();
+        assert_eq!(vals.base_a(&base).unwrap(), 9);
+        assert_eq!(vals.make_base(7).unwrap().get().unwrap().a, 7);
+    });
+}
+
+struct Server;
+
+impl v::Values for Server {
+    fn echo_node(&self, n: &ValueSlot<v::Node>) -> Result<ValueSlot<v::Node>, SystemException> {
+        Ok(n.clone())
+    }
+    fn echo_seq(&self, s: &[ValueSlot<v::Node>]) -> Result<v::NodeSeq, SystemException> {
+        Ok(s.to_vec())
+    }
+    fn echo_box(&self, b: &ValueSlot<v::StrBox>) -> Result<ValueSlot<v::StrBox>, SystemException> {
+        Ok(b.clone())
+    }
+    fn base_a(&self, b: &ValueSlot<v::Base>) -> Result<i32, SystemException> {
+        Ok(b.get().map_or(-1, |b| b.a))
+    }
+    fn derived_a(&self, d: &ValueSlot<v::RustDerived>) -> Result<i32, SystemException> {
+        Ok(d.get().map_or(-1, |d| d.a))
+    }
+    fn make_base(&self, a: i32) -> Result<ValueSlot<v::Base>, SystemException> {
+        Ok(Arc::new(v::Base::new(a)).into())
+    }
+}
+
+#[test]
+fn omniorb_client_peregrine_server() {
+    bounded(120, || {
+        let p = peers();
+        let orb = Orb::builder()
+            .listen("127.0.0.1", 0)
+            .call_timeout(Duration::from_secs(20))
+            .build()
+            .unwrap();
+        let root = orb.root_poa();
+        root.manager().activate().unwrap();
+        let s = Arc::new(v::ValuesSkeleton::new(Server));
+        let obj = root.servant_to_reference(&s).unwrap();
+        let mut args = vec![orb.object_to_string(obj.object())];
+        args.extend(extra_args());
+        let mut client = Peer::spawn("omniORB values_client", &p.values_client, &args);
+        let status = client.finish(Duration::from_secs(90));
+        let lines = client.lines().to_vec();
+        let stderr = client.stderr();
+        assert!(status.success(), "{status}: {lines:#?}\n{stderr}");
+        let ok: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("OK ")).collect();
+        assert_eq!(
+            ok,
+            [
+                "cycle",
+                "sharing",
+                "box",
+                "null box",
+                "truncated",
+                "null base",
+                "made"
+            ],
+            "{lines:#?}\n{stderr}"
+        );
+    });
+}
