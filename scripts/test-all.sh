@@ -32,8 +32,11 @@ cargo test --workspace --locked
 if [ "${PEREGRINE_NO_MIRI:-0}" != 1 ]; then
   if rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; then
     echo "== miri: peregrine-cdr unsafe paths"
+    # The value codec has no unsafe code, and its cycle tests keep strong
+    # cycles (freed by the application, as in the C++ mapping), which
+    # Miri reports as leaks: it is left to the ordinary test run.
     PROPTEST_CASES=4 MIRIFLAGS=-Zmiri-disable-isolation \
-      cargo +nightly miri test -p peregrine-cdr --lib --test binstruct
+      cargo +nightly miri test -p peregrine-cdr --lib --test binstruct -- --skip value::
     echo "== miri: peregrine-orb unsafe paths (POA Current frames, lent servants, operation names, inline keys, the leader's receive buffer, the coarse clock's fallback, the biased lock's mutex fallback)"
     MIRIFLAGS=-Zmiri-disable-isolation \
       cargo +nightly miri test -p peregrine-orb --lib -- \

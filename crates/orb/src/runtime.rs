@@ -363,8 +363,17 @@ impl ObjectRef {
     pub fn hash(&self, maximum: u32) -> u32 {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        // Equivalent references hash alike: see `is_equivalent`.
-        self.inner.ior.canonical_profiles().hash(&mut h);
+        // Equivalent references hash alike (see `is_equivalent`); only an
+        // IOR holding undecoded profiles pays for the canonical copy.
+        let profiles = &self.inner.ior.profiles;
+        if profiles
+            .iter()
+            .any(|p| matches!(p, peregrine_giop::TaggedProfile::Other { .. }))
+        {
+            self.inner.ior.canonical_profiles().hash(&mut h);
+        } else {
+            profiles.hash(&mut h);
+        }
         let v = h.finish();
         if maximum == u32::MAX {
             v as u32

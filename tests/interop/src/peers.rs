@@ -167,11 +167,38 @@ fn build() -> Result<Peers, String> {
             .arg("-bcxx")
             .arg(Path::new(CRATE_DIR).join("idl/values.idl")),
     )?;
-    let flags: Vec<&str> = flags.split_whitespace().collect();
-    for (name, src) in [
-        ("values_server", "values_server.cc"),
-        ("values_client", "values_client.cc"),
-    ] {
+    // Each peer: g++ on its source, the generated skeleton files beside
+    // it and the libraries it links (omniORB's valuetype and dynamic
+    // support live in libomniDynamic4).
+    let peers_to_build: [(&str, &str, &[&str], &str); 6] = [
+        (
+            "values_server",
+            "values_server.cc",
+            &["valuesSK.cc"],
+            &dyn_flags,
+        ),
+        (
+            "values_client",
+            "values_client.cc",
+            &["valuesSK.cc"],
+            &dyn_flags,
+        ),
+        ("interop_server", "server.cc", &["interopSK.cc"], &flags),
+        ("interop_client", "client.cc", &["interopSK.cc"], &flags),
+        (
+            "dyn_server",
+            "dyn_server.cc",
+            &["dynamicSK.cc", "dynamicDynSK.cc"],
+            &dyn_flags,
+        ),
+        (
+            "dyn_client",
+            "dyn_client.cc",
+            &["dynamicSK.cc", "dynamicDynSK.cc"],
+            &dyn_flags,
+        ),
+    ];
+    for (name, src, skeletons, libs) in peers_to_build {
         run_build(
             Command::new("g++")
                 .current_dir(&tmp)
@@ -180,41 +207,8 @@ fn build() -> Result<Peers, String> {
                 .arg("-o")
                 .arg(name)
                 .arg(cxx.join(src))
-                .arg("valuesSK.cc")
-                // omniORB's valuetype support lives in libomniDynamic4.
-                .args(dyn_flags.split_whitespace()),
-        )?;
-    }
-    for (name, src) in [
-        ("interop_server", "server.cc"),
-        ("interop_client", "client.cc"),
-    ] {
-        run_build(
-            Command::new("g++")
-                .current_dir(&tmp)
-                .args(["-O1", "-std=c++11", "-I."])
-                .arg(format!("-I{}", cxx.display()))
-                .arg("-o")
-                .arg(name)
-                .arg(cxx.join(src))
-                .arg("interopSK.cc")
-                .args(&flags),
-        )?;
-    }
-    let dyn_flags: Vec<&str> = dyn_flags.split_whitespace().collect();
-    for (name, src) in [
-        ("dyn_server", "dyn_server.cc"),
-        ("dyn_client", "dyn_client.cc"),
-    ] {
-        run_build(
-            Command::new("g++")
-                .current_dir(&tmp)
-                .args(["-O1", "-std=c++11", "-I."])
-                .arg("-o")
-                .arg(name)
-                .arg(cxx.join(src))
-                .args(["dynamicSK.cc", "dynamicDynSK.cc"])
-                .args(&dyn_flags),
+                .args(skeletons)
+                .args(libs.split_whitespace()),
         )?;
     }
     match std::fs::rename(&tmp, &dir) {

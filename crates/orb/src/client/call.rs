@@ -11,7 +11,7 @@ use peregrine_giop::{
 };
 use tracing::Level;
 
-use super::{conn::*, fast::*, header::*, reply::*, route::*};
+use super::{conn::*, fast::*, header::*, orb_shut_down, reply::*, route::*};
 use super::{Deadline, LONG_WRITE, MAX_FORWARDS, MAX_RESENDS};
 use crate::error::raise;
 use crate::runtime::{Cause, Phase};
@@ -133,16 +133,7 @@ impl<'o> Call<'o> {
         encode_args: impl EncodeArgs,
     ) -> Result<(), SystemException> {
         if self.obj.inner.orb.is_shut_down() {
-            return Err(raise(
-                K::BadInvOrder,
-                peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
-                CompletionStatus::No,
-                || {
-                    Cause::new(Phase::Local)
-                        .with_operation(self.op)
-                        .with_detail("the ORB has shut down")
-                },
-            ));
+            return Err(orb_shut_down(self.op));
         }
         self.prepare(w, None)?;
         if let Err(e) = encode_args(w) {

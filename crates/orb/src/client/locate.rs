@@ -6,7 +6,7 @@ use std::time::Instant;
 use peregrine_cdr::{ByteOrder, Writer};
 use peregrine_giop::{decode_message, Endpoint, Ior, Message, TargetAddress};
 
-use super::{conn::*, reply::*, route::*};
+use super::{conn::*, orb_shut_down, reply::*, route::*};
 use super::{Deadline, MAX_FORWARDS, MAX_RESENDS};
 use crate::error::raise;
 use crate::runtime::{Cause, Phase};
@@ -25,16 +25,7 @@ pub(crate) fn locate(obj: &ObjectRef) -> Result<bool, SystemException> {
     }
     let inner = &obj.inner;
     if inner.orb.is_shut_down() {
-        return Err(raise(
-            K::BadInvOrder,
-            peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
-            CompletionStatus::No,
-            || {
-                Cause::new(Phase::Local)
-                    .with_operation("LocateRequest")
-                    .with_detail("the ORB has shut down")
-            },
-        ));
+        return Err(orb_shut_down("LocateRequest"));
     }
     let timeout = inner
         .timeout

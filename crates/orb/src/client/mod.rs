@@ -44,6 +44,9 @@ use std::time::{Duration, Instant};
 
 use peregrine_cdr::{ByteOrder, Writer};
 
+use crate::error::raise;
+use crate::runtime::{Cause, CompletionStatus, Phase, SystemException, SystemExceptionKind};
+
 /// How long a connection must have been idle before a call checks that
 /// the server has not closed it meanwhile (one non-blocking peek).
 const IDLE_CHECK: Duration = Duration::from_millis(100);
@@ -62,6 +65,22 @@ const MAX_RESENDS: usize = 3;
 /// How long `poll` may read once the socket has bytes: enough for the
 /// rest of a message that is arriving, never a real wait.
 const POLL_READ: Duration = Duration::from_millis(5);
+
+/// The exception of a call made after the ORB shut down.
+#[cold]
+#[inline(never)]
+pub(super) fn orb_shut_down(operation: &str) -> SystemException {
+    raise(
+        SystemExceptionKind::BadInvOrder,
+        peregrine_giop::system_exception::minor::BAD_INV_ORDER_ORB_HAS_SHUTDOWN,
+        CompletionStatus::No,
+        || {
+            Cause::new(Phase::Local)
+                .with_operation(operation)
+                .with_detail("the ORB has shut down")
+        },
+    )
+}
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())

@@ -218,46 +218,15 @@ fn render_connections(records: &[Record]) -> String {
             table.push(row);
         }
     }
-    let ncols = table[0].len();
-    let widths: Vec<usize> = (0..ncols)
-        .map(|c| {
-            table
-                .iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.len())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::from(
-        "\n== connections (server with N client connections: threads, resident memory; \
-         a fresh client's twoway call; calls/s of all N, median of repeats) ==\n",
-    );
-    for row in &table {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                if i < 3 {
-                    format!("{s:<w$}", w = widths[i])
-                } else {
-                    format!("{s:>w$}", w = widths[i])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    let mut reasons: Vec<(&str, &str)> = rows
-        .iter()
-        .filter_map(|r| r.skipped.as_deref().map(|s| (r.orb, s)))
-        .collect();
-    reasons.sort_unstable();
-    reasons.dedup();
-    for (orb, why) in reasons {
-        out.push_str(&format!("{orb} skipped: {why}\n"));
-    }
-    out
+    lay_out(
+        String::from(
+            "\n== connections (server with N client connections: threads, resident memory; \
+             a fresh client's twoway call; calls/s of all N, median of repeats) ==\n",
+        ),
+        &table,
+        3,
+        &rows,
+    )
 }
 
 /// Renders the table of `suite` from `records` (other suites ignored).
@@ -306,6 +275,13 @@ pub fn render(suite: &str, records: &[Record]) -> String {
         }
         table.push(row);
     }
+    let title = format!("\n== {suite} ({}) ==\n", value_legend(suite));
+    lay_out(title, &table, key_columns(suite).len(), &rows)
+}
+
+/// `title`, then `table` in aligned columns (the first `nleft` to the
+/// left, the rest to the right), then why any of `rows` was skipped.
+fn lay_out(mut out: String, table: &[Vec<String>], nleft: usize, rows: &[&Record]) -> String {
     let ncols = table.iter().map(|r| r.len()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..ncols)
         .map(|c| {
@@ -317,14 +293,12 @@ pub fn render(suite: &str, records: &[Record]) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    let nkeys = key_columns(suite).len();
-    let mut out = format!("\n== {suite} ({}) ==\n", value_legend(suite));
-    for row in &table {
+    for row in table {
         let cells: Vec<String> = row
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                if i < nkeys {
+                if i < nleft {
                     format!("{s:<w$}", w = widths[i])
                 } else {
                     format!("{s:>w$}", w = widths[i])
