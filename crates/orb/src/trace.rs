@@ -204,3 +204,11 @@ pub(crate) fn server_reply(peer: &str, id: u32) {
 pub(crate) fn reply_queue_full(peer: &str) {
     tracing::warn!(target: SERVER, peer = %peer, "reply queue full: closing the connection");
 }
+
+/// A request of `peer` ran long on the thread dwelling on its
+/// connection: the connection's read turn went back to the pool.
+#[cold]
+#[inline(never)]
+pub(crate) fn dwell_released(peer: &str) {
+    tracing::trace!(target: SERVER, peer = %peer, "long request: connection handed back to the pool");
+}

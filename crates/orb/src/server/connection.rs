@@ -22,7 +22,9 @@ const CLOSE_SENT: usize = 1 << (usize::BITS - 1);
 /// Set in [`Conn::state`] when the ORB shuts down: no new request starts.
 const CLOSING: usize = 1 << (usize::BITS - 2);
 
-/// A non-blocking TCP socket as the framing code reads it.
+/// A TCP socket as the framing code reads it: without waiting (the
+/// socket is left blocking, and every call passes `MSG_DONTWAIT`),
+/// except while [`Sock::set_waiting`] says so.
 pub(super) struct Sock {
     pub(super) stream: TcpStream,
     peer: String,
@@ -30,11 +32,15 @@ pub(super) struct Sock {
     /// had no more bytes then, so with edge-triggered events a new
     /// arrival will be reported.
     drained: AtomicBool,
+    /// See [`Sock::set_waiting`].
+    waiting: AtomicBool,
 }
 
 impl Sock {
-    pub(super) fn new(stream: TcpStream) -> io::Result<Sock> {
-        stream.set_nonblocking(true)?;
+    /// `dwell`: how long a dwelling read waits for bytes.
+    pub(super) fn new(stream: TcpStream, dwell: Duration) -> io::Result<Sock> {
+        stream.set_nonblocking(false)?;
+        stream.set_read_timeout(Some(dwell))?;
         let _ = stream.set_nodelay(true);
         let peer = stream
             .peer_addr()
@@ -44,6 +50,7 @@ impl Sock {
             stream,
             peer,
             drained: AtomicBool::new(true),
+            waiting: AtomicBool::new(false),
         })
     }
 
@@ -51,14 +58,28 @@ impl Sock {
     pub(super) fn drained(&self) -> bool {
         self.drained.load(Ordering::Relaxed)
     }
+
+    /// Whether reads wait for bytes, up to the dwell time (then
+    /// `WouldBlock`): set by the turn's holder while it dwells on the
+    /// connection.
+    pub(super) fn set_waiting(&self, on: bool) {
+        self.waiting.store(on, Ordering::Relaxed);
+    }
 }
 
 impl Transport for Sock {
     fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let r = crate::sock_io::recv(&self.stream, buf);
+        let r = if self.waiting.load(Ordering::Relaxed) {
+            crate::sock_io::recv(&self.stream, buf)
+        } else {
+            crate::sock_io::recv_nowait(&self.stream, buf)
+        };
         let drained = match &r {
             Ok(n) => *n < buf.len(),
-            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+            Err(e) => matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ),
         };
         self.drained.store(drained, Ordering::Relaxed);
         r
@@ -132,6 +153,14 @@ pub(super) struct Turn {
     /// follower only to be told to go back to sleep. Back on when the
     /// turn is let go.
     pub(super) muted: bool,
+    /// The turn's holder runs one of the connection's requests and will
+    /// read again after it (it dwells on the connection). The pool's
+    /// sweep takes the turn from it (lets it go) when that request runs
+    /// long, so that the connection's next requests are not held up.
+    pub(super) dwelling: bool,
+    /// Counts the dwelling holder's requests, so that the sweep can tell
+    /// a long request from a stream of short ones.
+    pub(super) dwell_seq: u32,
 }
 
 /// One accepted connection.
@@ -216,16 +245,22 @@ impl Conn {
         let mut t = lock(&self.turn);
         if t.owned || t.parked {
             t.notified = true;
-            if !t.muted {
-                t.muted = true;
-                let _ = self
-                    .poller
-                    .read_interest(self.sock.stream.as_raw_fd(), self.id, false);
-            }
+            self.mute(&mut t);
             return false;
         }
         t.owned = true;
         true
+    }
+
+    /// Turns read events off (the caller holds `turn`'s lock) until the
+    /// turn is let go.
+    pub(super) fn mute(&self, t: &mut Turn) {
+        if !t.muted {
+            t.muted = true;
+            let _ = self
+                .poller
+                .read_interest(self.sock.stream.as_raw_fd(), self.id, false);
+        }
     }
 
     /// Lets go of the turn (the caller holds `turn`'s lock), turning read
@@ -416,7 +451,7 @@ mod tests {
         let peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (s, _) = l.accept().unwrap();
         let poller = Arc::new(Poller::new().unwrap());
-        let c = Conn::new(1, Sock::new(s).unwrap(), poller, Limits::default(), 1 << 20);
+        let c = Conn::new(1, Sock::new(s, Duration::from_millis(50)).unwrap(), poller, Limits::default(), 1 << 20);
         (c, peer)
     }
 

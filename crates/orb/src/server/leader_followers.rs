@@ -10,6 +10,19 @@
 //! another thread meanwhile. The pool grows when the last waiting thread
 //! takes an event (up to the most threads allowed) and shrinks back to
 //! the kept threads when idle.
+//!
+//! A thread that drained a connection may dwell on it: it waits for the
+//! connection's next request with a blocking `recv` (up to
+//! [`DWELL`]), its read events muted, instead of going back to
+//! `epoll_wait`. A client that calls again soon is then read by the
+//! thread already there, with the system calls of a thread per
+//! connection (one `recv`, one `send` per call) and no other thread
+//! woken. A few threads dwell at most (`max_dwellers`), always leaving
+//! one to wait for events, so 10,000 connections still cost a handful
+//! of threads. While a dwelling thread runs a request the connection's
+//! read turn stays with it; the sweep (every [`SWEEP`], by a waiting
+//! thread) lets the turn go when that request takes longer, so the
+//! connection's next requests still run concurrently.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -33,6 +46,11 @@ use crate::transport::{FrameError, RxBuf};
 /// How often an idle thread beyond the kept ones wakes to see whether
 /// it is still needed.
 const IDLE_POLL: Duration = Duration::from_secs(1);
+/// How long a thread dwells on a quiet connection.
+pub(super) const DWELL: Duration = Duration::from_millis(50);
+/// How long a dwelling thread's request may run before the connection's
+/// read turn goes to the pool (between one and two sweeps).
+const SWEEP: Duration = Duration::from_millis(5);
 
 thread_local! {
     /// Set on the pool's threads (so `shutdown(true)` from an upcall does
@@ -63,11 +81,20 @@ pub(super) struct Pool {
     period_start: AtomicU64,
     /// Threads running a request.
     in_upcall: AtomicUsize,
-    /// Most threads running requests at once in the current period.
+    /// Most threads running requests or dwelling at once in the current
+    /// period.
     peak_busy: AtomicUsize,
     /// Threads the last period needed (its peak and a waiting one).
     needed: AtomicUsize,
     limits: Limits,
+    /// Most threads dwelling on a connection at once.
+    max_dwellers: usize,
+    /// Threads dwelling on a connection.
+    dwellers: AtomicUsize,
+    /// The connections dwelt on, with the `dwell_seq` the last sweep saw.
+    dwelt: Mutex<Vec<(Arc<Conn>, u32)>>,
+    /// When the last sweep ran (coarse clock, ns).
+    last_sweep: AtomicU64,
     pub(super) stopping: AtomicBool,
     /// Every thread ends.
     pub(super) done: AtomicBool,
@@ -99,6 +126,10 @@ impl Pool {
             peak_busy: AtomicUsize::new(0),
             needed: AtomicUsize::new(opts.core_threads()),
             limits,
+            max_dwellers: opts.max_dwellers(),
+            dwellers: AtomicUsize::new(0),
+            dwelt: Mutex::new(Vec::new()),
+            last_sweep: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             done: AtomicBool::new(false),
         }
@@ -114,12 +145,13 @@ impl Pool {
         self.total.load(Ordering::SeqCst)
     }
 
-    /// Starts a thread if fewer than the most allowed run.
-    pub(super) fn grow(&self, orb: &Arc<OrbInner>) {
+    /// Starts a thread if fewer than the most allowed run (true if it
+    /// did).
+    pub(super) fn grow(&self, orb: &Arc<OrbInner>) -> bool {
         let mut n = self.total.load(Ordering::SeqCst);
         loop {
             if n >= self.max {
-                return;
+                return false;
             }
             match self
                 .total
@@ -131,17 +163,126 @@ impl Pool {
         }
         if spawn(orb).is_err() {
             self.total.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// A thread starts running a request. If every thread now runs one
+    /// or dwells, nobody would take the next event (a nested call back
+    /// into this server would wait forever): start another, up to the
+    /// most. (`dwelling`: the caller is one of the dwellers. Other
+    /// dwellers running a request count twice, so with several of them
+    /// busy at once a thread or two may start early.)
+    fn upcall_begin(&self, orb: &Arc<OrbInner>, dwelling: bool) {
+        let busy = self.in_upcall.fetch_add(1, Ordering::SeqCst) + 1;
+        let away = busy + self.dwellers.load(Ordering::SeqCst) - usize::from(dwelling);
+        self.peak_busy.fetch_max(away, Ordering::Relaxed);
+        if away >= self.total.load(Ordering::SeqCst) {
+            self.grow(orb);
         }
     }
 
-    /// A thread starts running a request. If every thread now runs one,
-    /// nobody would take the next event (a nested call back into this
-    /// server would wait forever): start another, up to the most.
-    fn upcall_begin(&self, orb: &Arc<OrbInner>) {
-        let busy = self.in_upcall.fetch_add(1, Ordering::SeqCst) + 1;
-        self.peak_busy.fetch_max(busy, Ordering::Relaxed);
-        if busy >= self.total.load(Ordering::SeqCst) {
-            self.grow(orb);
+    /// A thread may start dwelling on a connection: true (and counted)
+    /// if a place among the dwellers is free and another thread waits
+    /// for events, or could be started.
+    fn reserve_dwell(&self, orb: &Arc<OrbInner>) -> bool {
+        if self.max_dwellers == 0 || self.stopping.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut n = self.dwellers.load(Ordering::SeqCst);
+        loop {
+            if n >= self.max_dwellers {
+                return false;
+            }
+            match self
+                .dwellers
+                .compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => break,
+                Err(now) => n = now,
+            }
+        }
+        if self.idle.load(Ordering::SeqCst) == 0 && !self.grow(orb) {
+            self.dwellers.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// `conn`'s holder drained it: true if it now dwells on it (see
+    /// [`Pool::reserve_dwell`]).
+    fn try_dwell(&self, orb: &Arc<OrbInner>, conn: &Arc<Conn>) -> bool {
+        if !self.reserve_dwell(orb) {
+            return false;
+        }
+        let seq = {
+            let mut t = lock(&conn.turn);
+            conn.mute(&mut t);
+            t.dwell_seq
+        };
+        self.enter_dwell(conn, seq);
+        true
+    }
+
+    /// The turn's holder, counted by [`Pool::reserve_dwell`], with the
+    /// connection's read events muted, dwells on `conn` from now on.
+    /// (Called without `conn.turn` locked: the sweep locks the list
+    /// first, then each turn.)
+    fn enter_dwell(&self, conn: &Arc<Conn>, seq: u32) {
+        conn.sock.set_waiting(true);
+        let first = {
+            let mut d = lock(&self.dwelt);
+            d.push((conn.clone(), seq));
+            d.len() == 1
+        };
+        if first {
+            // The waiting threads sleep without a timeout: one of them
+            // must now wake for the sweeps.
+            self.poller.wake();
+        }
+    }
+
+    /// The thread dwelling on `conn` leaves it.
+    fn end_dwell(&self, conn: &Arc<Conn>) {
+        let mut d = lock(&self.dwelt);
+        if let Some(i) = d.iter().position(|(c, _)| Arc::ptr_eq(c, conn)) {
+            d.swap_remove(i);
+        }
+        self.dwellers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Lets go of the read turn of a connection whose dwelling thread has
+    /// been running the same request since the last sweep (so requests
+    /// that arrive behind it are read and run by other threads), once
+    /// every [`SWEEP`].
+    fn sweep_if_due(&self) {
+        if self.dwellers.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let now = crate::coarse_clock::now_ns();
+        let last = self.last_sweep.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < SWEEP.as_nanos() as u64
+            || self
+                .last_sweep
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        for (conn, seen) in lock(&self.dwelt).iter_mut() {
+            let mut t = lock(&conn.turn);
+            if !t.dwelling {
+                continue;
+            }
+            if t.dwell_seq != *seen {
+                *seen = t.dwell_seq;
+            } else if t.running < self.per_conn {
+                t.dwelling = false;
+                conn.sock.set_waiting(false);
+                conn.let_go(&mut t);
+                crate::trace::dwell_released(conn.peer());
+            }
         }
     }
 
@@ -167,7 +308,8 @@ impl Pool {
         let needed = self
             .needed
             .load(Ordering::Relaxed)
-            .max(self.peak_busy.load(Ordering::Relaxed) + 1);
+            .max(self.peak_busy.load(Ordering::Relaxed) + 1)
+            .max(self.dwellers.load(Ordering::Relaxed) + 1);
         let mut n = self.total.load(Ordering::SeqCst);
         while n > needed {
             match self
@@ -204,13 +346,36 @@ impl Pool {
     /// limit the turn goes on: to a waiting thread (through the ready
     /// queue) if there is more to read now, else to whoever gets the
     /// next read event. At the limit the connection is parked.
-    fn hand_on(&self, orb: &Arc<OrbInner>, conn: &Arc<Conn>, rest: Option<RxBuf>) {
+    ///
+    /// A `dwelling` holder keeps the turn when nothing more is there to
+    /// read (and at the limit); another starts dwelling then if it may.
+    fn hand_on(
+        &self,
+        orb: &Arc<OrbInner>,
+        conn: &Arc<Conn>,
+        rest: Option<RxBuf>,
+        dwelling: bool,
+    ) -> Turned {
+        let keep = |t: &mut super::connection::Turn| {
+            t.dwelling = true;
+            t.dwell_seq = t.dwell_seq.wrapping_add(1);
+        };
+        if dwelling {
+            // Whoever reads next, unless this thread keeps the turn,
+            // must not wait.
+            conn.sock.set_waiting(false);
+        }
         let queue = {
             let mut t = lock(&conn.turn);
             t.running += 1;
             let mut rx = lock(&conn.rx);
             *rx = rest;
             if t.running >= self.per_conn {
+                if dwelling {
+                    keep(&mut t);
+                    conn.sock.set_waiting(true);
+                    return Turned::Kept;
+                }
                 t.parked = true;
                 conn.let_go(&mut t);
                 false
@@ -225,6 +390,16 @@ impl Pool {
                 // edge will come for them, so someone must read now.
                 let more = buffered || !conn.sock.drained() || std::mem::take(&mut t.notified);
                 if !more {
+                    if dwelling {
+                        keep(&mut t);
+                        conn.sock.set_waiting(true);
+                        return Turned::Kept;
+                    }
+                    if self.reserve_dwell(orb) {
+                        keep(&mut t);
+                        conn.mute(&mut t);
+                        return Turned::Dwell(t.dwell_seq);
+                    }
                     conn.let_go(&mut t);
                 }
                 more
@@ -234,7 +409,20 @@ impl Pool {
             lock(&self.ready).push_back(conn.clone());
             self.wake_one(orb);
         }
+        Turned::Away
     }
+}
+
+/// What became of a connection's read turn when its holder took a
+/// request ([`Pool::hand_on`]).
+enum Turned {
+    /// Handed on (or parked): the holder leaves the connection.
+    Away,
+    /// The dwelling holder keeps it, to read again after the request.
+    Kept,
+    /// The holder keeps it and starts dwelling (the `dwell_seq` its
+    /// request has).
+    Dwell(u32),
 }
 
 /// Starts one pool thread (counted in `total` by the caller).
@@ -297,7 +485,9 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                 // per wait, which in a virtual machine reprograms the
                 // timer device. Threads that may retire, and everyone
                 // during shutdown, wake now and then to look.
-                let timeout = if pool.stopping.load(Ordering::Acquire) {
+                let timeout = if pool.dwellers.load(Ordering::Relaxed) > 0 {
+                    Some(SWEEP)
+                } else if pool.stopping.load(Ordering::Acquire) {
                     Some(TICK)
                 } else if pool.total.load(Ordering::Relaxed) > pool.core {
                     Some(IDLE_POLL)
@@ -306,6 +496,7 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                 };
                 let ev = pool.poller.wait(timeout);
                 pool.idle.fetch_sub(1, Ordering::SeqCst);
+                pool.sweep_if_due();
                 let Some(t) = ev else {
                     let Some(o) = orb.upgrade() else {
                         pool.total.fetch_sub(1, Ordering::SeqCst);
@@ -349,6 +540,16 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
 /// inline, and for a request hands the turn on before dispatching it.
 fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
     let _entered = conn.span.enter();
+    let mut dwelling = false;
+    serve(orb, pool, conn, w, &mut dwelling);
+    if dwelling {
+        pool.end_dwell(conn);
+    }
+}
+
+/// [`serve_turn`]'s loop; `dwelling` tells whether this thread dwells on
+/// `conn` (see the module's comment) when it returns.
+fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mut bool) {
     let limits = orb.inner().config.limits;
     let mut buf = lock(&conn.rx)
         .take()
@@ -360,6 +561,15 @@ fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
         let len = match buf.read_message(&conn.sock, &limits) {
             Ok(n) => n,
             Err(FrameError::TimedOut) => {
+                if *dwelling {
+                    // Quiet for the whole dwell time: back to the pool.
+                    conn.sock.set_waiting(false);
+                    pool.end_dwell(conn);
+                    *dwelling = false;
+                } else if pool.try_dwell(orb.inner_arc(), conn) {
+                    *dwelling = true;
+                    continue;
+                }
                 // Drained and nothing complete: let go of the turn (the
                 // next arrival is an event), unless bytes arrived since.
                 if conn.release_turn_keeping(&mut buf, &mut w.spare) {
@@ -412,7 +622,7 @@ fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
                 });
                 let mut cx = context(orb, conn, w);
                 if counted {
-                    pool.upcall_begin(orb.inner_arc());
+                    pool.upcall_begin(orb.inner_arc(), *dwelling);
                     cx.upcall = Some(&pool.in_upcall);
                 }
                 let next = match whole {
@@ -443,8 +653,18 @@ fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
                 (m, len, r)
             }
         };
-        pool.hand_on(orb.inner_arc(), conn, rest);
-        pool.upcall_begin(orb.inner_arc());
+        match pool.hand_on(orb.inner_arc(), conn, rest, *dwelling) {
+            Turned::Away if *dwelling => {
+                pool.end_dwell(conn);
+                *dwelling = false;
+            }
+            Turned::Away | Turned::Kept => {}
+            Turned::Dwell(seq) => {
+                pool.enter_dwell(conn, seq);
+                *dwelling = true;
+            }
+        }
+        pool.upcall_begin(orb.inner_arc(), *dwelling);
         let mut cx = context(orb, conn, w);
         cx.upcall = Some(&pool.in_upcall);
         let next = cx.handle(mine.message_mut(mlen));
@@ -456,16 +676,26 @@ fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
         if let Next::Close = next {
             close(orb, conn);
         }
-        let resume = {
+        let (resume, still_dwelling) = {
             let mut t = lock(&conn.turn);
             t.running -= 1;
-            let resume = std::mem::take(&mut t.parked);
-            if resume {
-                t.owned = true;
-                t.notified = false;
+            if std::mem::take(&mut t.dwelling) {
+                // The turn stayed with this thread.
+                (true, true)
+            } else {
+                let resume = std::mem::take(&mut t.parked);
+                if resume {
+                    t.owned = true;
+                    t.notified = false;
+                }
+                (resume, false)
             }
-            resume
         };
+        if *dwelling && !still_dwelling {
+            // The sweep gave the turn to the pool meanwhile.
+            pool.end_dwell(conn);
+            *dwelling = false;
+        }
         if !resume || conn.is_closed() {
             return;
         }

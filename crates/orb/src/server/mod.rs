@@ -122,7 +122,7 @@ impl Server {
 
     fn add_conn(&self, orb: &Orb, stream: std::net::TcpStream) {
         let Some(pool) = self.pool() else { return };
-        let Ok(sock) = Sock::new(stream) else { return };
+        let Ok(sock) = Sock::new(stream, leader_followers::DWELL) else { return };
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let o = orb.inner();
         let conn = Arc::new(Conn::new(

@@ -53,6 +53,9 @@ pub(crate) struct ServerOptions {
     pub(crate) max_write_queue: usize,
     /// How long a thread beyond the kept ones waits idle before it ends.
     pub(crate) idle_timeout: Duration,
+    /// Most threads dwelling on a connection; `None`: as many as the
+    /// threads kept.
+    pub(crate) max_dwellers: Option<usize>,
 }
 
 impl Default for ServerOptions {
@@ -65,6 +68,7 @@ impl Default for ServerOptions {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_write_queue: DEFAULT_MAX_WRITE_QUEUE,
             idle_timeout: Duration::from_secs(2),
+            max_dwellers: None,
         }
     }
 }
@@ -87,6 +91,14 @@ impl ServerOptions {
             _ => self.pool_size,
         };
         self.max_threads.max(asked).max(1)
+    }
+
+    /// Most threads dwelling on a connection at once (fewer than the
+    /// most threads, so one is left to wait for events).
+    pub(crate) fn max_dwellers(&self) -> usize {
+        self.max_dwellers
+            .unwrap_or_else(|| self.core_threads())
+            .min(self.max_threads() - 1)
     }
 
     /// Most requests of one connection at once.

@@ -60,7 +60,7 @@ struct Queue {
 fn send_some(sock: &TcpStream, buf: &[u8]) -> io::Result<usize> {
     let mut at = 0;
     while at < buf.len() {
-        match crate::sock_io::send(sock, &buf[at..]) {
+        match crate::sock_io::send_nowait(sock, &buf[at..]) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => at += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
