@@ -384,6 +384,19 @@ impl OrbBuilder {
         self
     }
 
+    /// Most server threads that dwell on a connection at once (default:
+    /// as many as [`OrbBuilder::thread_pool_size`]; 0 turns dwelling
+    /// off). A thread that answered a connection's request and found
+    /// nothing more to read stays on it for up to 50 ms, reading with a
+    /// blocking `recv`, so a client that calls again soon is read by the
+    /// thread already there: one `recv` and one `send` per call, as with
+    /// a thread per connection, and no other thread woken. One thread
+    /// always stays free for the other connections. `-ORBmaxDwellingThreads n`.
+    pub fn max_dwelling_threads(mut self, n: usize) -> Self {
+        self.config.server.max_dwellers = Some(n);
+        self
+    }
+
     /// `-ORBInitRef name=url`.
     pub fn init_ref(mut self, name: &str, url: &str) -> Self {
         self.init_refs.insert(name.to_string(), url.to_string());
@@ -438,6 +451,7 @@ impl OrbBuilder {
     /// | `-ORBmaxServerThreadPerConnection n` (omniORB), `-ORBmaxConcurrentPerConnection n` | [`OrbBuilder::max_concurrent_per_connection`] |
     /// | `-ORBmaxServerConnections n`, `-ORBmaxConnections n` | [`OrbBuilder::max_connections`] |
     /// | `-ORBmaxServerWriteQueue bytes` | [`OrbBuilder::max_write_queue`] |
+    /// | `-ORBmaxDwellingThreads n` | [`OrbBuilder::max_dwelling_threads`] |
     /// | `-ORBthreadPerConnectionPolicy 0\|1` (omniORB) | [`OrbBuilder::thread_model`] (1: [`ThreadModel::PerConnection`](crate::ThreadModel::PerConnection)) |
     ///
     /// Both `-ORBopt value` and `-ORBopt=value` forms are accepted. An
@@ -535,6 +549,7 @@ impl OrbBuilder {
                 | "-orbmaxserverconnections"
                 | "-orbmaxconnections"
                 | "-orbmaxserverwritequeue"
+                | "-orbmaxdwellingthreads"
                 | "-orbthreadperconnectionpolicy" => match val.parse::<usize>() {
                     Ok(n) => self = self.server_arg(&opt.to_ascii_lowercase(), n),
                     Err(_) => self.args_error = Some(format!("{opt} {val}: expected a number")),
@@ -562,6 +577,7 @@ impl OrbBuilder {
             }
             "-orbmaxserverconnections" | "-orbmaxconnections" => self.max_connections(n),
             "-orbmaxserverwritequeue" => self.max_write_queue(n),
+            "-orbmaxdwellingthreads" => self.max_dwelling_threads(n),
             _ => self.thread_model(if n == 0 {
                 crate::server::ThreadModel::LeaderFollowers
             } else {
@@ -1133,6 +1149,12 @@ impl Orb {
     /// Open server connections.
     pub fn server_connections(&self) -> usize {
         self.inner.server.connections()
+    }
+
+    /// Server threads dwelling on a connection now (diagnostics; see
+    /// [`OrbBuilder::max_dwelling_threads`]).
+    pub fn server_dwelling_threads(&self) -> usize {
+        self.inner.server.dwelling_threads()
     }
 
     /// Server threads running (diagnostics).

@@ -2,8 +2,9 @@
 //! concurrently with the default options, thread counts stay bounded
 //! with thousands of idle connections, a client that does not read its
 //! replies is cut off, connections beyond the limit are refused, nested
-//! calls back into a small pool do not deadlock, and shutdown waits for
-//! the running upcall and starts no new one.
+//! calls back into a small pool do not deadlock, shutdown waits for
+//! the running upcall and starts no new one, and a thread dwells on a
+//! connection that keeps calling without holding up its long requests.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -412,5 +413,96 @@ fn shutdown_under_load_waits_for_the_running_upcall_and_starts_none() {
         assert!(long.join().unwrap().is_ok());
         assert_eq!(server.server_connections(), 0);
         assert_eq!(server.server_threads(), 0);
+    });
+}
+
+/// The thread that answered a client's call dwells on its connection
+/// while the client keeps calling: the next calls are read and run by
+/// that same thread. Once the client is quiet for longer than the dwell
+/// time the thread goes back to the pool; with dwelling off none dwells.
+/// (Calls are counted rather than required all: a pause of the test
+/// process longer than the dwell time may end a dwell.)
+#[test]
+fn a_thread_dwells_on_a_connection_that_keeps_calling() {
+    /// Calls that found a thread dwelling, calls that ran on the previous
+    /// call's thread, of 200.
+    fn calls(server: &Orb) -> (usize, usize) {
+        let client = client();
+        let p = probe(
+            server,
+            &client,
+            Box::new(|| Ok(format!("{:?}", std::thread::current().id()))),
+        );
+        let mut dwelt = 0;
+        let mut ids = vec![p.hook("").unwrap()];
+        for _ in 0..200 {
+            ids.push(p.hook("").unwrap());
+            dwelt += usize::from(server.server_dwelling_threads() == 1);
+        }
+        (dwelt, ids.windows(2).filter(|w| w[0] == w[1]).count())
+    }
+    bounded(60, || {
+        let pool = |dwell: usize| {
+            let orb = Orb::builder()
+                .listen("127.0.0.1", 0)
+                .thread_pool_size(2)
+                .max_dwelling_threads(dwell)
+                .build()
+                .unwrap();
+            orb.root_poa().manager().activate().unwrap();
+            orb
+        };
+        let on = pool(1);
+        let (dwelt, same) = calls(&on);
+        assert!(
+            dwelt >= 180,
+            "a thread dwelt during only {dwelt} of 200 calls"
+        );
+        assert!(
+            same >= 180,
+            "only {same} of 200 calls ran on the previous call's thread"
+        );
+        assert!(
+            eventually(10, || on.server_dwelling_threads() == 0),
+            "a thread still dwells on a quiet connection"
+        );
+        on.shutdown(true);
+        let off = pool(0);
+        assert_eq!(calls(&off).0, 0, "dwelling off, yet a thread dwelt");
+        off.shutdown(true);
+    });
+}
+
+/// A long request on the connection a thread dwells on does not hold up
+/// the connection's next request: it is read and run by another thread
+/// while the first still runs (the two meet inside the servant).
+#[test]
+fn a_long_request_on_a_dwelt_connection_does_not_hold_up_the_next() {
+    bounded(60, || {
+        let server = default_server();
+        let client = client();
+        let meet = Arc::new(Rendezvous::default());
+        let m = meet.clone();
+        let p = probe(
+            &server,
+            &client,
+            Box::new(move || Ok(m.meet(2).to_string())),
+        );
+        // Quick calls: a thread now dwells on the connection.
+        for _ in 0..20 {
+            assert_eq!(p.echo_string("quick").unwrap(), "p:quick");
+        }
+        let first = {
+            let p = p.clone();
+            std::thread::spawn(move || p.hook("").unwrap())
+        };
+        // The second call follows once the first is inside.
+        while *meet.inside.lock().unwrap() == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(p.hook("").unwrap(), "true", "the second call ran alone");
+        assert_eq!(first.join().unwrap(), "true", "the first call ran alone");
+        assert_eq!(client.client_connections(), 1);
+        server.shutdown(true);
     });
 }

@@ -451,7 +451,13 @@ mod tests {
         let peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (s, _) = l.accept().unwrap();
         let poller = Arc::new(Poller::new().unwrap());
-        let c = Conn::new(1, Sock::new(s, Duration::from_millis(50)).unwrap(), poller, Limits::default(), 1 << 20);
+        let c = Conn::new(
+            1,
+            Sock::new(s, Duration::from_millis(50)).unwrap(),
+            poller,
+            Limits::default(),
+            1 << 20,
+        );
         (c, peer)
     }
 

@@ -140,6 +140,11 @@ impl Pool {
         self.core
     }
 
+    /// Threads dwelling on a connection.
+    pub(super) fn dwelling(&self) -> usize {
+        self.dwellers.load(Ordering::SeqCst)
+    }
+
     /// Threads alive.
     pub(super) fn threads(&self) -> usize {
         self.total.load(Ordering::SeqCst)

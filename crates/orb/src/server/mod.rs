@@ -122,7 +122,9 @@ impl Server {
 
     fn add_conn(&self, orb: &Orb, stream: std::net::TcpStream) {
         let Some(pool) = self.pool() else { return };
-        let Ok(sock) = Sock::new(stream, leader_followers::DWELL) else { return };
+        let Ok(sock) = Sock::new(stream, leader_followers::DWELL) else {
+            return;
+        };
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let o = orb.inner();
         let conn = Arc::new(Conn::new(
@@ -161,6 +163,11 @@ impl Server {
     /// Number of server connections open.
     pub(crate) fn connections(&self) -> usize {
         self.conns.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Number of server threads dwelling on a connection.
+    pub(crate) fn dwelling_threads(&self) -> usize {
+        self.pool.get().map_or(0, |p| p.dwelling())
     }
 
     /// Number of server threads running.
