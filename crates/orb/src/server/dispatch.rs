@@ -62,8 +62,15 @@ impl ConnCtx<'_> {
     /// Handles one whole message (lent exclusively: the argument reader
     /// may decode in place).
     pub(super) fn handle(&mut self, m: &mut [u8]) -> Next {
-        if let Some(at) = fast_layout(m) {
-            return self.fast(m, &at);
+        let at = fast_layout(m);
+        self.handle_laid_out(m, at.as_ref())
+    }
+
+    /// [`ConnCtx::handle`] of a message whose fixed-offset layout the
+    /// caller already read (`None`: not a plain GIOP 1.2 Request).
+    pub(super) fn handle_laid_out(&mut self, m: &mut [u8], at: Option<&FastLayout>) -> Next {
+        if let Some(at) = at {
+            return self.fast(m, at);
         }
         let m: &[u8] = m;
         let limits = self.orb.inner().config.limits;

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use peregrine_cdr::{ByteOrder, Writer};
+use peregrine_cdr::{ByteOrder, CodeSets, Writer};
 use peregrine_giop::{decode_message, Assembled, Limits, Message};
 
 use super::connection::{Conn, NoRead};
@@ -182,7 +182,9 @@ impl Pool {
     fn upcall_begin(&self, orb: &Arc<OrbInner>, dwelling: bool) {
         let busy = self.in_upcall.fetch_add(1, Ordering::SeqCst) + 1;
         let away = busy + self.dwellers.load(Ordering::SeqCst) - usize::from(dwelling);
-        self.peak_busy.fetch_max(away, Ordering::Relaxed);
+        if away > self.peak_busy.load(Ordering::Relaxed) {
+            self.peak_busy.fetch_max(away, Ordering::Relaxed);
+        }
         if away >= self.total.load(Ordering::SeqCst) {
             self.grow(orb);
         }
@@ -365,55 +367,52 @@ impl Pool {
             t.dwelling = true;
             t.dwell_seq = t.dwell_seq.wrapping_add(1);
         };
+        let mut rest = rest;
+        // Complete messages already behind this one: someone must read
+        // them now (no edge will come for them).
+        let buffered = rest.as_mut().is_some_and(|b| {
+            !matches!(
+                b.read_message(&NoRead, &self.limits),
+                Err(FrameError::TimedOut)
+            )
+        });
+        let mut t = lock(&conn.turn);
+        t.running += 1;
+        if rest.is_some() {
+            // (Else the connection holds none: the holder took it.)
+            *lock(&conn.rx) = rest;
+        }
+        if t.running >= self.per_conn {
+            if dwelling {
+                keep(&mut t);
+                return Turned::Kept;
+            }
+            t.parked = true;
+            conn.let_go(&mut t);
+            return Turned::Away;
+        }
+        // An undrained socket, or bytes that arrived meanwhile, need a
+        // reader now too.
+        if !buffered && conn.sock.drained() && !std::mem::take(&mut t.notified) {
+            if dwelling {
+                keep(&mut t);
+                return Turned::Kept;
+            }
+            if self.reserve_dwell(orb) {
+                keep(&mut t);
+                conn.mute(&mut t);
+                return Turned::Dwell(t.dwell_seq);
+            }
+            conn.let_go(&mut t);
+            return Turned::Away;
+        }
         if dwelling {
-            // Whoever reads next, unless this thread keeps the turn,
-            // must not wait.
+            // The next reader must not wait.
             conn.sock.set_waiting(false);
         }
-        let queue = {
-            let mut t = lock(&conn.turn);
-            t.running += 1;
-            let mut rx = lock(&conn.rx);
-            *rx = rest;
-            if t.running >= self.per_conn {
-                if dwelling {
-                    keep(&mut t);
-                    conn.sock.set_waiting(true);
-                    return Turned::Kept;
-                }
-                t.parked = true;
-                conn.let_go(&mut t);
-                false
-            } else {
-                let buffered = rx.as_mut().is_some_and(|b| {
-                    !matches!(
-                        b.read_message(&NoRead, &self.limits),
-                        Err(FrameError::TimedOut)
-                    )
-                });
-                // Undrained socket or bytes arrived meanwhile: no new
-                // edge will come for them, so someone must read now.
-                let more = buffered || !conn.sock.drained() || std::mem::take(&mut t.notified);
-                if !more {
-                    if dwelling {
-                        keep(&mut t);
-                        conn.sock.set_waiting(true);
-                        return Turned::Kept;
-                    }
-                    if self.reserve_dwell(orb) {
-                        keep(&mut t);
-                        conn.mute(&mut t);
-                        return Turned::Dwell(t.dwell_seq);
-                    }
-                    conn.let_go(&mut t);
-                }
-                more
-            }
-        };
-        if queue {
-            lock(&self.ready).push_back(conn.clone());
-            self.wake_one(orb);
-        }
+        drop(t);
+        lock(&self.ready).push_back(conn.clone());
+        self.wake_one(orb);
         Turned::Away
     }
 }
@@ -556,6 +555,9 @@ fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
 /// `conn` (see the module's comment) when it returns.
 fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mut bool) {
     let limits = orb.inner().config.limits;
+    // The connection's code sets, as its requests negotiate them (read
+    // once per turn: a lock per request costs).
+    let mut codesets = *lock(&conn.codesets);
     let mut buf = lock(&conn.rx)
         .take()
         .unwrap_or_else(|| std::mem::take(&mut w.spare));
@@ -610,9 +612,15 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                 }
             }
         };
-        let inline = match &whole {
-            Some(v) => !is_request(v) || is_oneway(v, &limits),
-            None => !is_request(msg) || is_oneway(msg, &limits),
+        // Read once, for the decision below and for the dispatch.
+        let layout = match &whole {
+            None => fast_layout(msg),
+            Some(_) => None,
+        };
+        let inline = match (&whole, &layout) {
+            (_, Some(at)) => !at.expected,
+            (Some(v), None) => !is_request(v) || is_oneway(v, &limits),
+            (None, None) => !is_request(msg) || is_oneway(msg, &limits),
         };
         if inline {
             // LocateRequest, CancelRequest, CloseConnection ...: quick,
@@ -625,16 +633,17 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                     Some(v) => v,
                     None => buf.message(len),
                 });
-                let mut cx = context(orb, conn, w);
+                let mut cx = context(orb, conn, w, codesets);
                 if counted {
                     pool.upcall_begin(orb.inner_arc(), *dwelling);
                     cx.upcall = Some(&pool.in_upcall);
                 }
                 let next = match whole {
                     Some(mut v) => cx.handle(&mut v),
-                    None => cx.handle(buf.message_mut(len)),
+                    None => cx.handle_laid_out(buf.message_mut(len), layout.as_ref()),
                 };
                 cx.upcall_done();
+                codesets = cx.codesets;
                 next
             };
             buf.consume(len);
@@ -658,6 +667,7 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                 (m, len, r)
             }
         };
+        let left_rest = rest.is_some();
         match pool.hand_on(orb.inner_arc(), conn, rest, *dwelling) {
             Turned::Away if *dwelling => {
                 pool.end_dwell(conn);
@@ -670,14 +680,14 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
             }
         }
         pool.upcall_begin(orb.inner_arc(), *dwelling);
-        let mut cx = context(orb, conn, w);
+        let mut cx = context(orb, conn, w, codesets);
         cx.upcall = Some(&pool.in_upcall);
-        let next = cx.handle(mine.message_mut(mlen));
+        let next = cx.handle_laid_out(mine.message_mut(mlen), layout.as_ref());
         cx.upcall_done();
+        codesets = cx.codesets;
         let unread = mine.unread().len();
         mine.consume(unread);
         mine.shrink_if_idle(1 << 20);
-        w.spare = mine;
         if let Next::Close = next {
             close(orb, conn);
         }
@@ -702,13 +712,20 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
             *dwelling = false;
         }
         if !resume || conn.is_closed() {
+            w.spare = mine;
             return;
         }
-        // The connection waited for this request to finish: its turn is
-        // this thread's now.
-        buf = lock(&conn.rx)
-            .take()
-            .unwrap_or_else(|| std::mem::take(&mut w.spare));
+        // The turn stayed with this thread, or the connection waited for
+        // this request to finish: its turn is this thread's now.
+        buf = if still_dwelling && !left_rest {
+            // Nobody else held the turn: the connection holds no bytes.
+            mine
+        } else {
+            w.spare = mine;
+            lock(&conn.rx)
+                .take()
+                .unwrap_or_else(|| std::mem::take(&mut w.spare))
+        };
     }
 }
 
@@ -740,12 +757,12 @@ fn split(mut buf: RxBuf, len: usize) -> (RxBuf, Option<RxBuf>) {
     }
 }
 
-fn context<'a>(orb: &'a Orb, conn: &'a Conn, w: &'a mut Worker) -> ConnCtx<'a> {
+fn context<'a>(orb: &'a Orb, conn: &'a Conn, w: &'a mut Worker, codesets: CodeSets) -> ConnCtx<'a> {
     ConnCtx {
         orb,
         slot: conn,
         tx: &mut w.tx,
-        codesets: *lock(&conn.codesets),
+        codesets,
         cache: &mut w.cache,
         upcall: None,
     }

@@ -123,21 +123,21 @@ impl Poller {
 
     /// Turns a connection's read events off (`false`) or back on; on,
     /// bytes already waiting are reported at once.
+    ///
+    /// Off removes the registration rather than clearing its interest:
+    /// a registered socket runs epoll's callback on every arriving
+    /// packet even when nothing is wanted, and a thread dwelling on the
+    /// connection receives a stream of them.
     pub(super) fn read_interest(&self, fd: RawFd, id: u64, on: bool) -> io::Result<()> {
-        let events = if on {
-            interest(Kind::Read)
-        } else {
-            libc::EPOLLET
+        let token = Token {
+            id,
+            kind: Kind::Read,
         };
-        self.ctl(
-            libc::EPOLL_CTL_MOD,
-            fd,
-            events,
-            Token {
-                id,
-                kind: Kind::Read,
-            },
-        )
+        if on {
+            self.ctl(libc::EPOLL_CTL_ADD, fd, interest(Kind::Read), token)
+        } else {
+            self.ctl(libc::EPOLL_CTL_DEL, fd, 0, token)
+        }
     }
 
     /// Removes a registration.
