@@ -5,7 +5,7 @@
 use std::io;
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -153,14 +153,67 @@ pub(super) struct Turn {
     /// follower only to be told to go back to sleep. Back on when the
     /// turn is let go.
     pub(super) muted: bool,
-    /// The turn's holder runs one of the connection's requests and will
-    /// read again after it (it dwells on the connection). The pool's
-    /// sweep takes the turn from it (lets it go) when that request runs
-    /// long, so that the connection's next requests are not held up.
-    pub(super) dwelling: bool,
-    /// Counts the dwelling holder's requests, so that the sweep can tell
-    /// a long request from a stream of short ones.
-    pub(super) dwell_seq: u32,
+}
+
+/// What the thread dwelling on a connection is doing, as one word the
+/// pool's sweep can read without the turn's lock: whether it runs a
+/// request while keeping the read turn, that request's number, and
+/// whether the sweep took the turn from it meanwhile.
+///
+/// A request run this way is not counted in [`Turn::running`] (the
+/// common case takes no lock at all); the sweep counts it when it takes
+/// the turn, and the thread uncounts it after.
+#[derive(Debug, Default)]
+pub(super) struct DwellState(AtomicU32);
+
+impl DwellState {
+    const RUNNING: u32 = 1;
+    const RELEASED: u32 = 2;
+    const SEQ: u32 = 4;
+
+    /// The holder starts a request, keeping the turn.
+    pub(super) fn start(&self) {
+        let seq = self.0.load(Ordering::Relaxed) & !(Self::RUNNING | Self::RELEASED);
+        self.0.store(
+            seq.wrapping_add(Self::SEQ) | Self::RUNNING,
+            Ordering::Release,
+        );
+    }
+
+    /// The holder's request is over: true if the turn is still its own
+    /// (false: the sweep took it).
+    pub(super) fn finish(&self) -> bool {
+        let was = self
+            .0
+            .fetch_and(!(Self::RUNNING | Self::RELEASED), Ordering::AcqRel);
+        was & Self::RELEASED == 0
+    }
+
+    /// No request runs with the turn kept, nor one whose turn the sweep
+    /// took (a thread may start dwelling: one at a time per connection).
+    pub(super) fn is_idle(&self) -> bool {
+        self.0.load(Ordering::Acquire) & Self::RUNNING == 0
+    }
+
+    /// A snapshot for the sweep: `Some(word)` while a request runs with
+    /// the turn kept.
+    pub(super) fn running(&self) -> Option<u32> {
+        let w = self.0.load(Ordering::Acquire);
+        (w & (Self::RUNNING | Self::RELEASED) == Self::RUNNING).then_some(w)
+    }
+
+    /// The sweep takes the turn from the request `seen` (still running):
+    /// true if it did.
+    pub(super) fn release(&self, seen: u32) -> bool {
+        self.0
+            .compare_exchange(
+                seen,
+                seen | Self::RELEASED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
 }
 
 /// One accepted connection.
@@ -186,6 +239,9 @@ pub(crate) struct Conn {
     /// Fragments being reassembled (touched by the turn's holder only).
     pub(super) reasm: Mutex<Reassembler>,
     pub(super) turn: Mutex<Turn>,
+    /// The request a thread dwelling on the connection runs while it
+    /// keeps the read turn (see [`DwellState`]).
+    pub(super) dwell: DwellState,
     out: Outbound,
     closed: AtomicBool,
     /// The span of the connection's events (names the peer).
@@ -215,6 +271,7 @@ impl Conn {
             rx: Mutex::new(None),
             reasm: Mutex::new(Reassembler::new(limits)),
             turn: Mutex::new(Turn::default()),
+            dwell: DwellState::default(),
             out: Outbound::new(queue_limit),
             closed: AtomicBool::new(false),
             span,
@@ -488,6 +545,31 @@ mod tests {
         assert_eq!(sent.len(), peregrine_giop::HEADER_LEN, "once");
         assert_eq!(&sent[..6], b"GIOP\x01\x01");
         assert_eq!(sent[7], MsgType::CloseConnection as u8);
+    }
+
+    /// The sweep takes the turn only from the request it saw running, and
+    /// the holder learns of it when that request is over; a later request
+    /// starts from a clean state, and nobody else may dwell meanwhile.
+    #[test]
+    fn dwell_state_hands_the_turn_over_once() {
+        let d = DwellState::default();
+        assert!(d.is_idle() && d.running().is_none());
+        d.start();
+        let first = d.running().expect("running");
+        assert!(!d.is_idle());
+        assert!(d.finish(), "nobody took the turn");
+        assert!(!d.release(first), "that request is over");
+        d.start();
+        let second = d.running().expect("running");
+        assert_ne!(first, second, "a new request, a new number");
+        assert!(d.release(second));
+        assert!(d.running().is_none(), "taken: not offered again");
+        assert!(!d.is_idle(), "still running: no other thread dwells yet");
+        assert!(!d.release(second), "taken once");
+        assert!(!d.finish(), "the holder learns the turn is gone");
+        assert!(d.is_idle());
+        d.start();
+        assert!(d.finish(), "a clean start after a taken turn");
     }
 
     /// Without shutdown, CloseConnection goes out as soon as the

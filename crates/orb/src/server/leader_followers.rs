@@ -91,7 +91,8 @@ pub(super) struct Pool {
     max_dwellers: usize,
     /// Threads dwelling on a connection.
     dwellers: AtomicUsize,
-    /// The connections dwelt on, with the `dwell_seq` the last sweep saw.
+    /// The connections dwelt on, with their dwell state as the last sweep
+    /// saw it.
     dwelt: Mutex<Vec<(Arc<Conn>, u32)>>,
     /// When the last sweep ran (coarse clock, ns).
     last_sweep: AtomicU64,
@@ -220,15 +221,11 @@ impl Pool {
     /// `conn`'s holder drained it: true if it now dwells on it (see
     /// [`Pool::reserve_dwell`]).
     fn try_dwell(&self, orb: &Arc<OrbInner>, conn: &Arc<Conn>) -> bool {
-        if !self.reserve_dwell(orb) {
+        if !conn.dwell.is_idle() || !self.reserve_dwell(orb) {
             return false;
         }
-        let seq = {
-            let mut t = lock(&conn.turn);
-            conn.mute(&mut t);
-            t.dwell_seq
-        };
-        self.enter_dwell(conn, seq);
+        conn.mute(&mut lock(&conn.turn));
+        self.enter_dwell(conn);
         true
     }
 
@@ -236,11 +233,11 @@ impl Pool {
     /// connection's read events muted, dwells on `conn` from now on.
     /// (Called without `conn.turn` locked: the sweep locks the list
     /// first, then each turn.)
-    fn enter_dwell(&self, conn: &Arc<Conn>, seq: u32) {
+    fn enter_dwell(&self, conn: &Arc<Conn>) {
         conn.sock.set_waiting(true);
         let first = {
             let mut d = lock(&self.dwelt);
-            d.push((conn.clone(), seq));
+            d.push((conn.clone(), 0));
             d.len() == 1
         };
         if first {
@@ -278,14 +275,18 @@ impl Pool {
             return;
         }
         for (conn, seen) in lock(&self.dwelt).iter_mut() {
-            let mut t = lock(&conn.turn);
-            if !t.dwelling {
+            let Some(now) = conn.dwell.running() else {
+                continue;
+            };
+            if now != *seen {
+                *seen = now;
                 continue;
             }
-            if t.dwell_seq != *seen {
-                *seen = t.dwell_seq;
-            } else if t.running < self.per_conn {
-                t.dwelling = false;
+            let mut t = lock(&conn.turn);
+            // At the limit nobody may read the connection anyway.
+            if t.running + 1 < self.per_conn && conn.dwell.release(now) {
+                // The request is counted from now on, like any other.
+                t.running += 1;
                 conn.sock.set_waiting(false);
                 conn.let_go(&mut t);
                 crate::trace::dwell_released(conn.peer());
@@ -356,6 +357,8 @@ impl Pool {
     ///
     /// A `dwelling` holder keeps the turn when nothing more is there to
     /// read (and at the limit); another starts dwelling then if it may.
+    /// A request run with the turn kept is not counted in `running`
+    /// (see `DwellState`).
     fn hand_on(
         &self,
         orb: &Arc<OrbInner>,
@@ -363,10 +366,6 @@ impl Pool {
         rest: Option<RxBuf>,
         dwelling: bool,
     ) -> Turned {
-        let keep = |t: &mut super::connection::Turn| {
-            t.dwelling = true;
-            t.dwell_seq = t.dwell_seq.wrapping_add(1);
-        };
         let mut rest = rest;
         // Complete messages already behind this one: someone must read
         // them now (no edge will come for them).
@@ -377,32 +376,30 @@ impl Pool {
             )
         });
         let mut t = lock(&conn.turn);
-        t.running += 1;
         if rest.is_some() {
             // (Else the connection holds none: the holder took it.)
             *lock(&conn.rx) = rest;
         }
-        if t.running >= self.per_conn {
-            if dwelling {
-                keep(&mut t);
-                return Turned::Kept;
-            }
+        let at_limit = t.running + 1 >= self.per_conn;
+        // An undrained socket, or bytes that arrived meanwhile, need a
+        // reader now too.
+        let more = buffered || !conn.sock.drained() || std::mem::take(&mut t.notified);
+        if dwelling && (at_limit || !more) {
+            return Turned::Kept;
+        }
+        // (Not while the thread that dwelt here before still runs the
+        // request the sweep took the turn from.)
+        if !at_limit && !more && conn.dwell.is_idle() && self.reserve_dwell(orb) {
+            conn.mute(&mut t);
+            return Turned::Dwell;
+        }
+        t.running += 1;
+        if at_limit {
             t.parked = true;
             conn.let_go(&mut t);
             return Turned::Away;
         }
-        // An undrained socket, or bytes that arrived meanwhile, need a
-        // reader now too.
-        if !buffered && conn.sock.drained() && !std::mem::take(&mut t.notified) {
-            if dwelling {
-                keep(&mut t);
-                return Turned::Kept;
-            }
-            if self.reserve_dwell(orb) {
-                keep(&mut t);
-                conn.mute(&mut t);
-                return Turned::Dwell(t.dwell_seq);
-            }
+        if !more {
             conn.let_go(&mut t);
             return Turned::Away;
         }
@@ -419,14 +416,14 @@ impl Pool {
 
 /// What became of a connection's read turn when its holder took a
 /// request ([`Pool::hand_on`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Turned {
     /// Handed on (or parked): the holder leaves the connection.
     Away,
     /// The dwelling holder keeps it, to read again after the request.
     Kept,
-    /// The holder keeps it and starts dwelling (the `dwell_seq` its
-    /// request has).
-    Dwell(u32),
+    /// The holder keeps it and starts dwelling.
+    Dwell,
 }
 
 /// Starts one pool thread (counted in `total` by the caller).
@@ -668,14 +665,23 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
             }
         };
         let left_rest = rest.is_some();
-        match pool.hand_on(orb.inner_arc(), conn, rest, *dwelling) {
+        let turned = if *dwelling && !left_rest && conn.sock.drained() {
+            // The common case of a dwelling thread: nothing behind this
+            // request, so the turn stays (no lock taken).
+            Turned::Kept
+        } else {
+            pool.hand_on(orb.inner_arc(), conn, rest, *dwelling)
+        };
+        match turned {
             Turned::Away if *dwelling => {
                 pool.end_dwell(conn);
                 *dwelling = false;
             }
-            Turned::Away | Turned::Kept => {}
-            Turned::Dwell(seq) => {
-                pool.enter_dwell(conn, seq);
+            Turned::Away => {}
+            Turned::Kept => conn.dwell.start(),
+            Turned::Dwell => {
+                conn.dwell.start();
+                pool.enter_dwell(conn);
                 *dwelling = true;
             }
         }
@@ -691,20 +697,19 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
         if let Next::Close = next {
             close(orb, conn);
         }
-        let (resume, still_dwelling) = {
+        let still_dwelling = turned != Turned::Away && conn.dwell.finish();
+        let resume = still_dwelling || {
+            // The turn went away (here, or by the sweep, which then
+            // counted this request): uncount it, and take the turn back
+            // if the connection waited for it.
             let mut t = lock(&conn.turn);
             t.running -= 1;
-            if std::mem::take(&mut t.dwelling) {
-                // The turn stayed with this thread.
-                (true, true)
-            } else {
-                let resume = std::mem::take(&mut t.parked);
-                if resume {
-                    t.owned = true;
-                    t.notified = false;
-                }
-                (resume, false)
+            let resume = std::mem::take(&mut t.parked);
+            if resume {
+                t.owned = true;
+                t.notified = false;
             }
+            resume
         };
         if *dwelling && !still_dwelling {
             // The sweep gave the turn to the pool meanwhile.
