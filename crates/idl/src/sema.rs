@@ -12,7 +12,7 @@ use crate::source::{FileId, SourceMap, Span};
 use std::collections::HashMap;
 
 /// How `import` finds files (see the preprocessor), for its diagnostics.
-const IMPORT_NOTE: &str = "`import A::B;` reads the first of `A.idl`, `B.idl` found next to the importing file or on the include path (`import \"IDL:p/A:1.0\";`: `p.idl`, `A.idl`)";
+const IMPORT_NOTE: &str = "`import A::B;` reads the first of `A.idl`, `B.idl` found next to the importing file or on the include path (`import \"IDL:p/A:1.0\";`: `p.idl`, `A.idl`; `import ::CORBA;`: `CORBA.idl`, then `orb.idl`)";
 
 /// Why a scoped name could not be resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +68,7 @@ pub fn check(defs: &[ast::Def], sources: SourceMap, main_file: FileId) -> (Spec,
         main_file,
         fixed_id: HashMap::new(),
         typeprefix: HashMap::new(),
+        fwd_id_mismatch: Vec::new(),
     };
     s.definitions(None, defs);
     s.finish_checks();
@@ -104,6 +105,17 @@ struct Sema {
     /// Repository ids set explicitly (`#pragma ID` / `typeid`).
     fixed_id: HashMap<DefId, Span>,
     typeprefix: HashMap<DefId, String>,
+    /// Definitions whose id under `#pragma prefix` differs from their
+    /// forward declaration's, reported unless a `typeprefix` governs them.
+    fwd_id_mismatch: Vec<FwdIdMismatch>,
+}
+
+struct FwdIdMismatch {
+    def: DefId,
+    rid: String,
+    fwd_id: String,
+    span: Span,
+    fwd_span: Span,
 }
 
 fn is_type_kind(k: &DefKind) -> bool {
@@ -805,19 +817,15 @@ impl Sema {
                     let body = |id: &str| id.rsplit_once(':').map(|(b, _)| b.to_string());
                     let fwd_id = self.d(prev).repo_id.clone();
                     if !fixed && body(&rid) != body(&fwd_id) {
-                        let fwd_span = self.d(prev).span;
-                        self.diags.push(
-                            Diagnostic::error(
-                                DiagKind::Redefinition,
-                                name.span,
-                                format!(
-                                    "repository id `{rid}` of `{}` differs from `{fwd_id}` of its forward declaration",
-                                    name.name
-                                ),
-                            )
-                            .with_label("a different `#pragma prefix` is in force here")
-                            .with_note(Some(fwd_span), "forward-declared here"),
-                        );
+                        // Judged once every `typeprefix` is known: one
+                        // that governs the scope sets both ids alike.
+                        self.fwd_id_mismatch.push(FwdIdMismatch {
+                            def: prev,
+                            rid,
+                            fwd_id,
+                            span: name.span,
+                            fwd_span: self.d(prev).span,
+                        });
                     }
                     let main = self.main_file;
                     let dm = self.dm(prev);
@@ -2104,7 +2112,41 @@ impl Sema {
         }
     }
 
+    /// Whether a `typeprefix` names `id` or a scope around it.
+    fn under_typeprefix(&self, id: DefId) -> bool {
+        let mut cur = Some(id);
+        while let Some(c) = cur {
+            if self.typeprefix.contains_key(&c) {
+                return true;
+            }
+            cur = self.d(c).parent;
+        }
+        false
+    }
+
+    fn report_fwd_id_mismatches(&mut self) {
+        for m in std::mem::take(&mut self.fwd_id_mismatch) {
+            if self.under_typeprefix(m.def) {
+                continue;
+            }
+            let name = self.d(m.def).name.clone();
+            self.diags.push(
+                Diagnostic::error(
+                    DiagKind::Redefinition,
+                    m.span,
+                    format!(
+                        "repository id `{}` of `{name}` differs from `{}` of its forward declaration",
+                        m.rid, m.fwd_id
+                    ),
+                )
+                .with_label("a different `#pragma prefix` is in force here")
+                .with_note(Some(m.fwd_span), "forward-declared here"),
+            );
+        }
+    }
+
     fn finish_checks(&mut self) {
+        self.report_fwd_id_mismatches();
         self.apply_typeprefixes();
         self.check_local_types();
         for i in 0..self.defs.len() {
