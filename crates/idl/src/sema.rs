@@ -2073,9 +2073,10 @@ impl Sema {
     /// everything declared in it, wherever the declaration appears
     /// (before or after the definitions, in the scope or outside it), so
     /// it is applied once everything is declared: each id not set with
-    /// `#pragma ID`/`typeid` becomes `IDL:p/S/.../Name:version` (the
-    /// version from `#pragma version`, if any), from the innermost scope
-    /// with a type prefix; a type prefix wins over `#pragma prefix`.
+    /// `#pragma ID`/`typeid` becomes `IDL:p/Outer/S/.../Name:version`
+    /// (the whole scoped name, the version from `#pragma version`, if
+    /// any), with the prefix of the innermost scope that has one; a type
+    /// prefix wins over `#pragma prefix`.
     fn apply_typeprefixes(&mut self) {
         if self.typeprefix.is_empty() {
             return;
@@ -2085,14 +2086,16 @@ impl Sema {
             if self.fixed_id.contains_key(&id) {
                 continue;
             }
+            // The prefix goes before the default id's body, the whole
+            // scoped name: `typeprefix ComponentIR "omg.org"` inside
+            // module CORBA gives `IDL:omg.org/CORBA/ComponentIR/...`.
             let mut path = Vec::new();
             let mut cur = Some(id);
             let mut prefix = None;
             while let Some(c) = cur {
                 path.push(self.d(c).name.clone());
-                if let Some(p) = self.typeprefix.get(&c) {
-                    prefix = Some(p.clone());
-                    break;
+                if prefix.is_none() {
+                    prefix = self.typeprefix.get(&c).cloned();
                 }
                 cur = self.d(c).parent;
             }

@@ -150,7 +150,10 @@ fn prefix_is_per_file_and_pragmas_name_earlier_declarations() {
 /// By the CORBA 3.x rules (omniidl 4.2.5 rejects `typeid`, `typeprefix`
 /// and `import`): a type prefix applies to the named scope and everything
 /// in it, wherever the declaration appears; `typeid` sets one id exactly;
-/// imported files keep their own `#pragma prefix`.
+/// imported files keep their own `#pragma prefix`; a type prefix goes
+/// before the whole scoped name, also in a nested scope ("inserted into
+/// the default IDL format repository identifier immediately after the
+/// format name and colon").
 const IDL3: &str = "
 ::Imported IDL:imp.org/Imported:1.0
 ::Imported::Thing IDL:imp.org/Imported/Thing:1.0
@@ -168,8 +171,8 @@ const IDL3: &str = "
 ::Ver IDL:ver.net/Ver:1.0
 ::Ver::V IDL:ver.net/Ver/V:3.0
 ::Nested IDL:outer.com/Nested:1.0
-::Nested::Deep IDL:deep.com/Deep:1.0
-::Nested::Deep::D IDL:deep.com/Deep/D:1.0
+::Nested::Deep IDL:deep.com/Nested/Deep:1.0
+::Nested::Deep::D IDL:deep.com/Nested/Deep/D:1.0
 ::Nested::O IDL:outer.com/Nested/O:1.0
 ";
 
