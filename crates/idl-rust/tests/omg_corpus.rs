@@ -370,6 +370,94 @@ fn parse(dir: &Path, file: &str) -> Spec {
         .unwrap_or_else(|e| panic!("{file}: {}", e.render()))
 }
 
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    /// Generated, nothing left out.
+    Generated,
+    /// Generated, leaving out what has no mapping yet.
+    LeftOut,
+    /// Rejected by the front end (listed or not).
+    Rejected,
+}
+
+struct Checked {
+    outcome: Outcome,
+    failures: Vec<String>,
+    /// The `UNSUPPORTED` entries this file's warnings matched.
+    unsupported: Vec<&'static (&'static str, &'static str)>,
+}
+
+/// Runs one file through the front end and, if it checks, the generator.
+fn check_file(dir: &Path, f: &Path) -> Checked {
+    let name = file_name(f);
+    let mut failures = Vec::new();
+    let mut unsupported = Vec::new();
+    let listed = REJECTED.iter().find(|r| r.0 == name);
+    let outcome = match (frontend(dir).parse_file(f), listed) {
+        (Ok(_), Some((_, why, _, _))) => {
+            failures.push(format!(
+                "== {name}\nnow accepted: remove it from REJECTED ({why})"
+            ));
+            Outcome::Generated
+        }
+        (Err(e), Some((_, why, at, msg))) => {
+            // Exactly the listed reason: the first error, where it is.
+            let first = e.errors().next().expect("an error");
+            let (file, line, _) = first.location(&e.sources).unwrap_or_default();
+            let place = format!("{}:{line}", file_name(Path::new(&file)));
+            if place != *at || !first.message.contains(msg) {
+                failures.push(format!(
+                    "== {name} (listed: {why}; expected `{msg}` at {at})\n{}",
+                    e.render()
+                ));
+            }
+            Outcome::Rejected
+        }
+        (Err(e), None) => {
+            failures.push(format!("== {name}\n{}", e.render()));
+            Outcome::Rejected
+        }
+        (Ok(spec), None) => match builder().generate_specs(&[spec]) {
+            Ok(out) => {
+                let mut left_out = false;
+                for w in &out.warning_lines {
+                    let (at, msg) = split_warning(w);
+                    if !msg.contains("not supported yet") && !msg.contains("no Rust mapping yet") {
+                        continue; // the front end's warnings
+                    }
+                    left_out = true;
+                    let here = |u: &&(&str, &str)| {
+                        let place = if u.0.ends_with(':') {
+                            at.starts_with(u.0)
+                        } else {
+                            at == u.0
+                        };
+                        place && msg.contains(u.1)
+                    };
+                    match UNSUPPORTED.iter().find(here) {
+                        Some(u) => unsupported.push(u),
+                        None => failures.push(format!("== {name}: not in UNSUPPORTED\n{w}")),
+                    }
+                }
+                if left_out {
+                    Outcome::LeftOut
+                } else {
+                    Outcome::Generated
+                }
+            }
+            Err(e) => {
+                failures.push(format!("== {name}: generator\n{e}"));
+                Outcome::Rejected
+            }
+        },
+    };
+    Checked {
+        outcome,
+        failures,
+        unsupported,
+    }
+}
+
 #[test]
 fn every_omg_idl_file_checks_and_generates() {
     let Some(src) = corpus() else { return };
@@ -381,66 +469,34 @@ fn every_omg_idl_file_checks_and_generates() {
         files.len(),
         dir.display()
     );
-    let mut failures = Vec::new();
-    let mut unsupported_seen = BTreeSet::new();
-    let (mut generated, mut with_skip) = (0, 0);
-    for f in &files {
-        let name = file_name(f);
-        let listed = REJECTED.iter().find(|r| r.0 == name);
-        match (frontend(&dir).parse_file(f), listed) {
-            (Ok(_), Some((_, why, _, _))) => failures.push(format!(
-                "== {name}\nnow accepted: remove it from REJECTED ({why})"
-            )),
-            (Err(e), Some((_, why, at, msg))) => {
-                // Exactly the listed reason: the first error, where it is.
-                let first = e.errors().next().expect("an error");
-                let (file, line, _) = first.location(&e.sources).unwrap_or_default();
-                let place = format!("{}:{line}", file_name(Path::new(&file)));
-                if !place.starts_with(at) || !first.message.contains(msg) {
-                    failures.push(format!(
-                        "== {name} (listed: {why}; expected `{msg}` at {at})\n{}",
-                        e.render()
-                    ));
-                }
-            }
-            (Err(e), None) => failures.push(format!("== {name}\n{}", e.render())),
-            (Ok(spec), None) => match builder().generate_specs(&[spec]) {
-                Ok(out) => {
-                    let skipped = out.warning_lines.iter().any(|w| {
-                        w.contains("not supported yet") || w.contains("no Rust mapping yet")
-                    });
-                    if skipped {
-                        with_skip += 1;
-                    } else {
-                        generated += 1;
-                    }
-                    for w in &out.warning_lines {
-                        let (at, msg) = split_warning(w);
-                        if !msg.contains("not supported yet")
-                            && !msg.contains("no Rust mapping yet")
-                        {
-                            continue; // the front end's warnings
-                        }
-                        let here = |u: &&(&str, &str)| {
-                            let place = if u.0.ends_with(':') {
-                                at.starts_with(u.0)
-                            } else {
-                                at == u.0
-                            };
-                            place && msg.contains(u.1)
-                        };
-                        match UNSUPPORTED.iter().find(here) {
-                            Some(u) => {
-                                unsupported_seen.insert(*u);
-                            }
-                            None => failures.push(format!("== {name}: not in UNSUPPORTED\n{w}")),
-                        }
-                    }
-                }
-                Err(e) => failures.push(format!("== {name}: generator\n{e}")),
-            },
-        }
-    }
+    // Two threads (CI has two cores): each file is checked on its own.
+    let half = files.len().div_ceil(2);
+    let results: Vec<Checked> = std::thread::scope(|s| {
+        let workers: Vec<_> = files
+            .chunks(half)
+            .map(|chunk| {
+                let dir = &dir;
+                s.spawn(move || chunk.iter().map(|f| check_file(dir, f)).collect::<Vec<_>>())
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("checking thread panicked"))
+            .collect()
+    });
+    let mut failures: Vec<String> = results.iter().flat_map(|r| r.failures.clone()).collect();
+    let unsupported_seen: BTreeSet<&(&str, &str)> = results
+        .iter()
+        .flat_map(|r| r.unsupported.iter().copied())
+        .collect();
+    let generated = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Generated)
+        .count();
+    let with_skip = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::LeftOut)
+        .count();
     for (name, why, _, _) in REJECTED {
         if !files.iter().any(|f| file_name(f) == *name) {
             failures.push(format!(
