@@ -10,7 +10,12 @@
 //! `_PRE_3_0_COMPILER_` branches, which fall back to `#include` and
 //! `#pragma prefix`, stay off) with `JACORB` defined, as JacORB compiles
 //! them: without it the published `orb.idl` uses `CORBA::AbstractBase`
-//! (in `CORBA_Stream.idl`), which it never declares.
+//! (in `CORBA_Stream.idl`), which it never declares. The pre-3.0
+//! branches are no IDL a strict compiler takes either: the fragments
+//! `orb.idl` includes inside `module CORBA` would need the includer's
+//! `#pragma prefix` to reach into them, and a `#pragma prefix` inside
+//! the module to prefix the whole scoped name, neither of which the
+//! CORBA rules (or omniidl) do; with `typeprefix` the ids come out right.
 //!
 //! Two lines of the CORBA module are not IDL 3 as published, and are
 //! corrected in a copy (`ERRATA`); `published_orb_idl_needs_exactly_the_errata`
