@@ -692,3 +692,76 @@ fn core_modules_have_the_omg_repository_ids() {
         assert_eq!(spec.def(d).repo_id, want, "{file}: {name}");
     }
 }
+
+/// The service modules this corpus and omniORB's `omniorb-idl` both ship
+/// (naming, events, notification, time, trading, transactions...) give
+/// every definition they share the same repository id: the two copies
+/// say the same on the wire.
+#[test]
+fn service_modules_have_omniorbs_repository_ids() {
+    let Some(src) = corpus() else { return };
+    let omni = Path::new("/usr/share/idl/omniORB");
+    if !omni.join("COS").is_dir() {
+        assert!(
+            std::env::var("PEREGRINE_NO_OMNIORB_IDL").as_deref() == Ok("1"),
+            "{} missing: apt-get install omniorb-idl (or PEREGRINE_NO_OMNIORB_IDL=1)",
+            omni.display()
+        );
+        return;
+    }
+    let dir = corrected_copy(&src, "omg-idl-vs-omniorb");
+    let ids = |spec: &Spec| -> std::collections::BTreeMap<String, String> {
+        spec.iter()
+            .filter(|(_, d)| d.repo_id.starts_with("IDL:"))
+            .map(|(_, d)| (d.scoped_name.clone(), d.repo_id.clone()))
+            .collect()
+    };
+    let (mut compared, mut shared) = (Vec::new(), 0);
+    let mut differ = Vec::new();
+    for f in idl_files(&omni.join("COS")) {
+        let name = file_name(&f);
+        if !dir.join(name).is_file() || REJECTED.iter().any(|r| r.0 == name) {
+            continue;
+        }
+        let theirs = Frontend::new()
+            .include_dir(omni)
+            .include_dir(omni.join("COS"))
+            .parse_file(&f);
+        let Ok(theirs) = theirs else { continue };
+        let (ours, theirs) = (ids(&parse(&dir, name)), ids(&theirs));
+        for (n, id) in &ours {
+            if let Some(other) = theirs.get(n) {
+                shared += 1;
+                if other != id {
+                    differ.push(format!("{name}: {n}: ours {id}, omniORB's {other}"));
+                }
+            }
+        }
+        compared.push(name.to_string());
+    }
+    eprintln!("{shared} shared definitions in {compared:?}");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    // Every service file both ship and both check (CosTime.idl and the
+    // transaction and security files are in REJECTED; omniORB's
+    // SSLIOP.idl and Security*.idl lack IOP.idl and CORBA::Policy).
+    assert_eq!(
+        compared,
+        [
+            "CosCollection.idl",
+            "CosEventChannelAdmin.idl",
+            "CosEventComm.idl",
+            "CosNaming.idl",
+            "CosNotification.idl",
+            "CosNotifyChannelAdmin.idl",
+            "CosNotifyComm.idl",
+            "CosNotifyFilter.idl",
+            "CosTrading.idl",
+            "CosTypedEventChannelAdmin.idl",
+            "CosTypedEventComm.idl",
+            "CosTypedNotifyChannelAdmin.idl",
+            "CosTypedNotifyComm.idl",
+            "TimeBase.idl",
+        ]
+    );
+    assert!(shared > 1000, "{shared}");
+}
