@@ -239,7 +239,8 @@ impl Gen<'_> {
     pub(super) fn abstract_value(&mut self, id: DefId, cur: &[String]) {
         let d = self.def(id);
         let name = camel(&d.name);
-        let supers = self.abstract_supers(id, cur);
+        // Held as `ValueSlot<dyn V>`, written through `ValueObject`.
+        let supers = format!(" + {}::ValueObject{}", self.o.cdr, self.abstract_supers(id, cur));
         let mut s = doc_attrs(
             d.doc.as_deref(),
             &format!(
@@ -259,6 +260,10 @@ impl Gen<'_> {
             1,
         );
         self.push(cur, d.scoped_name.clone(), id, s);
+        let inner = self.inner_path(id);
+        self.nested_doc(&inner, id, "valuetype");
+        let values = self.abstract_values(id, &inner);
+        self.push(&inner, format!("{}#values", d.scoped_name), id, values);
     }
 
     /// Concrete valuetype `id`.
@@ -341,6 +346,14 @@ impl Gen<'_> {
                 let _ = writeln!(dec, "let {f} = {cdr}::read_value::<{vt}>(r)?;");
                 inits.push(format!("{f}: {f}.slot()"));
                 let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f});");
+            } else if let Some(aid) = self.abstract_vt(&m.ty) {
+                // Any value derived from the abstract type; a cycle back
+                // to a value still being read is completed later, as for
+                // a concrete member.
+                let poly = format!("{}::__VALUES", self.inner_mod(cur, aid));
+                let _ = writeln!(dec, "let {f} = {poly}.read_value(r)?;");
+                inits.push(format!("{f}: {f}.slot()"));
+                let _ = writeln!(fixups, "{poly}.fixup({f}, r, &v, |s| &s.{f});");
             } else {
                 let e = self.dec(&m.ty, cur).expr();
                 let _ = writeln!(dec, "let {f} = {e}?;");
@@ -404,6 +417,7 @@ impl Gen<'_> {
             s.push_str(&self.value_ops_trait(id, &t, &supers, cur));
         }
         s.push_str(&self.initializers(id, &name, cur));
+        s.push_str(&self.value_auto_impls(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
 

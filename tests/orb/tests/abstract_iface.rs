@@ -1,0 +1,315 @@
+//! Abstract interfaces and abstract valuetypes through generated stubs
+//! and skeletons over real TCP (`idl/abstract.idl`): a `Described` slot
+//! holding an object reference, a value and nil, in both directions,
+//! with its operations called on each (remotely on the reference, locally
+//! on the value); sequences and struct members of them; polymorphic
+//! `Shape` values; a cycle through an abstract-typed member; and input
+//! that a peer must refuse with `MARSHAL`.
+
+use std::sync::{Arc, Mutex};
+
+use peregrine_cdr::{ByteOrder, Reader, ValueSlot};
+use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind as K};
+use peregrine_orb_tests::idl::abs::{
+    Circle, Described, DescribedAbstract, Hub, HubRef, HubSkeleton, Label, Marker, Named, Pair,
+    Service, ServiceRef, ServiceSkeleton, Shape, Square, Tag,
+};
+use peregrine_orb_tests::{bounded, client};
+
+type R<T> = Result<T, SystemException>;
+
+// ---- the application's side ----
+
+struct ServiceImpl;
+
+impl Named for ServiceImpl {
+    fn name(&self) -> R<String> {
+        Ok("service".into())
+    }
+}
+
+impl Described for ServiceImpl {
+    fn describe(&self, depth: i32) -> R<String> {
+        Ok(format!("service@{depth}"))
+    }
+}
+
+impl Service for ServiceImpl {
+    fn ping(&self, v: i32) -> R<i32> {
+        Ok(v + 1)
+    }
+}
+
+// `Label`, `Square` and `Circle` implement their operations in the
+// crate that generates them (src/lib.rs).
+
+/// Records what the last `inspect` saw.
+#[derive(Default)]
+struct HubImpl {
+    seen: Mutex<Vec<String>>,
+}
+
+/// "ref:", "value:" or "nil", with `describe(1)` called on the instance
+/// through the holder's `Described` implementation.
+fn inspect(d: Option<&DescribedAbstract>) -> R<String> {
+    Ok(match d {
+        None => "nil".into(),
+        Some(h) => {
+            let kind = if h.object().is_some() { "ref" } else { "value" };
+            format!("{kind}:{}", h.describe(1)?)
+        }
+    })
+}
+
+impl Hub for HubImpl {
+    fn inspect(&self, d: Option<&DescribedAbstract>) -> R<String> {
+        let s = inspect(d)?;
+        self.seen.lock().unwrap().push(s.clone());
+        Ok(s)
+    }
+
+    fn echo(
+        &self,
+        d: Option<&DescribedAbstract>,
+    ) -> R<(Option<DescribedAbstract>, Option<DescribedAbstract>)> {
+        Ok((d.cloned(), d.cloned()))
+    }
+
+    fn inspect_all(
+        &self,
+        ds: &[Option<DescribedAbstract>],
+    ) -> R<(String, Vec<Option<DescribedAbstract>>)> {
+        let parts: R<Vec<String>> = ds.iter().map(|d| inspect(d.as_ref())).collect();
+        Ok((parts?.join(","), ds.to_vec()))
+    }
+
+    fn total_area(&self, shapes: &[ValueSlot<dyn Shape>]) -> R<(f64, Vec<ValueSlot<dyn Shape>>)> {
+        let mut sum = 0.0;
+        for s in shapes {
+            if let Some(s) = s.get() {
+                sum += s.area()?;
+            }
+        }
+        Ok((sum, shapes.iter().rev().cloned().collect()))
+    }
+
+    fn echo_pair(&self, p: &Pair) -> R<Pair> {
+        Ok(p.clone())
+    }
+
+    fn chain(&self, m: &ValueSlot<dyn Marker>) -> R<ValueSlot<dyn Marker>> {
+        Ok(m.clone())
+    }
+}
+
+struct Setup {
+    _server: Orb,
+    client: Orb,
+    hub: HubRef,
+    /// The server's `Service`, as the client sees it.
+    service: ServiceRef,
+}
+
+fn setup() -> Setup {
+    let server = Orb::builder().listen("127.0.0.1", 0).build().unwrap();
+    let root = server.root_poa();
+    root.manager().activate().unwrap();
+    let hub: HubRef = root
+        .servant_to_reference(&Arc::new(HubSkeleton::new(HubImpl::default())))
+        .unwrap();
+    let service: ServiceRef = root
+        .servant_to_reference(&Arc::new(ServiceSkeleton::new(ServiceImpl)))
+        .unwrap();
+    let client = client();
+    let hub = HubRef::unchecked_narrow(
+        client
+            .string_to_object(&hub.object().to_string())
+            .unwrap(),
+    );
+    let service = ServiceRef::unchecked_narrow(
+        client
+            .string_to_object(&service.object().to_string())
+            .unwrap(),
+    );
+    Setup {
+        _server: server,
+        client,
+        hub,
+        service,
+    }
+}
+
+fn label(text: &str) -> Arc<Label> {
+    Arc::new(Label::new(text.into()))
+}
+
+/// The `Label` a holder's value is.
+fn as_label(h: &DescribedAbstract) -> Arc<Label> {
+    h.value()
+        .expect("a value")
+        .clone()
+        .into_any_value()
+        .downcast::<Label>()
+        .expect("a Label")
+}
+
+#[test]
+fn reference_value_and_nil_reach_the_servant() {
+    bounded(30, || {
+        let s = setup();
+        let by_ref = DescribedAbstract::from(s.service.clone());
+        let by_value = DescribedAbstract::from(label("hello"));
+        // The servant calls `describe` remotely on the reference and
+        // locally on the value it received.
+        assert_eq!(s.hub.inspect(Some(&by_ref)).unwrap(), "ref:service@1");
+        assert_eq!(s.hub.inspect(Some(&by_value)).unwrap(), "value:label hello@1");
+        assert_eq!(s.hub.inspect(None).unwrap(), "nil");
+        // A concrete interface's reference converts to the holder of
+        // each abstract base.
+        assert_eq!(s.hub.inspect(Some(&s.service.clone().into())).unwrap(), "ref:service@1");
+    });
+}
+
+#[test]
+fn reference_value_and_nil_come_back() {
+    bounded(30, || {
+        let s = setup();
+        // A reference comes back as a reference: `describe` is a remote
+        // call, `name` (inherited from `Named`) too.
+        let (ret, again) = s
+            .hub
+            .echo(Some(&DescribedAbstract::from(s.service.clone())))
+            .unwrap();
+        let ret = ret.expect("not nil");
+        assert!(ret.object().is_some());
+        assert_eq!(ret.describe(2).unwrap(), "service@2");
+        assert_eq!(ret.name().unwrap(), "service");
+        assert_eq!(Some(&ret), again.as_ref());
+        let obj = ret.object().unwrap().clone();
+        assert_eq!(ServiceRef::unchecked_narrow(obj.object().clone()).ping(41).unwrap(), 42);
+
+        // A value comes back as a copy, its operations local.
+        let (ret, again) = s
+            .hub
+            .echo(Some(&DescribedAbstract::from(label("there"))))
+            .unwrap();
+        let ret = ret.expect("not nil");
+        assert!(ret.value().is_some());
+        assert_eq!(ret.describe(3).unwrap(), "label there@3");
+        assert_eq!(as_label(&ret).text, "there");
+        // Written once in the reply, read once: the same value twice.
+        assert_eq!(Some(&ret), again.as_ref());
+
+        let (ret, again) = s.hub.echo(None).unwrap();
+        assert!(ret.is_none() && again.is_none());
+    });
+}
+
+#[test]
+fn sequences_and_struct_members_of_abstract_types() {
+    bounded(30, || {
+        let s = setup();
+        let shared = DescribedAbstract::from(label("twice"));
+        let ds = vec![
+            Some(DescribedAbstract::from(s.service.clone())),
+            Some(shared.clone()),
+            None,
+            Some(shared.clone()),
+        ];
+        let (text, back) = s.hub.inspect_all(&ds).unwrap();
+        assert_eq!(
+            text,
+            "ref:service@1,value:label twice@1,nil,value:label twice@1"
+        );
+        assert_eq!(back.len(), 4);
+        assert!(back[0].as_ref().unwrap().object().is_some());
+        assert!(back[2].is_none());
+        // Sharing survives both trips: one value, in two places.
+        assert_eq!(back[1], back[3]);
+        assert_eq!(as_label(back[1].as_ref().unwrap()).text, "twice");
+
+        let sq: Arc<dyn Shape> = Arc::new(Square::new(2.0));
+        let shapes = vec![
+            ValueSlot::new(sq.clone()),
+            ValueSlot::new(Arc::new(Circle::new(1.0)) as Arc<dyn Shape>),
+            ValueSlot::null(),
+            ValueSlot::new(sq),
+        ];
+        let (total, reversed) = s.hub.total_area(&shapes).unwrap();
+        assert_eq!(total, 8.0 + std::f64::consts::PI);
+        assert!(reversed[1].is_null());
+        assert_eq!(reversed[0], reversed[3]);
+        // Each element came back as its own concrete type.
+        let any = |v: &ValueSlot<dyn Shape>| v.get().unwrap().clone().into_any_value();
+        assert!(any(&reversed[0]).downcast::<Square>().is_ok());
+        assert!(any(&reversed[2]).downcast::<Circle>().is_ok());
+
+        let p = Pair {
+            first: Some(s.service.clone().into()),
+            second: ValueSlot::new(Arc::new(Circle::new(2.0))),
+        };
+        let back = s.hub.echo_pair(&p).unwrap();
+        assert_eq!(back.first.unwrap().describe(5).unwrap(), "service@5");
+        assert_eq!(
+            back.second.get().unwrap().area().unwrap(),
+            4.0 * std::f64::consts::PI
+        );
+    });
+}
+
+#[test]
+fn cycle_through_an_abstract_member() {
+    bounded(30, || {
+        let s = setup();
+        // a -> b -> a, where `next` is of abstract type `Marker`.
+        let a = Arc::new(Tag::new("a".into(), ValueSlot::null()));
+        let b: Arc<dyn Marker> = Arc::new(Tag::new("b".into(), ValueSlot::new(a.clone())));
+        a.next.set(b).map_err(|_| ()).unwrap();
+        let back = s.hub.chain(&ValueSlot::new(a.clone())).unwrap();
+        let tag = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
+        let a2 = tag(back.get().unwrap());
+        let b2 = tag(a2.next.get().unwrap());
+        let a3 = tag(b2.next.get().unwrap());
+        assert_eq!((a2.text.as_str(), b2.text.as_str()), ("a", "b"));
+        assert!(Arc::ptr_eq(&a2, &a3), "the cycle is closed");
+    });
+}
+
+/// The hub's `inspect` called with raw argument bytes.
+fn raw_inspect(s: &Setup, args: impl Fn(&mut peregrine_cdr::Writer)) -> SystemException {
+    s.hub
+        .object()
+        .invoke::<String, SystemException>(
+            "inspect",
+            |w: &mut peregrine_cdr::Writer| {
+                args(w);
+                Ok(())
+            },
+            |r: &mut Reader<'_>| r.read_string(),
+            |_: &str, _: &mut Reader<'_>| None::<peregrine_cdr::Result<SystemException>>,
+        )
+        .unwrap_err()
+}
+
+#[test]
+fn bad_discriminator_and_foreign_value_are_marshal() {
+    bounded(30, || {
+        let s = setup();
+        // A discriminator other than 0 or 1.
+        let e = raw_inspect(&s, |w| w.write_u8(2));
+        assert_eq!(e.kind, K::Marshal);
+        assert_eq!(e.completed, CompletionStatus::No);
+        // A value of a type that does not support `Described`: no factory
+        // (OMG minor 1).
+        let e = raw_inspect(&s, |w| {
+            w.write_bool(false);
+            peregrine_cdr::write_value(w, Some(&Arc::new(Square::new(1.0)))).unwrap();
+        });
+        assert_eq!(e.kind, K::Marshal);
+        assert_eq!(e.minor, peregrine_giop::system_exception::minor::omg(1));
+        // The same, decoded here.
+        let orb = &s.client;
+        let e = DescribedAbstract::decode_opt(&mut Reader::new(&[7], ByteOrder::Big), orb);
+        assert_eq!(e.err(), Some(peregrine_cdr::CdrError::InvalidBoolean(7)));
+    });
+}
