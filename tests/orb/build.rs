@@ -8,7 +8,12 @@ fn main() {
         // The test IDL uses anonymous sequence types on purpose: the
         // generator must map them even though other compilers refuse them.
         .portability_warnings(false)
-        .compile(&["idl/test.idl", "idl/dynamic.idl", "idl/values.idl", "idl/abstract.idl"])
+        .compile(&[
+            "idl/test.idl",
+            "idl/dynamic.idl",
+            "idl/values.idl",
+            "idl/abstract.idl",
+        ])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
 }

@@ -594,11 +594,7 @@ impl<'a> Gen<'a> {
                 }
                 DefKind::Value {
                     is_abstract: true, ..
-                } => format!(
-                    "{}::ValueSlot<dyn {}>",
-                    self.o.cdr,
-                    self.path(cur, *id, "")
-                ),
+                } => format!("{}::ValueSlot<dyn {}>", self.o.cdr, self.path(cur, *id, "")),
                 DefKind::Value { .. } | DefKind::ValueBox { .. } => {
                     format!("{}::ValueSlot<{}>", self.o.cdr, self.path(cur, *id, ""))
                 }

@@ -371,19 +371,28 @@ fn abstract_interfaces_hold_a_reference_or_a_value() {
     assert_contains(&code, "pub enum BAbstract { /// An object reference");
     assert_contains(&code, "Object(BRef),");
     assert_contains(&code, "Value(std::sync::Arc<dyn BValue>),");
-    assert_contains(&code, "pub trait BValue: B + ::peregrine::cdr::ValueObject {");
+    assert_contains(
+        &code,
+        "pub trait BValue: B + ::peregrine::cdr::ValueObject {",
+    );
     // No skeleton of its own; handlers for derived skeletons.
     assert!(!code.contains("pub struct BSkeleton"));
     assert_contains(&code, "pub fn __handle_depth<S: super::B + ?Sized>(");
     // The derived interface dispatches the abstract bases' operations and
     // claims their ids.
-    assert_contains(&code, r#"matches!(repo_id, "IDL:M/C:1.0" | "IDL:M/B:1.0" | "IDL:M/A:1.0" | "IDL:omg.org/CORBA/Object:1.0")"#);
+    assert_contains(
+        &code,
+        r#"matches!(repo_id, "IDL:M/C:1.0" | "IDL:M/B:1.0" | "IDL:M/A:1.0" | "IDL:omg.org/CORBA/Object:1.0")"#,
+    );
     assert_contains(&code, "Some(1) => b::__handle_depth(&self.servant, req),");
     // Conversions: references, derived holders, values.
     assert_contains(&code, "impl From<CRef> for BAbstract {");
     assert_contains(&code, "impl From<CRef> for AAbstract {");
     assert_contains(&code, "impl From<BAbstract> for AAbstract {");
-    assert_contains(&code, "BAbstract::Value(v) => Self::Value(BValue::__as_m_a(v)),");
+    assert_contains(
+        &code,
+        "BAbstract::Value(v) => Self::Value(BValue::__as_m_a(v)),",
+    );
     // The holder forwards the operations (remote or local).
     assert_contains(&code, "impl A for BAbstract {");
     assert_contains(&code, "Self::Object(r) => r.name(),");
@@ -392,16 +401,25 @@ fn abstract_interfaces_hold_a_reference_or_a_value() {
     assert_contains(&code, "w.write_bool(true);");
     assert_contains(&code, "if r.read_bool()? {");
     // Signatures.
-    assert_contains(&code, "fn echo(&self, x: Option<&BAbstract>) -> Result<(Option<BAbstract>, Option<AAbstract>),");
+    assert_contains(
+        &code,
+        "fn echo(&self, x: Option<&BAbstract>) -> Result<(Option<BAbstract>, Option<AAbstract>),",
+    );
     assert_contains(&code, "BAbstract::encode_opt(x, w)?;");
     // The candidates a value slot reads: V supports B (and so A).
     assert_contains(&code, "super::V::REPOSITORY_ID => {");
-    assert_contains(&code, "pub const __VALUES: ::peregrine::cdr::Polymorphic<dyn super::AValue>");
+    assert_contains(
+        &code,
+        "pub const __VALUES: ::peregrine::cdr::Polymorphic<dyn super::AValue>",
+    );
     // A trait without operations is implemented by the generated code.
     assert_contains(&code, "impl Empty for W {}");
     assert!(!code.contains("impl B for V"));
     // TypeCode kind.
-    assert_contains(&code, r#"TypeCode::abstract_interface_tc("IDL:M/B:1.0", "B")"#);
+    assert_contains(
+        &code,
+        r#"TypeCode::abstract_interface_tc("IDL:M/B:1.0", "B")"#,
+    );
 }
 
 #[test]
@@ -415,16 +433,25 @@ fn abstract_valuetype_slots_are_polymorphic() {
 };
 ";
     let code = gen(src);
-    assert_contains(&code, "pub trait Shape: Send + Sync + ::peregrine::cdr::ValueObject {");
+    assert_contains(
+        &code,
+        "pub trait Shape: Send + Sync + ::peregrine::cdr::ValueObject {",
+    );
     assert_contains(&code, "pub s: ::peregrine::cdr::ValueSlot<dyn Shape>,");
-    assert_contains(&code, "::peregrine::cdr::write_value_object(w, (&self.s).get())?;");
+    assert_contains(
+        &code,
+        "::peregrine::cdr::write_value_object(w, (&self.s).get())?;",
+    );
     // A state member closes cycles like a concrete one.
     assert_contains(&code, "let next = shape::__VALUES.read_value(r)?;");
     assert_contains(&code, "shape::__VALUES.fixup(next, r, &v, |s| &s.next);");
     // Both concrete types are candidates.
     assert_contains(&code, "super::Sq::REPOSITORY_ID => {");
     assert_contains(&code, "super::Circle::REPOSITORY_ID => {");
-    assert_contains(&code, "fn biggest(&self, all: &[::peregrine::cdr::ValueSlot<dyn Shape>])");
+    assert_contains(
+        &code,
+        "fn biggest(&self, all: &[::peregrine::cdr::ValueSlot<dyn Shape>])",
+    );
 }
 
 #[test]

@@ -121,11 +121,7 @@ fn setup() -> Setup {
         .servant_to_reference(&Arc::new(ServiceSkeleton::new(ServiceImpl)))
         .unwrap();
     let client = client();
-    let hub = HubRef::unchecked_narrow(
-        client
-            .string_to_object(&hub.object().to_string())
-            .unwrap(),
-    );
+    let hub = HubRef::unchecked_narrow(client.string_to_object(&hub.object().to_string()).unwrap());
     let service = ServiceRef::unchecked_narrow(
         client
             .string_to_object(&service.object().to_string())
@@ -162,11 +158,17 @@ fn reference_value_and_nil_reach_the_servant() {
         // The servant calls `describe` remotely on the reference and
         // locally on the value it received.
         assert_eq!(s.hub.inspect(Some(&by_ref)).unwrap(), "ref:service@1");
-        assert_eq!(s.hub.inspect(Some(&by_value)).unwrap(), "value:label hello@1");
+        assert_eq!(
+            s.hub.inspect(Some(&by_value)).unwrap(),
+            "value:label hello@1"
+        );
         assert_eq!(s.hub.inspect(None).unwrap(), "nil");
         // A concrete interface's reference converts to the holder of
         // each abstract base.
-        assert_eq!(s.hub.inspect(Some(&s.service.clone().into())).unwrap(), "ref:service@1");
+        assert_eq!(
+            s.hub.inspect(Some(&s.service.clone().into())).unwrap(),
+            "ref:service@1"
+        );
     });
 }
 
@@ -186,7 +188,12 @@ fn reference_value_and_nil_come_back() {
         assert_eq!(ret.name().unwrap(), "service");
         assert_eq!(Some(&ret), again.as_ref());
         let obj = ret.object().unwrap().clone();
-        assert_eq!(ServiceRef::unchecked_narrow(obj.object().clone()).ping(41).unwrap(), 42);
+        assert_eq!(
+            ServiceRef::unchecked_narrow(obj.object().clone())
+                .ping(41)
+                .unwrap(),
+            42
+        );
 
         // A value comes back as a copy, its operations local.
         let (ret, again) = s

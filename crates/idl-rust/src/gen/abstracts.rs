@@ -106,12 +106,8 @@ impl Gen<'_> {
             let h = self.path(cur, a, "Abstract");
             return Some(format!("{h}::encode_opt({base}.as_ref(), w)?;\n"));
         }
-        self.abstract_vt(ty).map(|_| {
-            format!(
-                "{}::write_value_object(w, ({expr}).get())?;\n",
-                self.o.cdr
-            )
-        })
+        self.abstract_vt(ty)
+            .map(|_| format!("{}::write_value_object(w, ({expr}).get())?;\n", self.o.cdr))
     }
 
     /// How to decode an abstract interface or abstract valuetype.
@@ -331,7 +327,14 @@ impl<T> __IsNot for __Probe<T> {{}}
         let trait_name = camel(&d.name);
         let inner = self.inner_mod(cur, id);
         let rt = self.rt(cur);
-        let tc = format!("{}()", Self::rel(cur, &self.mod_path(id), &format!("tc_{}", bare(&snake(&d.name)))));
+        let tc = format!(
+            "{}()",
+            Self::rel(
+                cur,
+                &self.mod_path(id),
+                &format!("tc_{}", bare(&snake(&d.name)))
+            )
+        );
         let bases: Vec<DefId> = self
             .spec
             .all_bases(id)

@@ -240,7 +240,11 @@ impl Gen<'_> {
         let d = self.def(id);
         let name = camel(&d.name);
         // Held as `ValueSlot<dyn V>`, written through `ValueObject`.
-        let supers = format!(" + {}::ValueObject{}", self.o.cdr, self.abstract_supers(id, cur));
+        let supers = format!(
+            " + {}::ValueObject{}",
+            self.o.cdr,
+            self.abstract_supers(id, cur)
+        );
         let mut s = doc_attrs(
             d.doc.as_deref(),
             &format!(
