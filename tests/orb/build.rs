@@ -8,6 +8,8 @@ fn main() {
         // The test IDL uses anonymous sequence types on purpose: the
         // generator must map them even though other compilers refuse them.
         .portability_warnings(false)
+        // One interface of abstract.idl in the table-driven form.
+        .interface_marshal("::Abs::Relay", peregrine_build::Marshal::Interpreted)
         .compile(&[
             "idl/test.idl",
             "idl/dynamic.idl",

@@ -2,9 +2,10 @@
 //! and skeletons over real TCP (`idl/abstract.idl`): a `Described` slot
 //! holding an object reference, a value and nil, in both directions,
 //! with its operations called on each (remotely on the reference, locally
-//! on the value); sequences and struct members of them; polymorphic
-//! `Shape` values; a cycle through an abstract-typed member; and input
-//! that a peer must refuse with `MARSHAL`.
+//! on the value), through compiled (`Hub`) and table-driven (`Relay`)
+//! stubs and skeletons; sequences and struct members of them;
+//! polymorphic `Shape` values; a cycle through an abstract-typed member;
+//! and input that a peer must refuse with `MARSHAL`.
 
 use std::sync::{Arc, Mutex};
 
@@ -12,7 +13,7 @@ use peregrine_cdr::{ByteOrder, Reader, ValueSlot};
 use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind as K};
 use peregrine_orb_tests::idl::abs::{
     Circle, Described, DescribedAbstract, Hub, HubRef, HubSkeleton, Label, Marker, Named, Pair,
-    Service, ServiceRef, ServiceSkeleton, Shape, Square, Tag,
+    Relay, RelayRef, RelaySkeleton, Service, ServiceRef, ServiceSkeleton, Shape, Square, Tag,
 };
 use peregrine_orb_tests::{bounded, client};
 
@@ -102,10 +103,64 @@ impl Hub for HubImpl {
     }
 }
 
+/// `Relay` (interpreted) is `Hub`'s first three operations.
+impl Relay for HubImpl {
+    fn inspect(&self, d: Option<&DescribedAbstract>) -> R<String> {
+        Hub::inspect(self, d)
+    }
+    fn echo(
+        &self,
+        d: Option<&DescribedAbstract>,
+    ) -> R<(Option<DescribedAbstract>, Option<DescribedAbstract>)> {
+        Hub::echo(self, d)
+    }
+    fn inspect_all(
+        &self,
+        ds: &[Option<DescribedAbstract>],
+    ) -> R<(String, Vec<Option<DescribedAbstract>>)> {
+        Hub::inspect_all(self, ds)
+    }
+}
+
+type Echoed = (Option<DescribedAbstract>, Option<DescribedAbstract>);
+
+/// The operations `Hub` and `Relay` share, through either stub.
+trait Calls {
+    fn inspect(&self, d: Option<&DescribedAbstract>) -> R<String>;
+    fn echo(&self, d: Option<&DescribedAbstract>) -> R<Echoed>;
+    fn inspect_all(
+        &self,
+        ds: &[Option<DescribedAbstract>],
+    ) -> R<(String, Vec<Option<DescribedAbstract>>)>;
+}
+
+macro_rules! calls {
+    ($t:ty) => {
+        impl Calls for $t {
+            fn inspect(&self, d: Option<&DescribedAbstract>) -> R<String> {
+                <$t>::inspect(self, d)
+            }
+            fn echo(&self, d: Option<&DescribedAbstract>) -> R<Echoed> {
+                <$t>::echo(self, d)
+            }
+            fn inspect_all(
+                &self,
+                ds: &[Option<DescribedAbstract>],
+            ) -> R<(String, Vec<Option<DescribedAbstract>>)> {
+                <$t>::inspect_all(self, ds)
+            }
+        }
+    };
+}
+calls!(HubRef);
+calls!(RelayRef);
+
 struct Setup {
     _server: Orb,
     client: Orb,
     hub: HubRef,
+    /// The same operations, table-driven.
+    relay: RelayRef,
     /// The server's `Service`, as the client sees it.
     service: ServiceRef,
 }
@@ -117,11 +172,19 @@ fn setup() -> Setup {
     let hub: HubRef = root
         .servant_to_reference(&Arc::new(HubSkeleton::new(HubImpl::default())))
         .unwrap();
+    let relay: RelayRef = root
+        .servant_to_reference(&Arc::new(RelaySkeleton::new(HubImpl::default())))
+        .unwrap();
     let service: ServiceRef = root
         .servant_to_reference(&Arc::new(ServiceSkeleton::new(ServiceImpl)))
         .unwrap();
     let client = client();
     let hub = HubRef::unchecked_narrow(client.string_to_object(&hub.object().to_string()).unwrap());
+    let relay = RelayRef::unchecked_narrow(
+        client
+            .string_to_object(&relay.object().to_string())
+            .unwrap(),
+    );
     let service = ServiceRef::unchecked_narrow(
         client
             .string_to_object(&service.object().to_string())
@@ -131,6 +194,7 @@ fn setup() -> Setup {
         _server: server,
         client,
         hub,
+        relay,
         service,
     }
 }
@@ -153,33 +217,43 @@ fn as_label(h: &DescribedAbstract) -> Arc<Label> {
 fn reference_value_and_nil_reach_the_servant() {
     bounded(30, || {
         let s = setup();
-        let by_ref = DescribedAbstract::from(s.service.clone());
-        let by_value = DescribedAbstract::from(label("hello"));
-        // The servant calls `describe` remotely on the reference and
-        // locally on the value it received.
-        assert_eq!(s.hub.inspect(Some(&by_ref)).unwrap(), "ref:service@1");
-        assert_eq!(
-            s.hub.inspect(Some(&by_value)).unwrap(),
-            "value:label hello@1"
-        );
-        assert_eq!(s.hub.inspect(None).unwrap(), "nil");
-        // A concrete interface's reference converts to the holder of
-        // each abstract base.
-        assert_eq!(
-            s.hub.inspect(Some(&s.service.clone().into())).unwrap(),
-            "ref:service@1"
-        );
+        for hub in [&s.hub as &dyn Calls, &s.relay] {
+            reach_the_servant(&s, hub);
+        }
     });
+}
+
+fn reach_the_servant(s: &Setup, hub: &dyn Calls) {
+    let by_ref = DescribedAbstract::from(s.service.clone());
+    let by_value = DescribedAbstract::from(label("hello"));
+    // The servant calls `describe` remotely on the reference and locally
+    // on the value it received.
+    assert_eq!(hub.inspect(Some(&by_ref)).unwrap(), "ref:service@1");
+    assert_eq!(hub.inspect(Some(&by_value)).unwrap(), "value:label hello@1");
+    assert_eq!(hub.inspect(None).unwrap(), "nil");
+    // A concrete interface's reference converts to the holder of each
+    // abstract base.
+    assert_eq!(
+        hub.inspect(Some(&s.service.clone().into())).unwrap(),
+        "ref:service@1"
+    );
 }
 
 #[test]
 fn reference_value_and_nil_come_back() {
     bounded(30, || {
         let s = setup();
+        for hub in [&s.hub as &dyn Calls, &s.relay] {
+            come_back(&s, hub);
+        }
+    });
+}
+
+fn come_back(s: &Setup, hub: &dyn Calls) {
+    {
         // A reference comes back as a reference: `describe` is a remote
         // call, `name` (inherited from `Named`) too.
-        let (ret, again) = s
-            .hub
+        let (ret, again) = hub
             .echo(Some(&DescribedAbstract::from(s.service.clone())))
             .unwrap();
         let ret = ret.expect("not nil");
@@ -196,8 +270,7 @@ fn reference_value_and_nil_come_back() {
         );
 
         // A value comes back as a copy, its operations local.
-        let (ret, again) = s
-            .hub
+        let (ret, again) = hub
             .echo(Some(&DescribedAbstract::from(label("there"))))
             .unwrap();
         let ret = ret.expect("not nil");
@@ -207,34 +280,18 @@ fn reference_value_and_nil_come_back() {
         // Written once in the reply, read once: the same value twice.
         assert_eq!(Some(&ret), again.as_ref());
 
-        let (ret, again) = s.hub.echo(None).unwrap();
+        let (ret, again) = hub.echo(None).unwrap();
         assert!(ret.is_none() && again.is_none());
-    });
+    }
 }
 
 #[test]
 fn sequences_and_struct_members_of_abstract_types() {
     bounded(30, || {
         let s = setup();
-        let shared = DescribedAbstract::from(label("twice"));
-        let ds = vec![
-            Some(DescribedAbstract::from(s.service.clone())),
-            Some(shared.clone()),
-            None,
-            Some(shared.clone()),
-        ];
-        let (text, back) = s.hub.inspect_all(&ds).unwrap();
-        assert_eq!(
-            text,
-            "ref:service@1,value:label twice@1,nil,value:label twice@1"
-        );
-        assert_eq!(back.len(), 4);
-        assert!(back[0].as_ref().unwrap().object().is_some());
-        assert!(back[2].is_none());
-        // Sharing survives both trips: one value, in two places.
-        assert_eq!(back[1], back[3]);
-        assert_eq!(as_label(back[1].as_ref().unwrap()).text, "twice");
-
+        for hub in [&s.hub as &dyn Calls, &s.relay] {
+            sequence_of_described(&s, hub);
+        }
         let sq: Arc<dyn Shape> = Arc::new(Square::new(2.0));
         let shapes = vec![
             ValueSlot::new(sq.clone()),
@@ -262,6 +319,28 @@ fn sequences_and_struct_members_of_abstract_types() {
             4.0 * std::f64::consts::PI
         );
     });
+}
+
+/// A sequence of `Described`: a reference, a value twice (shared), nil.
+fn sequence_of_described(s: &Setup, hub: &dyn Calls) {
+    let shared = DescribedAbstract::from(label("twice"));
+    let ds = vec![
+        Some(DescribedAbstract::from(s.service.clone())),
+        Some(shared.clone()),
+        None,
+        Some(shared.clone()),
+    ];
+    let (text, back) = hub.inspect_all(&ds).unwrap();
+    assert_eq!(
+        text,
+        "ref:service@1,value:label twice@1,nil,value:label twice@1"
+    );
+    assert_eq!(back.len(), 4);
+    assert!(back[0].as_ref().unwrap().object().is_some());
+    assert!(back[2].is_none());
+    // Sharing survives both trips: one value, in two places.
+    assert_eq!(back[1], back[3]);
+    assert_eq!(as_label(back[1].as_ref().unwrap()).text, "twice");
 }
 
 #[test]

@@ -71,30 +71,6 @@ impl Gen<'_> {
         }
     }
 
-    /// True if `ty` holds an abstract interface anywhere (through
-    /// sequences, arrays, typedefs and members).
-    pub(super) fn holds_abstract(&self, ty: &Type) -> bool {
-        self.holds_abstract_in(ty, &mut Vec::new())
-    }
-
-    fn holds_abstract_in(&self, ty: &Type, seen: &mut Vec<DefId>) -> bool {
-        match ty {
-            Type::Sequence(t, _) | Type::Array(t, _) => self.holds_abstract_in(t, seen),
-            Type::Named(id) => {
-                if seen.contains(id) {
-                    return false;
-                }
-                seen.push(*id);
-                self.abstract_iface(ty).is_some()
-                    || self
-                        .member_types(*id)
-                        .into_iter()
-                        .any(|t| self.holds_abstract_in(t, seen))
-            }
-            _ => false,
-        }
-    }
-
     /// Encode statements for an abstract interface (`Option<AAbstract>`)
     /// or abstract valuetype (`ValueSlot<dyn V>`) that `expr` refers to.
     pub(super) fn enc_abstract(&self, ty: &Type, expr: &str, cur: &[String]) -> Option<String> {
@@ -390,6 +366,23 @@ impl<T> __IsNot for __Probe<T> {{}}
                 "/// Calls the object (remotely) or the value (locally).\n{ALLOWS}\nimpl {xt} for {name}Abstract {{\n{methods}}}\n"
             );
         }
+        let interp = if self.any_interp() {
+            format!(
+                "/// The table-driven stubs and skeletons marshal it as an object reference.
+impl {orb}::interp::Nullable for {name}Abstract {{
+    fn put_opt(v: Option<&Self>, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+        Self::encode_opt(v, w)
+    }}
+    fn take_opt(cx: &{orb}::interp::Cx<'_>, r: &mut {cdr}::Reader<'_>) -> {cdr}::Result<Option<Self>> {{
+        Self::decode_opt(r, cx.orb())
+    }}
+}}
+
+"
+            )
+        } else {
+            String::new()
+        };
         format!(
             "/// The values that support `{scoped}`: every valuetype implementing
 /// [`{trait_name}`] (a generated valuetype is a `{cdr}::ValueObject`).
@@ -516,7 +509,7 @@ impl {dy}::ToAny for {name}Abstract {{
     }}
 }}
 
-{impls}",
+{interp}{impls}",
             scoped = d.scoped_name,
             rid = lit_str(&d.repo_id),
         )

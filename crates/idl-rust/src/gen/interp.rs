@@ -113,9 +113,8 @@ impl Gen<'_> {
 
     /// The engine has entries for `ty`.
     fn interp_ok(&mut self, ty: &Type) -> bool {
-        if self.has_value(ty) || self.holds_abstract(ty) {
-            // The table-driven engine has no values (nor abstract
-            // interfaces, which may hold one) yet: compiled code.
+        if self.has_value(ty) {
+            // The table-driven engine has no values yet: compiled code.
             return false;
         }
         match self.resolve_owned(ty) {
