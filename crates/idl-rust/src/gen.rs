@@ -220,20 +220,13 @@ impl<'a> Gen<'a> {
 
     /// Why `ty` cannot be generated, if it cannot.
     fn unsupported(&self, ty: &Type) -> Option<String> {
-        self.unsupported_in(ty, false)
-    }
-
-    /// As [`Gen::unsupported`]; `local` for a local interface's
-    /// operations, never marshaled, where an abstract valuetype is a
-    /// trait object.
-    fn unsupported_in(&self, ty: &Type, local: bool) -> Option<String> {
         match ty {
             Type::Basic(BasicType::ValueBase) => {
                 Some("`ValueBase` (valuetypes) is not supported yet".into())
             }
             Type::Basic(_) => None,
             Type::String(_) | Type::WString(_) | Type::TypeCode | Type::Fixed(_) => None,
-            Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported_in(t, local),
+            Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported(t),
             Type::Named(id) => {
                 let d = self.def(*id);
                 if self.omitted.contains(id) {
@@ -297,10 +290,7 @@ impl<'a> Gen<'a> {
     /// with the location to report.
     fn def_problem(&self, id: DefId) -> Option<(Span, String)> {
         let d = self.def(id);
-        let in_local = d
-            .parent
-            .is_some_and(|p| matches!(self.def(p).kind, DefKind::Interface { is_local: true, .. }));
-        let check = |ty: &Type, span: Span| self.unsupported_in(ty, in_local).map(|m| (span, m));
+        let check = |ty: &Type, span: Span| self.unsupported(ty).map(|m| (span, m));
         let raises = |ids: &[DefId]| {
             ids.iter().find(|e| self.omitted.contains(e)).map(|e| {
                 (
