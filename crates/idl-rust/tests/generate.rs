@@ -440,7 +440,7 @@ fn abstract_valuetype_slots_are_polymorphic() {
     assert_contains(&code, "pub s: ::peregrine::cdr::ValueSlot<dyn Shape>,");
     assert_contains(
         &code,
-        "::peregrine::cdr::write_value_object(w, (&self.s).get())?;",
+        "::peregrine::cdr::write_value_object(w, self.s.get())?;",
     );
     // A state member closes cycles like a concrete one.
     assert_contains(&code, "let next = shape::__VALUES.read_value(r)?;");

@@ -74,16 +74,17 @@ impl Gen<'_> {
     /// Encode statements for an abstract interface (`Option<AAbstract>`)
     /// or abstract valuetype (`ValueSlot<dyn V>`) that `expr` refers to.
     pub(super) fn enc_abstract(&self, ty: &Type, expr: &str, cur: &[String]) -> Option<String> {
+        // `&self.f` or `&*f`: the place, whose methods auto-borrow.
+        let base = expr
+            .strip_prefix("&*")
+            .or_else(|| expr.strip_prefix('&'))
+            .unwrap_or(expr);
         if let Some(a) = self.abstract_iface(ty) {
-            let base = expr
-                .strip_prefix("&*")
-                .or_else(|| expr.strip_prefix('&'))
-                .unwrap_or(expr);
             let h = self.path(cur, a, "Abstract");
             return Some(format!("{h}::encode_opt({base}.as_ref(), w)?;\n"));
         }
         self.abstract_vt(ty)
-            .map(|_| format!("{}::write_value_object(w, ({expr}).get())?;\n", self.o.cdr))
+            .map(|_| format!("{}::write_value_object(w, {base}.get())?;\n", self.o.cdr))
     }
 
     /// How to decode an abstract interface or abstract valuetype.
