@@ -399,3 +399,27 @@ fn bad_discriminator_and_foreign_value_are_marshal() {
         assert_eq!(e.err(), Some(peregrine_cdr::CdrError::InvalidBoolean(7)));
     });
 }
+
+#[test]
+fn holder_in_an_any_through_the_dynamic_layer() {
+    bounded(30, || {
+        let s = setup();
+        // A reference inside: the Any's TypeCode is the abstract
+        // interface's, and the instance comes back out as a reference.
+        let held = DescribedAbstract::from(s.service.clone());
+        let any = peregrine_dynamic::Any::insert(&held);
+        assert_eq!(
+            any.tc.kind(),
+            peregrine_dynamic::TcKind::AbstractInterface
+        );
+        assert_eq!(any.tc.id().unwrap(), "IDL:Abs/Described:1.0");
+        let back = DescribedAbstract::from_any_in(&any, &s.client)
+            .expect("a Described")
+            .expect("not nil");
+        assert_eq!(back, held);
+        assert_eq!(back.describe(4).unwrap(), "service@4");
+        // Another type's Any is not a Described.
+        let other = peregrine_dynamic::Any::insert(&7i32);
+        assert!(DescribedAbstract::from_any_in(&other, &s.client).is_none());
+    });
+}
