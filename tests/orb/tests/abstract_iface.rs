@@ -408,10 +408,7 @@ fn holder_in_an_any_through_the_dynamic_layer() {
         // interface's, and the instance comes back out as a reference.
         let held = DescribedAbstract::from(s.service.clone());
         let any = peregrine_dynamic::Any::insert(&held);
-        assert_eq!(
-            any.tc.kind(),
-            peregrine_dynamic::TcKind::AbstractInterface
-        );
+        assert_eq!(any.tc.kind(), peregrine_dynamic::TcKind::AbstractInterface);
         assert_eq!(any.tc.id().unwrap(), "IDL:Abs/Described:1.0");
         let back = DescribedAbstract::from_any_in(&any, &s.client)
             .expect("a Described")
