@@ -420,3 +420,54 @@ fn holder_in_an_any_through_the_dynamic_layer() {
         assert!(DescribedAbstract::from_any_in(&other, &s.client).is_none());
     });
 }
+
+/// Reads a value of a type this program has no generated code for as a
+/// `Square` (what a factory for a derived type from a newer IDL does).
+struct FancySquareFactory;
+
+impl peregrine_cdr::ValueFactory for FancySquareFactory {
+    fn read_state(
+        &self,
+        r: &mut Reader<'_>,
+        _info: &peregrine_cdr::ValueInfo<'_>,
+    ) -> peregrine_cdr::Result<peregrine_cdr::AnyValue> {
+        Ok(Arc::new(Square::new(r.read_f64()?)))
+    }
+}
+
+#[test]
+fn a_registered_factory_fills_an_abstract_slot() {
+    bounded(30, || {
+        let s = setup();
+        const FANCY: &str = "IDL:Abs/FancySquare:1.0";
+        // `shapes` of `total_area`: one value whose header names a type
+        // no generated code knows, with a Square's state.
+        let call = |s: &Setup| {
+            s.hub.object().invoke::<f64, SystemException>(
+                "total_area",
+                |w: &mut peregrine_cdr::Writer| {
+                    w.write_u32(1);
+                    let v = Arc::new(3.0f64);
+                    w.write_value(Arc::as_ptr(&v).cast(), &[FANCY], false, |w| {
+                        w.write_f64(*v);
+                        Ok(())
+                    })
+                },
+                |r: &mut Reader<'_>| r.read_f64(),
+                |_: &str, _: &mut Reader<'_>| None::<peregrine_cdr::Result<SystemException>>,
+            )
+        };
+        // Without a factory: MARSHAL, no value factory.
+        let e = call(&s).unwrap_err();
+        assert_eq!(
+            (e.kind, e.minor),
+            (K::Marshal, peregrine_giop::system_exception::minor::omg(1))
+        );
+        // With one, the value it makes (a Shape) fills the slot.
+        s.client
+            .register_value_factory(FANCY, Arc::new(FancySquareFactory));
+        let area = call(&s);
+        s.client.unregister_value_factory(FANCY);
+        assert_eq!(area.unwrap(), 9.0);
+    });
+}
