@@ -361,6 +361,8 @@ fn abstract_interfaces_hold_a_reference_or_a_value() {
   valuetype V supports B { public long n; };
   abstract interface Empty {};
   valuetype W supports Empty { public long n; };
+  abstract valuetype T supports A {};
+  valuetype U : T { public long n; };
   interface I { B echo(in B x, out A y); };
 };
 ";
@@ -414,6 +416,11 @@ fn abstract_interfaces_hold_a_reference_or_a_value() {
     );
     // A trait without operations is implemented by the generated code.
     assert_contains(&code, "impl Empty for W {}");
+    // An abstract valuetype supporting an abstract interface: a
+    // supertrait, not implemented for the application (A has operations).
+    assert_contains(&code, "pub trait T: Send + Sync + ::peregrine::cdr::ValueObject + A {}");
+    assert!(!code.contains("impl T for U"));
+    assert_contains(&code, "super::U::REPOSITORY_ID => {");
     assert!(!code.contains("impl B for V"));
     // TypeCode kind.
     assert_contains(

@@ -31,8 +31,16 @@ pub mod idl {
 /// The operations of `idl/abstract.idl`'s valuetypes, run where the value
 /// is (implemented here: the generated types belong to this crate).
 mod abs_values {
-    use super::idl::abs::{Circle, Described, Label, Named, Shape, Square};
+    use super::idl::abs::{Book, Circle, Described, Label, Named, Shape, Square, Titled};
     use peregrine_orb::SystemException;
+
+    impl Named for Book {
+        fn name(&self) -> Result<String, SystemException> {
+            Ok(self.title.clone())
+        }
+    }
+
+    impl Titled for Book {}
 
     impl Named for Label {
         fn name(&self) -> Result<String, SystemException> {

@@ -158,11 +158,17 @@ impl Gen<'_> {
             .collect()
     }
 
-    /// True when abstract type `id` and its bases declare no operation
-    /// or attribute: the generated code implements its trait.
+    /// True when abstract type `id` and its bases (and, for a value, the
+    /// abstract interfaces it supports) declare no operation or
+    /// attribute: the generated code implements its trait.
     pub(super) fn without_ops(&self, id: DefId) -> bool {
         let mut all = vec![id];
-        all.extend(self.spec.all_bases(id));
+        if matches!(self.def(id).kind, DefKind::Value { .. }) {
+            // Its value bases and the abstract interfaces it supports.
+            all.extend(self.abstract_ancestors(id));
+        } else {
+            all.extend(self.spec.all_bases(id));
+        }
         all.iter().all(|b| self.own_ops(*b).is_empty())
     }
 

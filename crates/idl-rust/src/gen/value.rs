@@ -220,14 +220,26 @@ impl Gen<'_> {
 
     /// Supertraits from abstract bases (`: A + B`).
     fn abstract_supers(&self, id: DefId, cur: &[String]) -> String {
-        let DefKind::Value { bases, .. } = &self.def(id).kind else {
+        let DefKind::Value {
+            bases, supports, ..
+        } = &self.def(id).kind
+        else {
             return String::new();
         };
         let mut s = String::new();
-        for b in bases {
-            if let DefKind::Value {
-                is_abstract: true, ..
-            } = self.def(*b).kind
+        // Abstract value bases, and supported abstract interfaces (whose
+        // operations the value implements).
+        for b in bases.iter().chain(supports) {
+            if matches!(
+                self.def(*b).kind,
+                DefKind::Value {
+                    is_abstract: true,
+                    ..
+                } | DefKind::Interface {
+                    is_abstract: true,
+                    ..
+                }
+            ) && !self.omitted.contains(b)
             {
                 let _ = write!(s, " + {}", self.path(cur, *b, ""));
             }
