@@ -418,7 +418,10 @@ fn abstract_interfaces_hold_a_reference_or_a_value() {
     assert_contains(&code, "impl Empty for W {}");
     // An abstract valuetype supporting an abstract interface: a
     // supertrait, not implemented for the application (A has operations).
-    assert_contains(&code, "pub trait T: Send + Sync + ::peregrine::cdr::ValueObject + A {}");
+    assert_contains(
+        &code,
+        "pub trait T: Send + Sync + ::peregrine::cdr::ValueObject + A {}",
+    );
     assert!(!code.contains("impl T for U"));
     assert_contains(&code, "super::U::REPOSITORY_ID => {");
     assert!(!code.contains("impl B for V"));
