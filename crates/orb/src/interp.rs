@@ -36,8 +36,9 @@
 //!   compiled form does (`CdrError::BoundExceeded`, i.e. `BAD_PARAM`);
 //!   `wstring`/`wchar` use the connection's negotiated code sets carried
 //!   by the [`Reader`]/[`Writer`]; object references (`Option<IRef>`,
-//!   `Option<ObjectRef>`, or named types holding them) are decoded through
-//!   the decode context [`Cx`], which carries the ORB (the stub's
+//!   `Option<ObjectRef>`, abstract interfaces `Option<IAbstract>`, or
+//!   named types holding them; see [`Nullable`]) are decoded through the
+//!   decode context [`Cx`], which carries the ORB (the stub's
 //!   `ObjectRef::orb`, the request's ORB on the server).
 //!
 //! The bytes on the wire are those of the compiled form: the same

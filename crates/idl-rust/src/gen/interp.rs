@@ -18,7 +18,9 @@
 //! `RefIn`) driven by the table's `TypeDesc::kind`, which carries the
 //! bounds and element descriptors. Named types get `Put`/`Take` impls
 //! (through their `Encode`/`Decode`/`decode_in`) and interface references
-//! an `interp::Reference` impl when any interface is interpreted.
+//! an `interp::Reference` impl when any interface is interpreted (the
+//! holders of abstract interfaces an `interp::Nullable` impl, so they
+//! travel as references do).
 //!
 //! Only operations using `long double` inside a bounded or
 //! reference-holding sequence/array (no typed entry) keep the compiled
