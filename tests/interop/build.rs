@@ -18,6 +18,14 @@ fn main() {
         .cargo_directives(false)
         .compile(&["idl/values.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
+    // Valuetypes against JacORB; the Java side compiles the file without
+    // the define (see src/jacorb.rs) and so knows another derived value.
+    peregrine_build::Builder::new()
+        .define("PEREGRINE_SIDE", "1")
+        .out_dir(out.join("jvalues"))
+        .cargo_directives(false)
+        .compile(&["idl/jvalues.idl"])
+        .unwrap_or_else(|e| panic!("{e}"));
     // Abstract interfaces (the C++ and Java peers compile the same file).
     peregrine_build::Builder::new()
         .out_dir(out.join("abstract"))
