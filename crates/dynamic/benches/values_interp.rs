@@ -2,8 +2,9 @@
 //! The interpreter against compiled code on a graph of 1,000 values with
 //! sharing (each node written once and referred to once more, by the
 //! next node, as an indirection), encode and decode; the two write the
-//! same octets (checked before measuring). `Node` is written as
-//! peregrine-idl-rust generates valuetypes.
+//! same octets (checked before measuring); and the graph into and out
+//! of an `Any` the way generated insertion and extraction do it. `Node`
+//! is written as peregrine-idl-rust generates valuetypes.
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use peregrine_cdr::{
     read_value, ByteOrder, Decode, Encode, Reader, ValueInfo, ValueSlot, ValueType, Writer,
 };
+use peregrine_dynamic::compiled::{any_with, extract_with};
 use peregrine_dynamic::valuetype::VM_NONE;
 use peregrine_dynamic::{
     decode_value, encode_value, DynValue, TypeCode, ValueMember, ValueNode, ValueRef,
@@ -129,6 +131,30 @@ fn values(c: &mut Criterion) {
         b.iter(|| {
             let mut r = Reader::new(black_box(&bytes), order);
             black_box(decode_value(&seq_tc, &mut r).unwrap())
+        })
+    });
+    // An `Any` holding the graph, as generated `ToAny`/`FromAny` (and
+    // typedef helpers) make it: the compiled code and the interpreter on
+    // one scratch stream each way.
+    let any = any_with(seq_tc.clone(), |w| graph.encode(w));
+    let back: Vec<ValueSlot<Node>> = extract_with(&any, &seq_tc, |r| {
+        let v = Vec::<ValueSlot<Node>>::decode(r)?;
+        Ok(v)
+    })
+    .unwrap();
+    assert!(Arc::ptr_eq(
+        back[N - 1].get().unwrap().prev.get().unwrap(),
+        back[N - 2].get().unwrap()
+    ));
+    group.bench_function("any/insert", |b| {
+        b.iter(|| black_box(any_with(seq_tc.clone(), |w| black_box(&graph).encode(w))))
+    });
+    group.bench_function("any/extract", |b| {
+        b.iter(|| {
+            black_box(extract_with(black_box(&any), &seq_tc, |r| {
+                let v = Vec::<ValueSlot<Node>>::decode(r)?;
+                Ok(v)
+            }))
         })
     });
     group.finish();

@@ -18,6 +18,7 @@ mod abstracts;
 mod interp;
 mod tc;
 mod value;
+mod value_tc;
 
 pub use interp::Marshal;
 

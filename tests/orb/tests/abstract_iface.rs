@@ -120,6 +120,9 @@ impl Relay for HubImpl {
     ) -> R<(String, Vec<Option<DescribedAbstract>>)> {
         Hub::inspect_all(self, ds)
     }
+    fn chain(&self, m: &ValueSlot<dyn Marker>) -> R<ValueSlot<dyn Marker>> {
+        Hub::chain(self, m)
+    }
 }
 
 type Echoed = (Option<DescribedAbstract>, Option<DescribedAbstract>);
@@ -358,6 +361,13 @@ fn cycle_through_an_abstract_member() {
         let a3 = tag(b2.next.get().unwrap());
         assert_eq!((a2.text.as_str(), b2.text.as_str()), ("a", "b"));
         assert!(Arc::ptr_eq(&a2, &a3), "the cycle is closed");
+        // Through the table-driven interface (its operation with an
+        // abstract valuetype is generated compiled): the cycle again.
+        let again = s.relay.chain(&back).unwrap();
+        let a4 = tag(again.get().unwrap());
+        let b4 = tag(a4.next.get().unwrap());
+        assert_eq!((a4.text.as_str(), b4.text.as_str()), ("a", "b"));
+        assert!(Arc::ptr_eq(&a4, &tag(b4.next.get().unwrap())));
     });
 }
 

@@ -71,6 +71,30 @@ impl Gen<'_> {
         }
     }
 
+    /// True if `ty` holds a slot of abstract valuetype type anywhere
+    /// (through sequences, arrays, typedefs and members).
+    pub(super) fn holds_abstract_value(&self, ty: &Type) -> bool {
+        self.holds_abstract_value_in(ty, &mut Vec::new())
+    }
+
+    fn holds_abstract_value_in(&self, ty: &Type, seen: &mut Vec<DefId>) -> bool {
+        match ty {
+            Type::Sequence(t, _) | Type::Array(t, _) => self.holds_abstract_value_in(t, seen),
+            Type::Named(id) => {
+                if seen.contains(id) {
+                    return false;
+                }
+                seen.push(*id);
+                self.abstract_vt(ty).is_some()
+                    || self
+                        .member_types(*id)
+                        .into_iter()
+                        .any(|t| self.holds_abstract_value_in(t, seen))
+            }
+            _ => false,
+        }
+    }
+
     /// Encode statements for an abstract interface (`Option<AAbstract>`)
     /// or abstract valuetype (`ValueSlot<dyn V>`) that `expr` refers to.
     pub(super) fn enc_abstract(&self, ty: &Type, expr: &str, cur: &[String]) -> Option<String> {

@@ -21,6 +21,11 @@
 //! an `interp::Reference` impl when any interface is interpreted (the
 //! holders of abstract interfaces an `interp::Nullable` impl, so they
 //! travel as references do).
+//! Valuetypes and value boxes (`ValueSlot<T>`) are plain: their
+//! `ValueType` code writes to the request's one writer and reads from
+//! the reply's one reader, so sharing spans the arguments as in the
+//! compiled form (the engine's `Put`/`Take` cover them as elements of
+//! bounded sequences).
 //!
 //! Only operations using `long double` inside a bounded or
 //! reference-holding sequence/array (no typed entry) keep the compiled
@@ -115,8 +120,8 @@ impl Gen<'_> {
 
     /// The engine has entries for `ty`.
     fn interp_ok(&mut self, ty: &Type) -> bool {
-        if self.has_value(ty) {
-            // The table-driven engine has no values yet: compiled code.
+        if self.holds_abstract_value(ty) {
+            // `ValueSlot<dyn V>` has no engine entry: compiled code.
             return false;
         }
         match self.resolve_owned(ty) {
