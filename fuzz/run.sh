@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
-targets=${*:-"cdr_reader giop_message giop_fragments ior corbaloc idl_frontend typecode_any rx_frames fast_header conn_machine value dyn_value"}
+targets=${*:-"cdr_reader giop_message giop_fragments ior corbaloc idl_frontend typecode_any rx_frames fast_header conn_machine value dyn_value abstract_value"}
 seeds_for() {
   case $1 in
     giop_message|giop_fragments|rx_frames) echo fixtures/omniorb/giop ;;
@@ -19,13 +19,13 @@ seeds_for() {
 # Decoded value cycles are strong references (leaked by design).
 flags_for() {
   case $1 in
-    value) echo -detect_leaks=0 ;;
+    value|abstract_value) echo -detect_leaks=0 ;;
     *) ;;
   esac
 }
 asan_for() {
   case $1 in
-    value) echo detect_leaks=0 ;;
+    value|abstract_value) echo detect_leaks=0 ;;
     *) echo "${ASAN_OPTIONS:-}" ;;
   esac
 }

@@ -26,6 +26,12 @@ fn main() {
         .cargo_directives(false)
         .compile(&["idl/jvalues.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
+    // Abstract interfaces (the C++ and Java peers compile the same file).
+    peregrine_build::Builder::new()
+        .out_dir(out.join("abstract"))
+        .cargo_directives(false)
+        .compile(&["idl/abstract.idl"])
+        .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
     println!("cargo:rerun-if-changed=cxx");
 }

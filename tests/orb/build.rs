@@ -8,7 +8,14 @@ fn main() {
         // The test IDL uses anonymous sequence types on purpose: the
         // generator must map them even though other compilers refuse them.
         .portability_warnings(false)
-        .compile(&["idl/test.idl", "idl/dynamic.idl", "idl/values.idl"])
+        // One interface of abstract.idl in the table-driven form.
+        .interface_marshal("::Abs::Relay", peregrine_build::Marshal::Interpreted)
+        .compile(&[
+            "idl/test.idl",
+            "idl/dynamic.idl",
+            "idl/values.idl",
+            "idl/abstract.idl",
+        ])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
 }

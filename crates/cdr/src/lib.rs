@@ -50,7 +50,8 @@ pub use tail::{PlainTail, PrimTail, TailSeq};
 #[cfg(feature = "std")]
 pub use value::{
     lookup_value_factory, read_value, register_value_factory, unregister_value_factory,
-    write_value, CustomMarshal, ReadValue, ValueFactory, ValueSlot, ValueType,
+    write_value, write_value_object, CustomMarshal, Polymorphic, ReadValue, ValueFactory,
+    ValueObject, ValueSlot, ValueType,
 };
 pub use value::{AnyValue, Fixup, RepoIds, ValueInfo, ValueStart};
 pub use writer::Writer;

@@ -14,6 +14,7 @@ use crate::demux::demux_body;
 use crate::names::{bare, camel, screaming, snake};
 use crate::plain::{self, PType, PlainInfo};
 
+mod abstracts;
 mod interp;
 mod tc;
 mod value;
@@ -220,20 +221,13 @@ impl<'a> Gen<'a> {
 
     /// Why `ty` cannot be generated, if it cannot.
     fn unsupported(&self, ty: &Type) -> Option<String> {
-        self.unsupported_in(ty, false)
-    }
-
-    /// As [`Gen::unsupported`]; `local` for a local interface's
-    /// operations, never marshaled, where an abstract valuetype is a
-    /// trait object.
-    fn unsupported_in(&self, ty: &Type, local: bool) -> Option<String> {
         match ty {
             Type::Basic(BasicType::ValueBase) => {
                 Some("`ValueBase` (valuetypes) is not supported yet".into())
             }
             Type::Basic(_) => None,
             Type::String(_) | Type::WString(_) | Type::TypeCode | Type::Fixed(_) => None,
-            Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported_in(t, local),
+            Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported(t),
             Type::Named(id) => {
                 let d = self.def(*id);
                 if self.omitted.contains(id) {
@@ -243,12 +237,6 @@ impl<'a> Gen<'a> {
                     ));
                 }
                 match &d.kind {
-                    DefKind::Value {
-                        is_abstract: true, ..
-                    } if !local => Some(format!(
-                        "a member or parameter of abstract valuetype `{}` is not supported yet",
-                        d.scoped_name
-                    )),
                     DefKind::Value { defined: false, .. } => Some(format!(
                         "valuetype `{}` is forward-declared but never defined",
                         d.scoped_name
@@ -257,26 +245,11 @@ impl<'a> Gen<'a> {
                         "native type `{}` has no Rust mapping yet",
                         d.scoped_name
                     )),
-                    DefKind::Interface {
-                        is_local,
-                        is_abstract,
-                        ..
-                    } => {
-                        if *is_local {
-                            // `Option<Arc<dyn L>>`; the front end keeps
-                            // local types out of marshaled signatures.
-                            None
-                        } else if *is_abstract {
-                            Some(format!(
-                                "abstract interface `{}` is not supported yet",
-                                d.scoped_name
-                            ))
-                        } else {
-                            // Also when only forward-declared: a typed
-                            // reference without operations.
-                            None
-                        }
-                    }
+                    // A local interface is `Option<Arc<dyn L>>` (the front
+                    // end keeps local types out of marshaled signatures);
+                    // one only forward-declared is a typed reference
+                    // without operations.
+                    DefKind::Interface { .. } => None,
                     DefKind::Struct { defined: false, .. }
                     | DefKind::Union { defined: false, .. } => Some(format!(
                         "`{}` is forward-declared but never defined",
@@ -318,10 +291,7 @@ impl<'a> Gen<'a> {
     /// with the location to report.
     fn def_problem(&self, id: DefId) -> Option<(Span, String)> {
         let d = self.def(id);
-        let in_local = d
-            .parent
-            .is_some_and(|p| matches!(self.def(p).kind, DefKind::Interface { is_local: true, .. }));
-        let check = |ty: &Type, span: Span| self.unsupported_in(ty, in_local).map(|m| (span, m));
+        let check = |ty: &Type, span: Span| self.unsupported(ty).map(|m| (span, m));
         let raises = |ids: &[DefId]| {
             ids.iter().find(|e| self.omitted.contains(e)).map(|e| {
                 (
@@ -388,9 +358,6 @@ impl<'a> Gen<'a> {
             } => check(ty, d.span)
                 .or_else(|| raises(get_raises))
                 .or_else(|| raises(set_raises)),
-            DefKind::Interface {
-                is_abstract: true, ..
-            } => Some((d.span, "abstract interfaces are not supported yet".into())),
             DefKind::Interface { bases, .. } => bases.iter().find_map(|b| {
                 self.unsupported(&Type::Named(*b))
                     .map(|m| (d.span, format!("base interface: {m}")))
@@ -606,13 +573,19 @@ impl<'a> Gen<'a> {
                 DefKind::Interface { is_local: true, .. } => {
                     format!("Option<std::sync::Arc<dyn {}>>", self.path(cur, *id, ""))
                 }
+                DefKind::Interface {
+                    is_abstract: true, ..
+                } => {
+                    self.uses_orb = true;
+                    format!("Option<{}>", self.path(cur, *id, "Abstract"))
+                }
                 DefKind::Interface { .. } => {
                     self.uses_orb = true;
                     format!("Option<{}>", self.path(cur, *id, "Ref"))
                 }
                 DefKind::Value {
                     is_abstract: true, ..
-                } => format!("Option<std::sync::Arc<dyn {}>>", self.path(cur, *id, "")),
+                } => format!("{}::ValueSlot<dyn {}>", self.o.cdr, self.path(cur, *id, "")),
                 DefKind::Value { .. } | DefKind::ValueBox { .. } => {
                     format!("{}::ValueSlot<{}>", self.o.cdr, self.path(cur, *id, ""))
                 }
@@ -634,7 +607,14 @@ impl<'a> Gen<'a> {
             Type::Basic(BasicType::Object) => true,
             Type::Sequence(t, b) => b.is_some() || self.custom(t),
             Type::Array(t, _) => self.custom(t),
-            Type::Named(id) => matches!(self.def(*id).kind, DefKind::Interface { .. }),
+            Type::Named(id) => matches!(
+                self.def(*id).kind,
+                DefKind::Interface { .. }
+                    | DefKind::Value {
+                        is_abstract: true,
+                        ..
+                    }
+            ),
             _ => false,
         }
     }
@@ -716,6 +696,9 @@ impl<'a> Gen<'a> {
             return format!("{cdr}::Encode::encode({expr}, w)?;\n");
         }
         let rt = self.rt(cur);
+        if let Some(s) = self.enc_abstract(ty, expr, cur) {
+            return s;
+        }
         match self.resolve_owned(ty) {
             Type::String(Some(n)) => format!("{rt}::encode_bounded_string({expr}, {n}, w)?;\n"),
             Type::WString(b) => format!("{rt}::encode_wstring({expr}, {}, w)?;\n", bound(b)),
@@ -771,6 +754,9 @@ impl<'a> Gen<'a> {
             if !self.needs_orb(&resolved) {
                 return Dec::Path(format!("<{rty} as {cdr}::Decode>::decode"));
             }
+        }
+        if let Some(d) = self.dec_abstract(&resolved, cur) {
+            return d;
         }
         match resolved {
             Type::String(Some(n)) => Dec::Expr(format!("{rt}::decode_bounded_string(r, {n})")),
@@ -1900,11 +1886,14 @@ impl {name} {{
             Type::Basic(_) => self.rty(ty, cur),
             Type::Named(id) => match &self.def(id).kind {
                 DefKind::Enum { .. } => self.rty(ty, cur),
-                DefKind::Interface { is_local: true, .. }
-                | DefKind::Value {
+                DefKind::Interface { is_local: true, .. } => {
+                    format!("Option<&std::sync::Arc<dyn {}>>", self.path(cur, id, ""))
+                }
+                DefKind::Interface {
                     is_abstract: true, ..
                 } => {
-                    format!("Option<&std::sync::Arc<dyn {}>>", self.path(cur, id, ""))
+                    self.uses_orb = true;
+                    format!("Option<&{}>", self.path(cur, id, "Abstract"))
                 }
                 DefKind::Interface { .. } => {
                     self.uses_orb = true;
@@ -1985,6 +1974,19 @@ impl {name} {{
         // to implement), a stub without operations.
         let defined = matches!(d.kind, DefKind::Interface { defined: true, .. });
         let server = self.o.server && defined;
+        // An abstract interface has no objects of its own: its trait is
+        // implemented by the servants of derived interfaces and by the
+        // valuetypes that support it, its handlers serve derived
+        // skeletons, and its stub is always there (the holder of an
+        // object reference or a value needs it).
+        let is_abstract = matches!(
+            d.kind,
+            DefKind::Interface {
+                is_abstract: true,
+                ..
+            }
+        );
+        let client = self.o.client || is_abstract;
 
         // Error enums, in the interface's module.
         let mut support = String::new();
@@ -2052,7 +2054,7 @@ impl std::error::Error for {ename} {{
 
         // Servant trait.
         let mut out = String::new();
-        if server || is_local {
+        if server || is_local || is_abstract {
             let mut methods = String::new();
             for op in &own {
                 methods.push_str(&self.op_doc(op));
@@ -2078,12 +2080,14 @@ impl std::error::Error for {ename} {{
                 d.doc.as_deref(),
                 &format!("IDL interface `{}`.", d.scoped_name),
             );
+            let role = if is_abstract {
+                format!("///\n/// An abstract interface: implemented by the servants of the interfaces\n/// derived from it and by the valuetypes that support it; an instance is\n/// held as a [`{name}Abstract`] (an object reference or a value).\n")
+            } else {
+                format!("///\n/// The servant side: implement this trait and activate the implementation\n/// wrapped in [`{name}Skeleton`]; clients call through [`{name}Ref`].\n")
+            };
             let _ = write!(
                 out,
-                "{doc}///
-/// The servant side: implement this trait and activate the implementation
-/// wrapped in [`{name}Skeleton`]; clients call through [`{name}Ref`].
-{ALLOWS}
+                "{doc}{role}{ALLOWS}
 pub trait {name}{supers} {{
 {methods}}}
 
@@ -2133,6 +2137,8 @@ pub trait {name}{supers} {{
                 };
                 support.push_str(&h);
             }
+        }
+        if server && !is_abstract {
             let names: Vec<&str> = all_ops.iter().map(|o| o.wire.as_str()).collect();
             let demux = demux_body(&names);
             let mut arms = String::new();
@@ -2204,7 +2210,7 @@ impl<S: {name} + Send + Sync + 'static> {orb}::Servant for {name}Skeleton<S> {{
             );
         }
 
-        if self.o.client {
+        if client {
             let mut methods = String::new();
             for (op, interp) in all_ops.iter().zip(&interp) {
                 let m = if *interp {
@@ -2280,7 +2286,7 @@ impl {orb}::Reference for {name}Ref {{
                 scoped = d.scoped_name,
                 rid = lit_str(&d.repo_id),
             );
-            if server {
+            if server && !is_abstract {
                 // The POA's typed `servant_to_reference` needs the skeleton
                 // to name its reference type (both halves are generated).
                 let _ = write!(
@@ -2294,8 +2300,15 @@ impl {orb}::Reference for {name}Ref {{
             }
         }
         let _ = inner_rel;
-        let client = self.o.client;
-        out.push_str(&self.interface_tc_items(id, cur, client));
+        if client {
+            out.push_str(&self.abstract_upcasts(id, cur));
+        }
+        if is_abstract {
+            out.push_str(&self.abstract_holder(id, cur));
+            let values = self.abstract_values(id, &inner);
+            support.push_str(&values);
+        }
+        out.push_str(&self.interface_tc_items(id, cur, client && !is_abstract));
         self.push(cur, d.scoped_name.clone(), id, out);
         if !support.is_empty() {
             self.push(&inner, format!("{}#support", d.scoped_name), id, support);
@@ -2342,7 +2355,10 @@ impl {orb}::Reference for {name}Ref {{
             }
             match p.dir {
                 ParamDir::In => {
-                    if self.is_iface(&p.ty).is_some()
+                    if let Some(a) = self.abstract_iface(&p.ty) {
+                        let h = self.path(cur, a, "Abstract");
+                        let _ = writeln!(enc, "{h}::encode_opt({n}, w)?;");
+                    } else if self.is_iface(&p.ty).is_some()
                         || matches!(self.resolve_owned(&p.ty), Type::Basic(BasicType::Object))
                     {
                         let _ = writeln!(enc, "{rt}::encode_ref({n}, w)?;");

@@ -36,8 +36,9 @@
 //!   compiled form does (`CdrError::BoundExceeded`, i.e. `BAD_PARAM`);
 //!   `wstring`/`wchar` use the connection's negotiated code sets carried
 //!   by the [`Reader`]/[`Writer`]; object references (`Option<IRef>`,
-//!   `Option<ObjectRef>`, or named types holding them) are decoded through
-//!   the decode context [`Cx`], which carries the ORB (the stub's
+//!   `Option<ObjectRef>`, abstract interfaces `Option<IAbstract>`, or
+//!   named types holding them; see [`Nullable`]) are decoded through the
+//!   decode context [`Cx`], which carries the ORB (the stub's
 //!   `ObjectRef::orb`, the request's ORB on the server).
 //!
 //! The bytes on the wire are those of the compiled form: the same
@@ -94,7 +95,8 @@ pub enum Kind {
     /// dimensions for a multi-dimensional one). The length is the Rust
     /// type's.
     Array(&'static TypeDesc),
-    /// `Object` or an interface: a possibly nil reference.
+    /// `Object` or an interface: a possibly nil reference; or an abstract
+    /// interface (a reference or a value, see [`Nullable`]).
     Object,
 }
 
@@ -905,29 +907,52 @@ impl<'de, T: Take<'de>, const N: usize> Take<'de> for [T; N] {
 /// generated `IRef` (the one trait of the runtime, re-exported here).
 pub use crate::runtime::Reference;
 
+/// What the typed entries marshal as `Option<Self>`, `None` being nil:
+/// object references (every [`Reference`]: the nil IOR), and the holders
+/// of abstract interfaces, which generated code implements it for (a
+/// boolean, then a reference or a value).
+pub trait Nullable: Sized {
+    /// Writes `v` (`None`: nil).
+    fn put_opt(v: Option<&Self>, w: &mut Writer) -> peregrine_cdr::Result<()>;
+    /// Reads a possibly nil instance; references are bound to the
+    /// context's ORB.
+    fn take_opt(cx: &Cx<'_>, r: &mut Reader<'_>) -> peregrine_cdr::Result<Option<Self>>;
+}
+
 /// A possibly nil reference (`None` is the nil IOR).
-impl<R: Reference> Put for Option<R> {
+impl<R: Reference> Nullable for R {
     #[inline]
-    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
-        ObjectRef::encode_opt(self.as_ref().map(Reference::object_ref), w)
+    fn put_opt(v: Option<&Self>, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        ObjectRef::encode_opt(v.map(Reference::object_ref), w)
+    }
+    #[inline]
+    fn take_opt(cx: &Cx<'_>, r: &mut Reader<'_>) -> peregrine_cdr::Result<Option<Self>> {
+        Ok(ObjectRef::decode(r, cx.orb())?.map(R::from_object_ref))
     }
 }
 
-/// A stub's `in` object reference argument (`Option<&IRef>`, the
-/// compiled form's `encode_ref`).
+impl<R: Nullable> Put for Option<R> {
+    #[inline]
+    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        R::put_opt(self.as_ref(), w)
+    }
+}
+
+/// A stub's `in` object reference (or abstract interface) argument
+/// (`Option<&IRef>`, the compiled form's `encode_ref`).
 pub struct RefIn<'a, R>(pub Option<&'a R>);
 
-impl<R: Reference> Param for RefIn<'_, R> {
+impl<R: Nullable> Param for RefIn<'_, R> {
     fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
-        ObjectRef::encode_opt(self.0.map(Reference::object_ref), w)
+        R::put_opt(self.0, w)
     }
 }
 
-/// A reference bound to the context's ORB.
-impl<'de, R: Reference> Take<'de> for Option<R> {
+/// A reference (or abstract interface) bound to the context's ORB.
+impl<'de, R: Nullable> Take<'de> for Option<R> {
     #[inline]
     fn take(_ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
-        Ok(ObjectRef::decode(r, cx.orb())?.map(R::from_object_ref))
+        R::take_opt(cx, r)
     }
 }
 

@@ -29,7 +29,7 @@ const CACHE_DIR: &str = env!("OUT_DIR");
 /// The IDL files the Java peers are built from (compiled by JacORB's IDL
 /// compiler without defines, so `jvalues.idl` gives the Java side its own
 /// derived value).
-const JAVA_IDL: [&str; 2] = ["idl/interop.idl", "idl/jvalues.idl"];
+const JAVA_IDL: [&str; 3] = ["idl/interop.idl", "idl/jvalues.idl", "idl/abstract.idl"];
 
 /// What to tell the user when JacORB is missing.
 const INSTALL_HINT: &str = "the JacORB interop tests need a JDK (17) and JacORB 3.9's jars: \

@@ -50,6 +50,19 @@ pub mod jvalues_idl {
     include!(concat!(env!("OUT_DIR"), "/jvalues/_include.rs"));
 }
 
+/// Code generated from `idl/abstract.idl`, and the operations of its
+/// valuetype (run where the value is; implemented in this crate, which
+/// owns the generated type).
+pub mod abstract_idl {
+    include!(concat!(env!("OUT_DIR"), "/abstract/_include.rs"));
+
+    impl abs_interop::Named for abs_interop::Label {
+        fn name(&self) -> Result<String, peregrine_orb::SystemException> {
+            Ok(format!("rust label {}", self.text))
+        }
+    }
+}
+
 /// Runs `f` on a thread and fails the test if it takes longer than `secs`
 /// (so a hang in the ORB or a peer fails instead of blocking CI).
 pub fn bounded<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {

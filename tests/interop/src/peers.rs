@@ -36,6 +36,11 @@ pub struct Peers {
     pub values_server: PathBuf,
     /// `cxx/values_client.cc`: an omniORB client of `ValInterop::Values`.
     pub values_client: PathBuf,
+    /// `cxx/abs_server.cc`: an omniORB `AbsInterop::Hub` server
+    /// (`idl/abstract.idl`: abstract interfaces).
+    pub abs_server: PathBuf,
+    /// `cxx/abs_client.cc`: an omniORB client of `AbsInterop::Hub`.
+    pub abs_client: PathBuf,
 }
 
 /// The peers, built once per process (and cached across runs in the
@@ -64,6 +69,10 @@ fn sources() -> Vec<PathBuf> {
         d.join("cxx/values_common.h"),
         d.join("cxx/values_server.cc"),
         d.join("cxx/values_client.cc"),
+        d.join("idl/abstract.idl"),
+        d.join("cxx/abs_common.h"),
+        d.join("cxx/abs_server.cc"),
+        d.join("cxx/abs_client.cc"),
     ]
 }
 
@@ -125,6 +134,8 @@ fn build() -> Result<Peers, String> {
         dyn_client: dir.join("dyn_client"),
         values_server: dir.join("values_server"),
         values_client: dir.join("values_client"),
+        abs_server: dir.join("abs_server"),
+        abs_client: dir.join("abs_client"),
     };
     let built = |p: &Peers| {
         [
@@ -134,6 +145,8 @@ fn build() -> Result<Peers, String> {
             &p.dyn_client,
             &p.values_server,
             &p.values_client,
+            &p.abs_server,
+            &p.abs_client,
         ]
         .iter()
         .all(|b| b.is_file())
@@ -168,10 +181,28 @@ fn build() -> Result<Peers, String> {
             .args(["-bcxx", "-Wba"])
             .arg(Path::new(CRATE_DIR).join("idl/values.idl")),
     )?;
+    run_build(
+        Command::new("omniidl")
+            .current_dir(&tmp)
+            .arg("-bcxx")
+            .arg(Path::new(CRATE_DIR).join("idl/abstract.idl")),
+    )?;
     // Each peer: g++ on its source, the generated skeleton files beside
     // it and the libraries it links (omniORB's valuetype and dynamic
     // support live in libomniDynamic4).
-    let peers_to_build: [(&str, &str, &[&str], &str); 6] = [
+    let peers_to_build: [(&str, &str, &[&str], &str); 8] = [
+        (
+            "abs_server",
+            "abs_server.cc",
+            &["abstractSK.cc"],
+            &dyn_flags,
+        ),
+        (
+            "abs_client",
+            "abs_client.cc",
+            &["abstractSK.cc"],
+            &dyn_flags,
+        ),
         (
             "values_server",
             "values_server.cc",

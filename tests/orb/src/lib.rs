@@ -28,6 +28,45 @@ pub mod idl {
     include!(concat!(env!("OUT_DIR"), "/_include.rs"));
 }
 
+/// The operations of `idl/abstract.idl`'s valuetypes, run where the value
+/// is (implemented here: the generated types belong to this crate).
+mod abs_values {
+    use super::idl::abs::{Book, Circle, Described, Label, Named, Shape, Square, Titled};
+    use peregrine_orb::SystemException;
+
+    impl Named for Book {
+        fn name(&self) -> Result<String, SystemException> {
+            Ok(self.title.clone())
+        }
+    }
+
+    impl Titled for Book {}
+
+    impl Named for Label {
+        fn name(&self) -> Result<String, SystemException> {
+            Ok(self.text.clone())
+        }
+    }
+
+    impl Described for Label {
+        fn describe(&self, depth: i32) -> Result<String, SystemException> {
+            Ok(format!("label {}@{depth}", self.text))
+        }
+    }
+
+    impl Shape for Square {
+        fn area(&self) -> Result<f64, SystemException> {
+            Ok(self.side * self.side)
+        }
+    }
+
+    impl Shape for Circle {
+        fn area(&self) -> Result<f64, SystemException> {
+            Ok(std::f64::consts::PI * self.r * self.r)
+        }
+    }
+}
+
 pub use idl::test::echo::{FailError, Oops};
 pub use idl::test::{
     evolved, Counter, CounterRef, CounterSkeleton, Echo, EchoRef, EchoSkeleton, Evolved,

@@ -88,14 +88,14 @@ pub fn lookup_value_factory(repo_id: &str) -> Option<Arc<dyn ValueFactory>> {
 /// the decoder completes a member that points back to a value still being
 /// read); through `&mut` it can be changed freely. No allocation beyond
 /// the value itself.
-pub struct ValueSlot<T> {
+pub struct ValueSlot<T: ?Sized> {
     /// The value given at construction (no synchronization to read).
     value: Option<Arc<T>>,
     /// The value filled in later through a shared reference.
     late: OnceLock<Arc<T>>,
 }
 
-impl<T> ValueSlot<T> {
+impl<T: ?Sized> ValueSlot<T> {
     /// A null member.
     pub const fn null() -> Self {
         Self {
@@ -139,13 +139,13 @@ impl<T> ValueSlot<T> {
     }
 }
 
-impl<T> Default for ValueSlot<T> {
+impl<T: ?Sized> Default for ValueSlot<T> {
     fn default() -> Self {
         Self::null()
     }
 }
 
-impl<T> Clone for ValueSlot<T> {
+impl<T: ?Sized> Clone for ValueSlot<T> {
     /// Shares the value (a shallow copy, as for any value reference).
     fn clone(&self) -> Self {
         match self.get() {
@@ -155,19 +155,19 @@ impl<T> Clone for ValueSlot<T> {
     }
 }
 
-impl<T> From<Arc<T>> for ValueSlot<T> {
+impl<T: ?Sized> From<Arc<T>> for ValueSlot<T> {
     fn from(v: Arc<T>) -> Self {
         Self::new(v)
     }
 }
 
-impl<T> From<Option<Arc<T>>> for ValueSlot<T> {
+impl<T: ?Sized> From<Option<Arc<T>>> for ValueSlot<T> {
     fn from(v: Option<Arc<T>>) -> Self {
         v.map_or_else(Self::null, Self::new)
     }
 }
 
-impl<T> core::fmt::Debug for ValueSlot<T> {
+impl<T: ?Sized> core::fmt::Debug for ValueSlot<T> {
     /// The address only: a graph may have cycles.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self.get() {
@@ -177,7 +177,7 @@ impl<T> core::fmt::Debug for ValueSlot<T> {
     }
 }
 
-impl<T> PartialEq for ValueSlot<T> {
+impl<T: ?Sized> PartialEq for ValueSlot<T> {
     /// Identity: the same value (or both null).
     fn eq(&self, other: &Self) -> bool {
         match (self.get(), other.get()) {
@@ -206,14 +206,14 @@ pub fn write_value<T: ValueType>(w: &mut Writer, v: Option<&Arc<T>>) -> Result<(
 /// A value read for a member: complete, or pointing back to a value whose
 /// state is still being read.
 #[derive(Debug)]
-pub enum ReadValue<T> {
+pub enum ReadValue<T: ?Sized> {
     /// Null or a value.
     Ready(Option<Arc<T>>),
     /// Refers to the value at this input index, completed later.
     Cycle(usize),
 }
 
-impl<T: ValueType> ReadValue<T> {
+impl<T: ?Sized> ReadValue<T> {
     /// The member to store now (null for a cycle, filled by
     /// [`ReadValue::fixup`]).
     pub fn slot(&self) -> ValueSlot<T> {
@@ -223,6 +223,17 @@ impl<T: ValueType> ReadValue<T> {
         }
     }
 
+    /// The value, failing for a cycle (outside a value's members there is
+    /// no slot to complete later).
+    pub fn ready(self) -> Result<Option<Arc<T>>> {
+        match self {
+            ReadValue::Ready(v) => Ok(v),
+            ReadValue::Cycle(_) => Err(CdrError::UnsupportedCycle),
+        }
+    }
+}
+
+impl<T: ValueType> ReadValue<T> {
     /// For a cycle, has the reader fill `field(owner)` once the value it
     /// points to is complete.
     pub fn fixup<S: Send + Sync + 'static>(
@@ -245,15 +256,6 @@ impl<T: ValueType> ReadValue<T> {
                     Ok(())
                 }),
             );
-        }
-    }
-
-    /// The value, failing for a cycle (outside a value's members there is
-    /// no slot to complete later).
-    pub fn ready(self) -> Result<Option<Arc<T>>> {
-        match self {
-            ReadValue::Ready(v) => Ok(v),
-            ReadValue::Cycle(_) => Err(CdrError::UnsupportedCycle),
         }
     }
 }

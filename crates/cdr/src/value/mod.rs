@@ -15,6 +15,8 @@
 mod chunk;
 #[cfg(feature = "std")]
 mod graph;
+#[cfg(feature = "std")]
+mod poly;
 mod read;
 mod write;
 
@@ -23,6 +25,8 @@ pub use graph::{
     lookup_value_factory, read_value, register_value_factory, unregister_value_factory,
     write_value, CustomMarshal, ReadValue, ValueFactory, ValueSlot, ValueType,
 };
+#[cfg(feature = "std")]
+pub use poly::{write_value_object, Polymorphic, ValueObject};
 
 use alloc::sync::Arc;
 use core::any::Any;

@@ -18,7 +18,9 @@
 //! `RefIn`) driven by the table's `TypeDesc::kind`, which carries the
 //! bounds and element descriptors. Named types get `Put`/`Take` impls
 //! (through their `Encode`/`Decode`/`decode_in`) and interface references
-//! an `interp::Reference` impl when any interface is interpreted.
+//! an `interp::Reference` impl when any interface is interpreted (the
+//! holders of abstract interfaces an `interp::Nullable` impl, so they
+//! travel as references do).
 //! Valuetypes and value boxes (`ValueSlot<T>`) are plain: their
 //! `ValueType` code writes to the request's one writer and reads from
 //! the reply's one reader, so sharing spans the arguments as in the
@@ -118,6 +120,10 @@ impl Gen<'_> {
 
     /// The engine has entries for `ty`.
     fn interp_ok(&mut self, ty: &Type) -> bool {
+        if self.holds_abstract_value(ty) {
+            // `ValueSlot<dyn V>` has no engine entry: compiled code.
+            return false;
+        }
         match self.resolve_owned(ty) {
             Type::Fixed(None) => false,
             _ if !self.typed(ty) => true,

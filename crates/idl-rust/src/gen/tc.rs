@@ -194,9 +194,15 @@ impl Gen<'_> {
                 stack.pop();
                 format!("{dy}::TypeCode::alias_tc({rid}, {name}, {inner})")
             }
-            DefKind::Interface { is_local, .. } => {
+            DefKind::Interface {
+                is_local,
+                is_abstract,
+                ..
+            } => {
                 let ctor = if *is_local {
                     "local_interface_tc"
+                } else if *is_abstract {
+                    "abstract_interface_tc"
                 } else {
                     "objref_tc"
                 };
@@ -252,6 +258,9 @@ impl Gen<'_> {
             DefKind::Exception { .. } => "exception",
             DefKind::Typedef { .. } => "typedef (`tk_alias`)",
             DefKind::Interface { is_local: true, .. } => "local interface",
+            DefKind::Interface {
+                is_abstract: true, ..
+            } => "abstract interface",
             _ => "interface (object reference)",
         };
         let build = self.tc_build(id, cur, &mut Vec::new());

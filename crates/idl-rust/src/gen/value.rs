@@ -193,14 +193,26 @@ impl Gen<'_> {
 
     /// Supertraits from abstract bases (`: A + B`).
     fn abstract_supers(&self, id: DefId, cur: &[String]) -> String {
-        let DefKind::Value { bases, .. } = &self.def(id).kind else {
+        let DefKind::Value {
+            bases, supports, ..
+        } = &self.def(id).kind
+        else {
             return String::new();
         };
         let mut s = String::new();
-        for b in bases {
-            if let DefKind::Value {
-                is_abstract: true, ..
-            } = self.def(*b).kind
+        // Abstract value bases, and supported abstract interfaces (whose
+        // operations the value implements).
+        for b in bases.iter().chain(supports) {
+            if matches!(
+                self.def(*b).kind,
+                DefKind::Value {
+                    is_abstract: true,
+                    ..
+                } | DefKind::Interface {
+                    is_abstract: true,
+                    ..
+                }
+            ) && !self.omitted.contains(b)
             {
                 let _ = write!(s, " + {}", self.path(cur, *b, ""));
             }
@@ -212,7 +224,12 @@ impl Gen<'_> {
     pub(super) fn abstract_value(&mut self, id: DefId, cur: &[String]) {
         let d = self.def(id);
         let name = camel(&d.name);
-        let supers = self.abstract_supers(id, cur);
+        // Held as `ValueSlot<dyn V>`, written through `ValueObject`.
+        let supers = format!(
+            " + {}::ValueObject{}",
+            self.o.cdr,
+            self.abstract_supers(id, cur)
+        );
         let mut s = doc_attrs(
             d.doc.as_deref(),
             &format!(
@@ -233,6 +250,10 @@ impl Gen<'_> {
         );
         let s = s + &self.value_tc_items(id, &name, cur);
         self.push(cur, d.scoped_name.clone(), id, s);
+        let inner = self.inner_path(id);
+        self.nested_doc(&inner, id, "valuetype");
+        let values = self.abstract_values(id, &inner);
+        self.push(&inner, format!("{}#values", d.scoped_name), id, values);
     }
 
     /// Concrete valuetype `id`.
@@ -315,6 +336,14 @@ impl Gen<'_> {
                 let _ = writeln!(dec, "let {f} = {cdr}::read_value::<{vt}>(r)?;");
                 inits.push(format!("{f}: {f}.slot()"));
                 let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f});");
+            } else if let Some(aid) = self.abstract_vt(&m.ty) {
+                // Any value derived from the abstract type; a cycle back
+                // to a value still being read is completed later, as for
+                // a concrete member.
+                let poly = format!("{}::__VALUES", self.inner_mod(cur, aid));
+                let _ = writeln!(dec, "let {f} = {poly}.read_value(r)?;");
+                inits.push(format!("{f}: {f}.slot()"));
+                let _ = writeln!(fixups, "{poly}.fixup({f}, r, &v, |s| &s.{f});");
             } else {
                 let e = self.dec(&m.ty, cur).expr();
                 let _ = writeln!(dec, "let {f} = {e}?;");
@@ -379,6 +408,7 @@ impl Gen<'_> {
         }
         s.push_str(&self.initializers(id, &name, cur));
         s.push_str(&self.value_tc_items(id, &name, cur));
+        s.push_str(&self.value_auto_impls(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
 

@@ -1,0 +1,276 @@
+//! Values held through a trait object: members, parameters and results
+//! whose IDL type is an abstract valuetype or an abstract interface, where
+//! any concrete value derived from (or supporting) the formal type may
+//! stand.
+//!
+//! Writing needs only what [`ValueObject`] offers (the header's ids and
+//! the state), which every [`ValueType`] has. Reading cannot name the
+//! Rust type in advance: the header's repository id picks it, from the
+//! factory registry first and then from the concrete types the generated
+//! code knows to derive from the formal type; the value read is then
+//! turned into the trait object by a cast the generated code supplies.
+
+use std::sync::Arc;
+
+use super::graph::{lookup_value_factory, ReadValue, ValueSlot, ValueType};
+use super::{AnyValue, ValueInfo, ValueStart};
+use crate::{CdrError, Reader, Result, Writer};
+
+/// A value seen through a trait object: what writing it needs. Every
+/// [`ValueType`] implements it; generated abstract valuetype traits have
+/// it as a supertrait, so that `Arc<dyn Shape>` can be marshaled.
+pub trait ValueObject: core::any::Any + Send + Sync {
+    /// The repository ids its header carries ([`ValueType::IDS`]).
+    fn value_ids(&self) -> &'static [&'static str];
+    /// Whether its state is chunked ([`ValueType::CHUNKED`]).
+    fn value_chunked(&self) -> bool;
+    /// Writes its state ([`ValueType::write_state`]).
+    fn write_value_state(&self, w: &mut Writer) -> Result<()>;
+    /// The same value, type-erased (what an indirection to it hands out).
+    fn into_any_value(self: Arc<Self>) -> AnyValue;
+}
+
+impl<T: ValueType> ValueObject for T {
+    #[inline]
+    fn value_ids(&self) -> &'static [&'static str] {
+        T::IDS
+    }
+    #[inline]
+    fn value_chunked(&self) -> bool {
+        T::CHUNKED
+    }
+    #[inline]
+    fn write_value_state(&self, w: &mut Writer) -> Result<()> {
+        self.write_state(w)
+    }
+    fn into_any_value(self: Arc<Self>) -> AnyValue {
+        self
+    }
+}
+
+/// Writes `v`, held through a trait object (null, an indirection when
+/// already written, or header and state).
+pub fn write_value_object<T: ?Sized + ValueObject>(
+    w: &mut Writer,
+    v: Option<&Arc<T>>,
+) -> Result<()> {
+    match v {
+        None => {
+            w.write_null_value();
+            Ok(())
+        }
+        // The data address, as for `write_value`: a value shared between
+        // a typed slot and a trait-object slot is written once.
+        Some(v) => w.write_value(
+            Arc::as_ptr(v).cast::<()>(),
+            v.value_ids(),
+            v.value_chunked(),
+            |w| v.write_value_state(w),
+        ),
+    }
+}
+
+/// How a slot of abstract type `T` reads values: the generated code's
+/// knowledge of the concrete types that may fill it.
+pub struct Polymorphic<T: ?Sized> {
+    /// Reads the state of a value of a concrete type derived from `T`
+    /// whose repository id is the argument (`None` for an id it does not
+    /// know).
+    pub read: fn(&str, &mut Reader<'_>, &ValueInfo<'_>) -> Option<Result<AnyValue>>,
+    /// Turns a value read (or met again) into a `T`, giving it back when
+    /// its type is not one.
+    pub cast: fn(AnyValue) -> core::result::Result<Arc<T>, AnyValue>,
+}
+
+impl<T: ?Sized> Clone for Polymorphic<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for Polymorphic<T> {}
+
+impl<T: ?Sized + Send + Sync + 'static> Polymorphic<T> {
+    /// Reads a value for a slot of type `T`: null, an indirection to a
+    /// value read before, or a new value of the most derived type the
+    /// header names that a registered factory or `read` knows (truncating
+    /// a chunked value to a base listed in its header when needed).
+    pub fn read_value(&self, r: &mut Reader<'_>) -> Result<ReadValue<T>> {
+        let info = match r.read_value_start()? {
+            ValueStart::Null => return Ok(ReadValue::Ready(None)),
+            ValueStart::Shared(v) => {
+                return (self.cast)(v)
+                    .map(|v| ReadValue::Ready(Some(v)))
+                    .map_err(|_| CdrError::NoValueFactory)
+            }
+            ValueStart::Cycle(at) => return Ok(ReadValue::Cycle(at)),
+            ValueStart::New(info) => info,
+        };
+        let v = self.read_state(r, &info)?;
+        r.finish_value(&info, v.clone())?;
+        (self.cast)(v)
+            .map(|v| ReadValue::Ready(Some(v)))
+            .map_err(|_| CdrError::NoValueFactory)
+    }
+
+    fn read_state(&self, r: &mut Reader<'_>, info: &ValueInfo<'_>) -> Result<AnyValue> {
+        // An abstract type has no instances: a header without ids names
+        // no type to read.
+        let ids = info.ids.as_slice();
+        if let Some(f) = ids.first().and_then(|id| lookup_value_factory(id)) {
+            return f.read_state(r, info);
+        }
+        for (i, id) in ids.iter().enumerate() {
+            // Only a chunked state can be cut down to a base's.
+            if i > 0 && !info.chunked {
+                break;
+            }
+            if let Some(v) = (self.read)(id, r, info) {
+                return v;
+            }
+        }
+        Err(CdrError::NoValueFactory)
+    }
+
+    /// For a cycle, has the reader fill `field(owner)` once the value it
+    /// points to is complete (cast to `T`).
+    pub fn fixup<S: Send + Sync + 'static>(
+        &self,
+        v: ReadValue<T>,
+        r: &mut Reader<'_>,
+        owner: &Arc<S>,
+        field: fn(&S) -> &ValueSlot<T>,
+    ) {
+        if let ReadValue::Cycle(at) = v {
+            let owner = owner.clone();
+            let cast = self.cast;
+            r.defer_value(
+                at,
+                Box::new(move |v| {
+                    let v = cast(v.clone()).map_err(|_| CdrError::NoValueFactory)?;
+                    let _ = field(&owner).set(v);
+                    Ok(())
+                }),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ByteOrder;
+
+    trait Shape: ValueObject {
+        fn area(&self) -> i32;
+    }
+
+    struct Square(i32);
+    struct Circle(i32);
+
+    impl ValueType for Square {
+        const REPO_ID: &'static str = "IDL:t/Square:1.0";
+        const IDS: &'static [&'static str] = &["IDL:t/Square:1.0"];
+        const CHUNKED: bool = false;
+        fn write_state(&self, w: &mut Writer) -> Result<()> {
+            w.write_i32(self.0);
+            Ok(())
+        }
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+            Ok(Arc::new(Self(r.read_i32()?)))
+        }
+    }
+
+    impl ValueType for Circle {
+        const REPO_ID: &'static str = "IDL:t/Circle:1.0";
+        const IDS: &'static [&'static str] = &["IDL:t/Circle:1.0"];
+        const CHUNKED: bool = false;
+        fn write_state(&self, w: &mut Writer) -> Result<()> {
+            w.write_i32(self.0);
+            Ok(())
+        }
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+            Ok(Arc::new(Self(r.read_i32()?)))
+        }
+    }
+
+    impl Shape for Square {
+        fn area(&self) -> i32 {
+            self.0 * self.0
+        }
+    }
+
+    impl Shape for Circle {
+        fn area(&self) -> i32 {
+            3 * self.0 * self.0
+        }
+    }
+
+    /// What generated code supplies for `Shape`: both concrete types.
+    const SHAPES: Polymorphic<dyn Shape> = Polymorphic {
+        read: |id, r, info| match id {
+            Square::REPO_ID => Some(Square::read_state(r, info).map(|v| v as AnyValue)),
+            Circle::REPO_ID => Some(Circle::read_state(r, info).map(|v| v as AnyValue)),
+            _ => None,
+        },
+        cast: |v| {
+            let v = match v.downcast::<Square>() {
+                Ok(s) => return Ok(s),
+                Err(v) => v,
+            };
+            v.downcast::<Circle>().map(|c| c as Arc<dyn Shape>)
+        },
+    };
+
+    #[test]
+    fn concrete_types_shared_and_null_round_trip() {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let c: Arc<dyn Shape> = Arc::new(Circle(2));
+            let s: Arc<dyn Shape> = Arc::new(Square(3));
+            let mut w = Writer::new(order);
+            for v in [Some(&c), Some(&s), None, Some(&c)] {
+                write_value_object(&mut w, v).unwrap();
+            }
+            let bytes = w.as_slice().to_vec();
+            let mut r = Reader::new(&bytes, order);
+            let got: Vec<Option<Arc<dyn Shape>>> = (0..4)
+                .map(|_| SHAPES.read_value(&mut r).unwrap().ready().unwrap())
+                .collect();
+            let areas: Vec<Option<i32>> =
+                got.iter().map(|v| v.as_ref().map(|v| v.area())).collect();
+            assert_eq!(areas, [Some(12), Some(9), None, Some(12)]);
+            // The indirection hands out the value read first.
+            assert!(Arc::ptr_eq(
+                got[0].as_ref().unwrap(),
+                got[3].as_ref().unwrap()
+            ));
+            assert_eq!(r.remaining(), 0);
+        }
+    }
+
+    #[test]
+    fn unknown_or_missing_type_is_no_factory() {
+        struct Other;
+        impl ValueType for Other {
+            const REPO_ID: &'static str = "IDL:t/Other:1.0";
+            const IDS: &'static [&'static str] = &["IDL:t/Other:1.0"];
+            const CHUNKED: bool = false;
+            fn write_state(&self, _: &mut Writer) -> Result<()> {
+                Ok(())
+            }
+            fn read_state(_: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+                Ok(Arc::new(Other))
+            }
+        }
+        let mut w = Writer::new(ByteOrder::Big);
+        crate::write_value(&mut w, Some(&Arc::new(Other))).unwrap();
+        let bytes = w.as_slice().to_vec();
+        let e = SHAPES.read_value(&mut Reader::new(&bytes, ByteOrder::Big));
+        assert_eq!(e.err(), Some(CdrError::NoValueFactory));
+        // A header without repository ids: an abstract slot cannot know
+        // the type.
+        let bytes = [0x7f, 0xff, 0xff, 0x00, 0, 0, 0, 1];
+        let e = SHAPES.read_value(&mut Reader::new(&bytes, ByteOrder::Big));
+        assert_eq!(e.err(), Some(CdrError::NoValueFactory));
+    }
+}

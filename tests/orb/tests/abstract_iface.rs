@@ -1,0 +1,483 @@
+//! Abstract interfaces and abstract valuetypes through generated stubs
+//! and skeletons over real TCP (`idl/abstract.idl`): a `Described` slot
+//! holding an object reference, a value and nil, in both directions,
+//! with its operations called on each (remotely on the reference, locally
+//! on the value), through compiled (`Hub`) and table-driven (`Relay`)
+//! stubs and skeletons; sequences and struct members of them;
+//! polymorphic `Shape` values; a cycle through an abstract-typed member;
+//! and input that a peer must refuse with `MARSHAL`.
+
+use std::sync::{Arc, Mutex};
+
+use peregrine_cdr::{ByteOrder, Reader, ValueSlot};
+use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind as K};
+use peregrine_orb_tests::idl::abs::{
+    Circle, Described, DescribedAbstract, Hub, HubRef, HubSkeleton, Label, Marker, Named, Pair,
+    Relay, RelayRef, RelaySkeleton, Service, ServiceRef, ServiceSkeleton, Shape, Square, Tag,
+};
+use peregrine_orb_tests::{bounded, client};
+
+type R<T> = Result<T, SystemException>;
+
+// ---- the application's side ----
+
+struct ServiceImpl;
+
+impl Named for ServiceImpl {
+    fn name(&self) -> R<String> {
+        Ok("service".into())
+    }
+}
+
+impl Described for ServiceImpl {
+    fn describe(&self, depth: i32) -> R<String> {
+        Ok(format!("service@{depth}"))
+    }
+}
+
+impl Service for ServiceImpl {
+    fn ping(&self, v: i32) -> R<i32> {
+        Ok(v + 1)
+    }
+}
+
+// `Label`, `Square` and `Circle` implement their operations in the
+// crate that generates them (src/lib.rs).
+
+/// Records what the last `inspect` saw.
+#[derive(Default)]
+struct HubImpl {
+    seen: Mutex<Vec<String>>,
+}
+
+/// "ref:", "value:" or "nil", with `describe(1)` called on the instance
+/// through the holder's `Described` implementation.
+fn inspect(d: Option<&DescribedAbstract>) -> R<String> {
+    Ok(match d {
+        None => "nil".into(),
+        Some(h) => {
+            let kind = if h.object().is_some() { "ref" } else { "value" };
+            format!("{kind}:{}", h.describe(1)?)
+        }
+    })
+}
+
+impl Hub for HubImpl {
+    fn inspect(&self, d: Option<&DescribedAbstract>) -> R<String> {
+        let s = inspect(d)?;
+        self.seen.lock().unwrap().push(s.clone());
+        Ok(s)
+    }
+
+    fn echo(
+        &self,
+        d: Option<&DescribedAbstract>,
+    ) -> R<(Option<DescribedAbstract>, Option<DescribedAbstract>)> {
+        Ok((d.cloned(), d.cloned()))
+    }
+
+    fn inspect_all(
+        &self,
+        ds: &[Option<DescribedAbstract>],
+    ) -> R<(String, Vec<Option<DescribedAbstract>>)> {
+        let parts: R<Vec<String>> = ds.iter().map(|d| inspect(d.as_ref())).collect();
+        Ok((parts?.join(","), ds.to_vec()))
+    }
+
+    fn total_area(&self, shapes: &[ValueSlot<dyn Shape>]) -> R<(f64, Vec<ValueSlot<dyn Shape>>)> {
+        let mut sum = 0.0;
+        for s in shapes {
+            if let Some(s) = s.get() {
+                sum += s.area()?;
+            }
+        }
+        Ok((sum, shapes.iter().rev().cloned().collect()))
+    }
+
+    fn echo_pair(&self, p: &Pair) -> R<Pair> {
+        Ok(p.clone())
+    }
+
+    fn chain(&self, m: &ValueSlot<dyn Marker>) -> R<ValueSlot<dyn Marker>> {
+        Ok(m.clone())
+    }
+}
+
+/// `Relay` (interpreted) is `Hub`'s first three operations.
+impl Relay for HubImpl {
+    fn inspect(&self, d: Option<&DescribedAbstract>) -> R<String> {
+        Hub::inspect(self, d)
+    }
+    fn echo(
+        &self,
+        d: Option<&DescribedAbstract>,
+    ) -> R<(Option<DescribedAbstract>, Option<DescribedAbstract>)> {
+        Hub::echo(self, d)
+    }
+    fn inspect_all(
+        &self,
+        ds: &[Option<DescribedAbstract>],
+    ) -> R<(String, Vec<Option<DescribedAbstract>>)> {
+        Hub::inspect_all(self, ds)
+    }
+    fn chain(&self, m: &ValueSlot<dyn Marker>) -> R<ValueSlot<dyn Marker>> {
+        Hub::chain(self, m)
+    }
+}
+
+type Echoed = (Option<DescribedAbstract>, Option<DescribedAbstract>);
+
+/// The operations `Hub` and `Relay` share, through either stub.
+trait Calls {
+    fn inspect(&self, d: Option<&DescribedAbstract>) -> R<String>;
+    fn echo(&self, d: Option<&DescribedAbstract>) -> R<Echoed>;
+    fn inspect_all(
+        &self,
+        ds: &[Option<DescribedAbstract>],
+    ) -> R<(String, Vec<Option<DescribedAbstract>>)>;
+}
+
+macro_rules! calls {
+    ($t:ty) => {
+        impl Calls for $t {
+            fn inspect(&self, d: Option<&DescribedAbstract>) -> R<String> {
+                <$t>::inspect(self, d)
+            }
+            fn echo(&self, d: Option<&DescribedAbstract>) -> R<Echoed> {
+                <$t>::echo(self, d)
+            }
+            fn inspect_all(
+                &self,
+                ds: &[Option<DescribedAbstract>],
+            ) -> R<(String, Vec<Option<DescribedAbstract>>)> {
+                <$t>::inspect_all(self, ds)
+            }
+        }
+    };
+}
+calls!(HubRef);
+calls!(RelayRef);
+
+struct Setup {
+    _server: Orb,
+    client: Orb,
+    hub: HubRef,
+    /// The same operations, table-driven.
+    relay: RelayRef,
+    /// The server's `Service`, as the client sees it.
+    service: ServiceRef,
+}
+
+fn setup() -> Setup {
+    let server = Orb::builder().listen("127.0.0.1", 0).build().unwrap();
+    let root = server.root_poa();
+    root.manager().activate().unwrap();
+    let hub: HubRef = root
+        .servant_to_reference(&Arc::new(HubSkeleton::new(HubImpl::default())))
+        .unwrap();
+    let relay: RelayRef = root
+        .servant_to_reference(&Arc::new(RelaySkeleton::new(HubImpl::default())))
+        .unwrap();
+    let service: ServiceRef = root
+        .servant_to_reference(&Arc::new(ServiceSkeleton::new(ServiceImpl)))
+        .unwrap();
+    let client = client();
+    let hub = HubRef::unchecked_narrow(client.string_to_object(&hub.object().to_string()).unwrap());
+    let relay = RelayRef::unchecked_narrow(
+        client
+            .string_to_object(&relay.object().to_string())
+            .unwrap(),
+    );
+    let service = ServiceRef::unchecked_narrow(
+        client
+            .string_to_object(&service.object().to_string())
+            .unwrap(),
+    );
+    Setup {
+        _server: server,
+        client,
+        hub,
+        relay,
+        service,
+    }
+}
+
+fn label(text: &str) -> Arc<Label> {
+    Arc::new(Label::new(text.into()))
+}
+
+/// The `Label` a holder's value is.
+fn as_label(h: &DescribedAbstract) -> Arc<Label> {
+    h.value()
+        .expect("a value")
+        .clone()
+        .into_any_value()
+        .downcast::<Label>()
+        .expect("a Label")
+}
+
+#[test]
+fn reference_value_and_nil_reach_the_servant() {
+    bounded(30, || {
+        let s = setup();
+        for hub in [&s.hub as &dyn Calls, &s.relay] {
+            reach_the_servant(&s, hub);
+        }
+    });
+}
+
+fn reach_the_servant(s: &Setup, hub: &dyn Calls) {
+    let by_ref = DescribedAbstract::from(s.service.clone());
+    let by_value = DescribedAbstract::from(label("hello"));
+    // The servant calls `describe` remotely on the reference and locally
+    // on the value it received.
+    assert_eq!(hub.inspect(Some(&by_ref)).unwrap(), "ref:service@1");
+    assert_eq!(hub.inspect(Some(&by_value)).unwrap(), "value:label hello@1");
+    assert_eq!(hub.inspect(None).unwrap(), "nil");
+    // A concrete interface's reference converts to the holder of each
+    // abstract base.
+    assert_eq!(
+        hub.inspect(Some(&s.service.clone().into())).unwrap(),
+        "ref:service@1"
+    );
+}
+
+#[test]
+fn reference_value_and_nil_come_back() {
+    bounded(30, || {
+        let s = setup();
+        for hub in [&s.hub as &dyn Calls, &s.relay] {
+            come_back(&s, hub);
+        }
+    });
+}
+
+fn come_back(s: &Setup, hub: &dyn Calls) {
+    {
+        // A reference comes back as a reference: `describe` is a remote
+        // call, `name` (inherited from `Named`) too.
+        let (ret, again) = hub
+            .echo(Some(&DescribedAbstract::from(s.service.clone())))
+            .unwrap();
+        let ret = ret.expect("not nil");
+        assert!(ret.object().is_some());
+        assert_eq!(ret.describe(2).unwrap(), "service@2");
+        assert_eq!(ret.name().unwrap(), "service");
+        assert_eq!(Some(&ret), again.as_ref());
+        let obj = ret.object().unwrap().clone();
+        assert_eq!(
+            ServiceRef::unchecked_narrow(obj.object().clone())
+                .ping(41)
+                .unwrap(),
+            42
+        );
+
+        // A value comes back as a copy, its operations local.
+        let (ret, again) = hub
+            .echo(Some(&DescribedAbstract::from(label("there"))))
+            .unwrap();
+        let ret = ret.expect("not nil");
+        assert!(ret.value().is_some());
+        assert_eq!(ret.describe(3).unwrap(), "label there@3");
+        assert_eq!(as_label(&ret).text, "there");
+        // Written once in the reply, read once: the same value twice.
+        assert_eq!(Some(&ret), again.as_ref());
+
+        let (ret, again) = hub.echo(None).unwrap();
+        assert!(ret.is_none() && again.is_none());
+    }
+}
+
+#[test]
+fn sequences_and_struct_members_of_abstract_types() {
+    bounded(30, || {
+        let s = setup();
+        for hub in [&s.hub as &dyn Calls, &s.relay] {
+            sequence_of_described(&s, hub);
+        }
+        let sq: Arc<dyn Shape> = Arc::new(Square::new(2.0));
+        let shapes = vec![
+            ValueSlot::new(sq.clone()),
+            ValueSlot::new(Arc::new(Circle::new(1.0)) as Arc<dyn Shape>),
+            ValueSlot::null(),
+            ValueSlot::new(sq),
+        ];
+        let (total, reversed) = s.hub.total_area(&shapes).unwrap();
+        assert_eq!(total, 8.0 + std::f64::consts::PI);
+        assert!(reversed[1].is_null());
+        assert_eq!(reversed[0], reversed[3]);
+        // Each element came back as its own concrete type.
+        let any = |v: &ValueSlot<dyn Shape>| v.get().unwrap().clone().into_any_value();
+        assert!(any(&reversed[0]).downcast::<Square>().is_ok());
+        assert!(any(&reversed[2]).downcast::<Circle>().is_ok());
+
+        let p = Pair {
+            first: Some(s.service.clone().into()),
+            second: ValueSlot::new(Arc::new(Circle::new(2.0))),
+        };
+        let back = s.hub.echo_pair(&p).unwrap();
+        assert_eq!(back.first.unwrap().describe(5).unwrap(), "service@5");
+        assert_eq!(
+            back.second.get().unwrap().area().unwrap(),
+            4.0 * std::f64::consts::PI
+        );
+    });
+}
+
+/// A sequence of `Described`: a reference, a value twice (shared), nil.
+fn sequence_of_described(s: &Setup, hub: &dyn Calls) {
+    let shared = DescribedAbstract::from(label("twice"));
+    let ds = vec![
+        Some(DescribedAbstract::from(s.service.clone())),
+        Some(shared.clone()),
+        None,
+        Some(shared.clone()),
+    ];
+    let (text, back) = hub.inspect_all(&ds).unwrap();
+    assert_eq!(
+        text,
+        "ref:service@1,value:label twice@1,nil,value:label twice@1"
+    );
+    assert_eq!(back.len(), 4);
+    assert!(back[0].as_ref().unwrap().object().is_some());
+    assert!(back[2].is_none());
+    // Sharing survives both trips: one value, in two places.
+    assert_eq!(back[1], back[3]);
+    assert_eq!(as_label(back[1].as_ref().unwrap()).text, "twice");
+}
+
+#[test]
+fn cycle_through_an_abstract_member() {
+    bounded(30, || {
+        let s = setup();
+        // a -> b -> a, where `next` is of abstract type `Marker`.
+        let a = Arc::new(Tag::new("a".into(), ValueSlot::null()));
+        let b: Arc<dyn Marker> = Arc::new(Tag::new("b".into(), ValueSlot::new(a.clone())));
+        a.next.set(b).map_err(|_| ()).unwrap();
+        let back = s.hub.chain(&ValueSlot::new(a.clone())).unwrap();
+        let tag = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
+        let a2 = tag(back.get().unwrap());
+        let b2 = tag(a2.next.get().unwrap());
+        let a3 = tag(b2.next.get().unwrap());
+        assert_eq!((a2.text.as_str(), b2.text.as_str()), ("a", "b"));
+        assert!(Arc::ptr_eq(&a2, &a3), "the cycle is closed");
+        // Through the table-driven interface (its operation with an
+        // abstract valuetype is generated compiled): the cycle again.
+        let again = s.relay.chain(&back).unwrap();
+        let a4 = tag(again.get().unwrap());
+        let b4 = tag(a4.next.get().unwrap());
+        assert_eq!((a4.text.as_str(), b4.text.as_str()), ("a", "b"));
+        assert!(Arc::ptr_eq(&a4, &tag(b4.next.get().unwrap())));
+    });
+}
+
+/// The hub's `inspect` called with raw argument bytes.
+fn raw_inspect(s: &Setup, args: impl Fn(&mut peregrine_cdr::Writer)) -> SystemException {
+    s.hub
+        .object()
+        .invoke::<String, SystemException>(
+            "inspect",
+            |w: &mut peregrine_cdr::Writer| {
+                args(w);
+                Ok(())
+            },
+            |r: &mut Reader<'_>| r.read_string(),
+            |_: &str, _: &mut Reader<'_>| None::<peregrine_cdr::Result<SystemException>>,
+        )
+        .unwrap_err()
+}
+
+#[test]
+fn bad_discriminator_and_foreign_value_are_marshal() {
+    bounded(30, || {
+        let s = setup();
+        // A discriminator other than 0 or 1.
+        let e = raw_inspect(&s, |w| w.write_u8(2));
+        assert_eq!(e.kind, K::Marshal);
+        assert_eq!(e.completed, CompletionStatus::No);
+        // A value of a type that does not support `Described`: no factory
+        // (OMG minor 1).
+        let e = raw_inspect(&s, |w| {
+            w.write_bool(false);
+            peregrine_cdr::write_value(w, Some(&Arc::new(Square::new(1.0)))).unwrap();
+        });
+        assert_eq!(e.kind, K::Marshal);
+        assert_eq!(e.minor, peregrine_giop::system_exception::minor::omg(1));
+        // The same, decoded here.
+        let orb = &s.client;
+        let e = DescribedAbstract::decode_opt(&mut Reader::new(&[7], ByteOrder::Big), orb);
+        assert_eq!(e.err(), Some(peregrine_cdr::CdrError::InvalidBoolean(7)));
+    });
+}
+
+#[test]
+fn holder_in_an_any_through_the_dynamic_layer() {
+    bounded(30, || {
+        let s = setup();
+        // A reference inside: the Any's TypeCode is the abstract
+        // interface's, and the instance comes back out as a reference.
+        let held = DescribedAbstract::from(s.service.clone());
+        let any = peregrine_dynamic::Any::insert(&held);
+        assert_eq!(any.tc.kind(), peregrine_dynamic::TcKind::AbstractInterface);
+        assert_eq!(any.tc.id().unwrap(), "IDL:Abs/Described:1.0");
+        let back = DescribedAbstract::from_any_in(&any, &s.client)
+            .expect("a Described")
+            .expect("not nil");
+        assert_eq!(back, held);
+        assert_eq!(back.describe(4).unwrap(), "service@4");
+        // Another type's Any is not a Described.
+        let other = peregrine_dynamic::Any::insert(&7i32);
+        assert!(DescribedAbstract::from_any_in(&other, &s.client).is_none());
+    });
+}
+
+/// Reads a value of a type this program has no generated code for as a
+/// `Square` (what a factory for a derived type from a newer IDL does).
+struct FancySquareFactory;
+
+impl peregrine_cdr::ValueFactory for FancySquareFactory {
+    fn read_state(
+        &self,
+        r: &mut Reader<'_>,
+        _info: &peregrine_cdr::ValueInfo<'_>,
+    ) -> peregrine_cdr::Result<peregrine_cdr::AnyValue> {
+        Ok(Arc::new(Square::new(r.read_f64()?)))
+    }
+}
+
+#[test]
+fn a_registered_factory_fills_an_abstract_slot() {
+    bounded(30, || {
+        let s = setup();
+        const FANCY: &str = "IDL:Abs/FancySquare:1.0";
+        // `shapes` of `total_area`: one value whose header names a type
+        // no generated code knows, with a Square's state.
+        let call = |s: &Setup| {
+            s.hub.object().invoke::<f64, SystemException>(
+                "total_area",
+                |w: &mut peregrine_cdr::Writer| {
+                    w.write_u32(1);
+                    let v = Arc::new(3.0f64);
+                    w.write_value(Arc::as_ptr(&v).cast(), &[FANCY], false, |w| {
+                        w.write_f64(*v);
+                        Ok(())
+                    })
+                },
+                |r: &mut Reader<'_>| r.read_f64(),
+                |_: &str, _: &mut Reader<'_>| None::<peregrine_cdr::Result<SystemException>>,
+            )
+        };
+        // Without a factory: MARSHAL, no value factory.
+        let e = call(&s).unwrap_err();
+        assert_eq!(
+            (e.kind, e.minor),
+            (K::Marshal, peregrine_giop::system_exception::minor::omg(1))
+        );
+        // With one, the value it makes (a Shape) fills the slot.
+        s.client
+            .register_value_factory(FANCY, Arc::new(FancySquareFactory));
+        let area = call(&s);
+        s.client.unregister_value_factory(FANCY);
+        assert_eq!(area.unwrap(), 9.0);
+    });
+}
