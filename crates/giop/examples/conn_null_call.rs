@@ -11,7 +11,10 @@
 //! ```
 //!
 //! Instructions per call are the difference of the two totals divided by
-//! 10 000, which cancels the start-up cost.
+//! 10 000, which cancels the start-up cost. The loop drives both machines
+//! as a driver should: every written and every received message buffer
+//! goes back to its connection (`recycle`), so a warm call allocates
+//! nothing.
 
 use std::time::Instant;
 
@@ -37,21 +40,31 @@ fn main() {
         while let Some(t) = client.poll_transmit(now) {
             server.handle_input(t.head(), now);
             server.handle_input(t.payload(), now);
+            if let Some(buf) = t.into_buffer() {
+                client.recycle(buf);
+            }
         }
         while let Some(e) = server.poll_event() {
             if let ServerEvent::Request(r) = e {
                 server
                     .send_reply(r.id, ReplyStatus::NoException, &[])
                     .expect("reply");
+                server.recycle(r.into_message().into_message());
             }
         }
         while let Some(t) = server.poll_transmit(now) {
             client.handle_input(t.head(), now);
             client.handle_input(t.payload(), now);
+            if let Some(buf) = t.into_buffer() {
+                server.recycle(buf);
+            }
         }
         while let Some(e) = client.poll_event() {
             match e {
-                ClientEvent::Reply(r) if r.id == id => replies += 1,
+                ClientEvent::Reply(r) if r.id == id => {
+                    replies += 1;
+                    client.recycle(r.message.into_message());
+                }
                 other => panic!("unexpected {other:?}"),
             }
         }

@@ -206,16 +206,24 @@ pub fn write_request(
     fixed[12..16].copy_from_slice(&order_bytes(request_id, order));
     fixed[16] = response_flags as u8;
     fixed[24..28].copy_from_slice(&order_bytes(key_len, order));
+    // The layout follows from the two lengths: computed once, written
+    // in five copies (the writer's per-field alignment costs more).
+    let op_len_at = (KEY_AT + object_key.len() + 3) & !3;
+    let op_at = op_len_at + 4;
+    let header_end = ((op_at + operation.len() + 1 + 3) & !3) + 4;
+    let body_at = (header_end + 7) & !7;
+    w.reserve(body_at);
     w.write_bytes(&fixed);
     w.write_bytes(object_key);
-    w.write_u32(op_len);
+    let mut op_len_field = [0u8; 8];
+    let pad = op_len_at - (KEY_AT + object_key.len());
+    op_len_field[pad..pad + 4].copy_from_slice(&order_bytes(op_len, order));
+    w.write_bytes(&op_len_field[..pad + 4]);
     w.write_bytes(operation.as_bytes());
-    w.write_u8(0);
-    // The empty service context list.
-    w.write_u32(0);
-    let header_end = w.len();
-    w.align(8);
-    Ok(Pending::new(header_end, w.len()))
+    // The NUL, padding, the empty service context list and padding to
+    // the body: all zeros.
+    w.write_bytes(&[0u8; 16][..body_at - op_at - operation.len()]);
+    Ok(Pending::new(header_end, body_at))
 }
 
 /// Writes the header of a GIOP 1.2 Reply with no service contexts, in

@@ -130,6 +130,12 @@ impl IncomingRequest {
     pub fn message(&self) -> &Incoming {
         &self.message
     }
+
+    /// The message, to keep or to give back
+    /// ([`super::ServerConnection::recycle`]).
+    pub fn into_message(self) -> Incoming {
+        self.message
+    }
 }
 
 /// A LocateRequest the server received.

@@ -32,6 +32,11 @@ impl<V> IdMap<V> {
     pub(crate) fn insert(&mut self, id: u32, value: V) -> Option<V> {
         match self.find(id) {
             Ok(i) => Some(core::mem::replace(&mut self.entries[i].1, value)),
+            // Ids come in order: almost always a push.
+            Err(i) if i == self.entries.len() => {
+                self.entries.push((id, value));
+                None
+            }
             Err(i) => {
                 self.entries.insert(i, (id, value));
                 None
@@ -40,6 +45,10 @@ impl<V> IdMap<V> {
     }
 
     pub(crate) fn remove(&mut self, id: u32) -> Option<V> {
+        // Answers come in order too: the oldest (first) or the only one.
+        if self.entries.first().is_some_and(|&(k, _)| k == id) && self.entries.len() == 1 {
+            return self.entries.pop().map(|(_, v)| v);
+        }
         let i = self.find(id).ok()?;
         Some(self.entries.remove(i).1)
     }

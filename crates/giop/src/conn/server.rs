@@ -258,6 +258,16 @@ impl ServerConnection {
         self.link.poll_transmit(now).map(|(t, _)| t)
     }
 
+    /// Gives a message buffer back for reuse: a written [`Transmit`]'s
+    /// ([`Transmit::into_buffer`]) or a received message's
+    /// ([`Incoming::into_message`]). A driver that does so allocates
+    /// nothing per message once the connection is warm.
+    ///
+    /// [`Incoming::into_message`]: super::Incoming::into_message
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.link.pool.put(buf);
+    }
+
     /// The next thing that happened.
     pub fn poll_event(&mut self) -> Option<ServerEvent> {
         self.events.pop_front()

@@ -89,6 +89,17 @@ impl Transmit {
         out.extend_from_slice(self.payload());
     }
 
+    /// The message buffer, to hand back to the connection
+    /// (`recycle`) once written: the whole message's, or a fragmented
+    /// message's once its last piece is dropped; `None` while other
+    /// pieces still share it.
+    pub fn into_buffer(self) -> Option<Vec<u8>> {
+        match self.data {
+            Data::Owned(v) => Some(v),
+            Data::Shared(v) => Arc::try_unwrap(v).ok(),
+        }
+    }
+
     /// The bytes as one vector: the message itself, without a copy, when
     /// it was not fragmented.
     pub fn into_vec(self) -> Vec<u8> {
