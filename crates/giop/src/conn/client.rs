@@ -283,7 +283,8 @@ impl ClientConnection {
         }
         self.link.idle.touch(now);
         let mut input = bytes;
-        while self.link.state == State::Open {
+        // Nothing comes out of no input: stop once it is all taken.
+        while !input.is_empty() && self.link.state == State::Open {
             match self.link.next_message(&mut input) {
                 None => break,
                 Some(Ok(msg)) => self.on_message(msg),

@@ -230,7 +230,8 @@ impl ServerConnection {
         }
         self.link.idle.touch(now);
         let mut input = bytes;
-        while matches!(self.link.state, State::Open | State::Closing) {
+        // Nothing comes out of no input: stop once it is all taken.
+        while !input.is_empty() && matches!(self.link.state, State::Open | State::Closing) {
             match self.link.next_message(&mut input) {
                 None => break,
                 Some(Ok(msg)) => self.on_message(msg),
