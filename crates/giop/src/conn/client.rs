@@ -449,6 +449,7 @@ impl ClientConnection {
         }
     }
 
+    #[inline]
     fn on_reply(
         &mut self,
         id: u32,

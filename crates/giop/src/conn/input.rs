@@ -26,6 +26,7 @@ pub(crate) struct Deframer {
 impl Deframer {
     /// Takes bytes from the front of `input` until a message is complete
     /// (returned) or `input` is empty (`None`).
+    #[inline]
     pub(crate) fn next(
         &mut self,
         input: &mut &[u8],

@@ -62,6 +62,7 @@ impl Link {
 
     /// The next whole message from `input` (reassembled if it came in
     /// fragments), or an error that breaks the stream.
+    #[inline]
     pub(crate) fn next_message(&mut self, input: &mut &[u8]) -> Option<Result<Vec<u8>, GiopError>> {
         loop {
             let msg = match self.rx.next(input, &self.config.limits, &mut self.pool)? {
@@ -92,11 +93,13 @@ impl Link {
     /// A writer for a message this end starts, with room for `len`
     /// bytes so the usual message is written without growing (in a
     /// recycled buffer when there is one).
+    #[inline]
     pub(crate) fn writer(&mut self, len: usize) -> Writer {
         Writer::from_vec(self.pool.take(len), self.config.order)
     }
 
     /// Queues an encoded message.
+    #[inline]
     pub(crate) fn queue(&mut self, msg: Vec<u8>, tag: Tag) -> Result<(), GiopError> {
         self.out.push(msg, self.config.max_fragment_size, tag)
     }
@@ -151,6 +154,7 @@ impl Link {
     }
 
     /// The next piece to write.
+    #[inline]
     pub(crate) fn poll_transmit(&mut self, now: Instant) -> Option<(Transmit, Tag)> {
         if self.state == State::Closed {
             return None;

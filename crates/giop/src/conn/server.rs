@@ -379,6 +379,7 @@ impl ServerConnection {
         }
     }
 
+    #[inline]
     fn on_request(&mut self, msg: Vec<u8>, p: Parts) {
         if p.response_flags.response_expected() {
             self.in_flight.insert(

@@ -43,6 +43,7 @@ impl Data {
 }
 
 impl Transmit {
+    #[inline]
     fn whole(msg: Vec<u8>) -> Self {
         Self {
             head: [0; MAX_HEAD],
@@ -137,16 +138,25 @@ pub(crate) struct OutQueue {
 impl OutQueue {
     /// Queues an encoded message, cut into pieces of at most `max` bytes
     /// when given and the message type allows it.
+    #[inline]
     pub(crate) fn push(
         &mut self,
         msg: Vec<u8>,
         max: Option<usize>,
         tag: Tag,
     ) -> Result<(), GiopError> {
-        let Some(max) = max.filter(|&m| msg.len() > m) else {
-            self.queue.push_back((Transmit::whole(msg), tag));
-            return Ok(());
-        };
+        match max.filter(|&m| msg.len() > m) {
+            None => {
+                self.queue.push_back((Transmit::whole(msg), tag));
+                Ok(())
+            }
+            Some(max) => self.push_fragmented(msg, max, tag),
+        }
+    }
+
+    /// [`OutQueue::push`] for a message longer than `max`.
+    #[inline(never)]
+    fn push_fragmented(&mut self, msg: Vec<u8>, max: usize, tag: Tag) -> Result<(), GiopError> {
         let unlimited = Limits::DEFAULT.with_max_message_size(u32::MAX);
         let h = MessageHeader::decode(&msg, &unlimited)?;
         if !h.msg_type.may_fragment(h.version) {
@@ -173,6 +183,7 @@ impl OutQueue {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<(Transmit, Tag)> {
         self.queue.pop_front()
     }
