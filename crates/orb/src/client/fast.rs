@@ -5,11 +5,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use peregrine_cdr::{CodeSets, GiopVersion, Writer};
-use peregrine_giop::ReplyStatus;
 use tracing::Level;
 
 use super::{call::*, conn::*, header::*, reply::*, route::*};
-use super::{lock, put_writer, take_writer, Deadline, LONG_WRITE};
+use super::{lock, put_writer, take_writer, Deadline};
 use crate::coarse_clock;
 use crate::error::raise;
 use crate::runtime::{Cause, Phase};
@@ -373,12 +372,7 @@ fn fast_finish<'a>(
             return Err(e);
         }
     };
-    if !tail.is_empty() && w.len() + tail.len() > conn.fragment_limit() {
-        // Fragmenting needs the message in one piece (as `Call::send`).
-        w.write_bytes(tail);
-        tail = &[];
-    }
-    if let Err(e) = framing.finish(w, tail.len()) {
+    if let Err(e) = frame_request(&conn, w, Some(framing), &mut tail) {
         let e = raise(K::Marshal, 0, CompletionStatus::No, || {
             Cause::new(Phase::Encode)
                 .with_peer(&conn.ep)
@@ -417,6 +411,7 @@ fn fast_finish<'a>(
                 sent_pending: Some(framing),
                 forwards: 0,
                 resends: 0,
+                locate: false,
             },
         }
     };
@@ -437,7 +432,7 @@ fn fast_finish<'a>(
         .unwrap_or(inner.orb.inner().config.call_timeout);
     let mut clock = started;
     match sent {
-        Ok(waited) if waited || w.len() + tail.len() > LONG_WRITE => clock = Instant::now(),
+        Ok(waited) if clock_stale(waited, w.len() + tail.len()) => clock = Instant::now(),
         Ok(_) => {}
         Err(_) => {
             // The connection is marked failed: re-send on another.
@@ -450,30 +445,9 @@ fn fast_finish<'a>(
         after: timeout,
     };
     let left = (clock == started).then_some(timeout);
-    let got = if led {
-        // SAFETY: `begin` made this call the leader (`led`); leadership
-        // is handed back by `after_lead`, the reply's release or, if this
-        // thread unwinds, the reply's drop; the borrow ends with `lead`.
-        let got = conn.lead(unsafe { conn.rx.get() }, id, deadline, clock, left);
-        if let Lead::Mine(Got::InPlace(len, Some(head))) = got {
-            if matches!(
-                head.status,
-                ReplyStatus::NoException | ReplyStatus::UserException
-            ) {
-                let held = Held::new(
-                    conn,
-                    Arrived {
-                        own: None,
-                        len,
-                        head: Some(head),
-                    },
-                );
-                return Ok(Some(ReplyMsg::fast(held, cs, head)));
-            }
-        }
-        conn.after_lead(got).map_err(|(_, e)| e)
-    } else {
-        conn.wait(id, deadline.instant(), None)
+    let (conn, got) = match await_reply_on(conn, id, led, deadline, clock, left, cs) {
+        Ok(reply) => return Ok(Some(reply)),
+        Err(other) => other,
     };
     let mut call = general(false, Some(started), Some(clock), conn.clone());
     let arrival = call.on_arrival(w, conn, got);
