@@ -265,6 +265,7 @@ impl ServerConnection {
     /// nothing per message once the connection is warm.
     ///
     /// [`Incoming::into_message`]: super::Incoming::into_message
+    #[inline]
     pub fn recycle(&mut self, buf: Vec<u8>) {
         self.link.pool.put(buf);
     }
