@@ -17,7 +17,7 @@ pub(crate) struct BufPool {
 
 impl BufPool {
     /// An empty buffer with room for at least `len` bytes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take(&mut self, len: usize) -> Vec<u8> {
         // A buffer large enough, else any (grown): a small reply's
         // buffer must not be picked for a large request while the
@@ -37,7 +37,7 @@ impl BufPool {
     }
 
     /// Keeps `buf` for a later message, if it is worth keeping.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn put(&mut self, mut buf: Vec<u8>) {
         let cap = buf.capacity();
         if cap != 0 && cap <= MAX_SPARE_CAPACITY && self.spare.len() < MAX_SPARE {
