@@ -330,6 +330,7 @@ impl ClientConnection {
     }
 
     /// The next bytes to write, at `now`.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         let (t, tag) = self.link.poll_transmit(now)?;
         if let Tag::Request(id) = tag {
@@ -350,6 +351,7 @@ impl ClientConnection {
     }
 
     /// The next thing that happened.
+    #[inline]
     pub fn poll_event(&mut self) -> Option<ClientEvent> {
         self.events.pop_front()
     }

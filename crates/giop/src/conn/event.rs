@@ -134,6 +134,7 @@ impl IncomingRequest {
 
     /// The message, to keep or to give back
     /// ([`super::ServerConnection::recycle`]).
+    #[inline]
     pub fn into_message(self) -> Incoming {
         self.message
     }

@@ -123,6 +123,7 @@ impl Incoming {
 
     /// The body (arguments, results, exception or IOR) with its stream
     /// offset, byte order and version.
+    #[inline]
     pub fn body(&self) -> Body<'_> {
         Body {
             bytes: self.buf.get(self.body_at..).unwrap_or_default(),
@@ -139,6 +140,7 @@ impl Incoming {
     }
 
     /// The message buffer, to reuse.
+    #[inline]
     pub fn into_message(self) -> Vec<u8> {
         self.buf
     }

@@ -255,6 +255,7 @@ impl ServerConnection {
     }
 
     /// The next bytes to write, at `now`.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         self.link.poll_transmit(now).map(|(t, _)| t)
     }
@@ -271,6 +272,7 @@ impl ServerConnection {
     }
 
     /// The next thing that happened.
+    #[inline]
     pub fn poll_event(&mut self) -> Option<ServerEvent> {
         self.events.pop_front()
     }

@@ -55,6 +55,7 @@ impl Transmit {
 
     /// The header bytes written before [`Transmit::payload`] (empty for a
     /// whole message, whose header is part of its payload).
+    #[inline]
     pub fn head(&self) -> &[u8] {
         self.head
             .get(..usize::from(self.head_len))
@@ -62,6 +63,7 @@ impl Transmit {
     }
 
     /// The bytes after [`Transmit::head`].
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         self.data
             .bytes()
@@ -94,6 +96,7 @@ impl Transmit {
     /// (`recycle`) once written: the whole message's, or a fragmented
     /// message's once its last piece is dropped; `None` while other
     /// pieces still share it.
+    #[inline]
     pub fn into_buffer(self) -> Option<Vec<u8>> {
         match self.data {
             Data::Owned(v) => Some(v),
