@@ -433,11 +433,14 @@ impl<'o> Call<'o> {
             let pending = self.st.pending.take();
             self.st.sent_pending = pending;
             let conn = self.st.conn.as_ref().expect("prepared");
-            if let Err(e) = frame_request(conn, w, pending, &mut self.tail) {
-                return Err(raise(K::Marshal, 0, CompletionStatus::No, || {
-                    self.cause(Phase::Encode).with_detail(e)
-                }));
-            }
+            self.tail = match frame_request(conn, w, pending, self.tail) {
+                Ok(tail) => tail,
+                Err(e) => {
+                    return Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+                        self.cause(Phase::Encode).with_detail(e)
+                    }))
+                }
+            };
             match conn.send(w.as_slice(), self.tail) {
                 Ok(waited) if clock_stale(waited, w.len() + self.tail.len()) => {
                     self.st.clock = Instant::now()
@@ -486,14 +489,15 @@ impl<'o> Call<'o> {
         let left = (self.st.clock == self.st.started).then_some(self.st.timeout);
         let led = std::mem::take(&mut self.st.led);
         let cs = self.st.codesets;
-        match await_reply_on(conn, id, led, deadline, self.st.clock, left, cs) {
-            Ok(reply) => {
-                if trace::on(Level::TRACE) {
+        let mut ready = Ok(None);
+        match await_reply_on(conn, id, led, deadline, self.st.clock, left, cs, &mut ready) {
+            None => {
+                if let (true, Ok(Some(reply))) = (trace::on(Level::TRACE), &ready) {
                     trace::reply(&reply.held.conn.ep, self.op, id);
                 }
-                Ok(Some(reply))
+                ready
             }
-            Err((conn, got)) => self.on_arrival(w, conn, got),
+            Some((conn, got)) => self.on_arrival(w, conn, got),
         }
     }
 
@@ -652,21 +656,23 @@ impl<'o> Call<'o> {
 /// message to go whole joins the arguments (fragmenting needs the message
 /// in one piece), then `framing` (`None`: nothing to finish) gets the
 /// message size.
+///
+/// The tail still to send after `w` comes back.
 #[inline(always)]
-pub(super) fn frame_request(
+pub(super) fn frame_request<'t>(
     conn: &ClientConn,
     w: &mut Writer,
     framing: Option<Framing>,
-    tail: &mut &[u8],
-) -> Result<(), peregrine_cdr::CdrError> {
+    mut tail: &'t [u8],
+) -> Result<&'t [u8], peregrine_cdr::CdrError> {
     if !tail.is_empty() && w.len() + tail.len() > conn.fragment_limit() {
         w.write_bytes(tail);
-        *tail = &[];
+        tail = &[];
     }
-    match framing {
-        Some(f) => f.finish(w, tail.len()),
-        None => Ok(()),
+    if let Some(f) = framing {
+        f.finish(w, tail.len())?;
     }
+    Ok(tail)
 }
 
 /// Whether the reply wait must take a fresh clock reading after a write
@@ -682,12 +688,15 @@ pub(super) fn clock_stale(waited: bool, sent: usize) -> bool {
 /// Waits for the reply to request `id` on `conn`: read by this thread
 /// as the connection's leader (`led`), or filed by the leader. The common
 /// reply (NO_EXCEPTION or USER_EXCEPTION with the fixed header, read in
-/// place) comes back ready to decode; anything else comes back as what
-/// arrived, or why nothing did, for [`Call::on_arrival`].
+/// place) is written to `ready`, ready to decode (`None` returned);
+/// anything else comes back as what arrived, or why nothing did, for
+/// [`Call::on_arrival`].
 ///
+/// `ready` is the caller's outcome, written in place (as the lean path
+/// keeps its outcome where its caller has it; see `fast_call`).
 /// `clock` is the caller's latest clock reading and `left`, when it knows
 /// it, the time from there to `deadline` (see [`ClientConn::lead`]).
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn await_reply_on(
     conn: Arc<ClientConn>,
@@ -697,7 +706,8 @@ pub(super) fn await_reply_on(
     clock: Instant,
     left: Option<Duration>,
     cs: CodeSets,
-) -> Result<ReplyMsg, (Arc<ClientConn>, Result<Arrived, WaitError>)> {
+    ready: &mut Result<Option<ReplyMsg>, SystemException>,
+) -> Option<(Arc<ClientConn>, Result<Arrived, WaitError>)> {
     let got = if led {
         // SAFETY: the caller leads the connection (`led`, from `begin`);
         // leadership is handed back by `after_lead`, the reply's release
@@ -714,14 +724,15 @@ pub(super) fn await_reply_on(
                     len,
                     head: Some(head),
                 };
-                return Ok(ReplyMsg::fast(Held::new(conn, arrived), cs, head));
+                *ready = Ok(Some(ReplyMsg::fast(Held::new(conn, arrived), cs, head)));
+                return None;
             }
         }
         conn.after_lead(got).map_err(|(_, e)| e)
     } else {
         conn.wait(id, deadline.instant(), None)
     };
-    Err((conn, got))
+    Some((conn, got))
 }
 
 /// The exception for CDR error `e` (see `SystemException::from_cdr`),

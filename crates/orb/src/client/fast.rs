@@ -103,10 +103,7 @@ fn fast_call<'a>(
     // It did not panic (the guard owns nothing: forgetting it leaks
     // nothing).
     std::mem::forget(guard);
-    match fast_finish(fast, obj, op, w, encoded) {
-        Ok(None) => {}
-        other => *done = other,
-    }
+    fast_finish(fast, obj, op, w, encoded, done);
     true
 }
 
@@ -325,6 +322,8 @@ fn give_up_if(twoway: bool, conn: &ClientConn, id: u32, led: bool) {
 
 /// The rest of the lean call once the arguments are `encoded` (with the
 /// tail to send after them): sends and, for a twoway, reads the reply.
+/// The outcome goes to `done` (left alone for `Ok(None)`, a oneway
+/// sent; see [`fast_call`]).
 ///
 /// A synchronous twoway that finds nobody reading the connection reads
 /// its own reply and returns it still leading (decoded in place, as on
@@ -340,7 +339,8 @@ fn fast_finish<'a>(
     op: &'a str,
     w: &mut Writer,
     encoded: peregrine_cdr::Result<&'a [u8]>,
-) -> Result<Option<ReplyMsg>, SystemException> {
+    done: &mut Result<Option<ReplyMsg>, SystemException>,
+) {
     let Fast {
         conn,
         home,
@@ -359,7 +359,7 @@ fn fast_finish<'a>(
         twoway,
         armed: true,
     };
-    let mut tail = match encoded {
+    let tail = match encoded {
         Ok(t) => t,
         Err(e) => {
             let e = cdr_to_sys(&e, CompletionStatus::No, || {
@@ -369,20 +369,25 @@ fn fast_finish<'a>(
             });
             drop(guard);
             put_back(conn, home);
-            return Err(e);
+            *done = Err(e);
+            return;
         }
     };
-    if let Err(e) = frame_request(&conn, w, Some(framing), &mut tail) {
-        let e = raise(K::Marshal, 0, CompletionStatus::No, || {
-            Cause::new(Phase::Encode)
-                .with_peer(&conn.ep)
-                .with_operation(op)
-                .with_detail(e)
-        });
-        drop(guard);
-        put_back(conn, home);
-        return Err(e);
-    }
+    let tail = match frame_request(&conn, w, Some(framing), tail) {
+        Ok(t) => t,
+        Err(e) => {
+            let e = raise(K::Marshal, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Encode)
+                    .with_peer(&conn.ep)
+                    .with_operation(op)
+                    .with_detail(e)
+            });
+            drop(guard);
+            put_back(conn, home);
+            *done = Err(e);
+            return;
+        }
+    };
     let sent = conn.send(w.as_slice(), tail);
     std::mem::forget(guard);
     let general = |led, started: Option<Instant>, clock: Option<Instant>, conn| {
@@ -422,10 +427,11 @@ fn fast_finish<'a>(
             // (`put_back` drops the failed connection from the cache.)
             let mut call = general(false, None, None, conn.clone());
             put_back(conn, home);
-            return call.resend(w).and_then(|()| call.run(w));
+            *done = call.resend(w).and_then(|()| call.run(w));
+            return;
         }
         put_back(conn, home);
-        return Ok(None);
+        return;
     };
     let timeout = inner
         .timeout
@@ -437,7 +443,8 @@ fn fast_finish<'a>(
         Err(_) => {
             // The connection is marked failed: re-send on another.
             let mut call = general(led, Some(started), Some(clock), conn);
-            return call.resend(w).and_then(|()| call.run(w));
+            *done = call.resend(w).and_then(|()| call.run(w));
+            return;
         }
     }
     let deadline = Deadline {
@@ -445,16 +452,15 @@ fn fast_finish<'a>(
         after: timeout,
     };
     let left = (clock == started).then_some(timeout);
-    let (conn, got) = match await_reply_on(conn, id, led, deadline, clock, left, cs) {
-        Ok(reply) => return Ok(Some(reply)),
-        Err(other) => other,
+    // The common reply goes straight into `done`.
+    let Some((conn, got)) = await_reply_on(conn, id, led, deadline, clock, left, cs, done) else {
+        return;
     };
     let mut call = general(false, Some(started), Some(clock), conn.clone());
-    let arrival = call.on_arrival(w, conn, got);
-    match arrival {
+    *done = match call.on_arrival(w, conn, got) {
         Ok(None) => call.run(w),
-        done => done,
-    }
+        other => other,
+    };
 }
 
 /// Tails shorter than this are copied into the writer: a gathered write
