@@ -157,45 +157,26 @@ impl ClientConnection {
         if self.link.state != State::Open {
             return Err(ConnError::Closed);
         }
-        let version = self.link.config.version;
         let id = self.pending.next_id();
+        let version = self.link.config.version;
         // The code sets go once, with the first request (GIOP 1.0 has no
         // negotiation).
-        let codesets = self
-            .link
-            .config
-            .codesets
-            .filter(|_| !self.codesets_sent && version >= GiopVersion::V1_1)
-            .map(|cs| cs.to_context(self.link.order()));
-        let mut list = Vec::new();
-        let contexts = match &codesets {
-            Some(cs) => {
-                list.reserve(call.service_contexts.len() + 1);
-                list.push(cs.as_context());
-                list.extend_from_slice(call.service_contexts);
-                ServiceContexts::from_slice(&list)
+        let codesets_due = self.link.config.codesets.is_some()
+            && !self.codesets_sent
+            && version >= GiopVersion::V1_1;
+        let (mut w, p) = match call.target {
+            // The common request: its header at fixed offsets.
+            TargetAddress::Key(key)
+                if version == GiopVersion::V1_2
+                    && !codesets_due
+                    && call.service_contexts.is_empty() =>
+            {
+                let len = 64 + key.len() + call.operation.len() + body_len;
+                let mut w = self.link.writer(len);
+                let p = fast::write_request(&mut w, id, call.response, key, call.operation)?;
+                (w, p)
             }
-            None => ServiceContexts::from_slice(call.service_contexts),
-        };
-        let header = RequestHeader {
-            request_id: id,
-            response_flags: call.response,
-            target: call.target,
-            operation: call.operation,
-            service_contexts: contexts,
-            requesting_principal: &[],
-        };
-        // Header fields, the key and name, padding, and a little room for
-        // contexts.
-        let key_len = header.target.object_key().map_or(64, <[u8]>::len);
-        let mut w = self
-            .link
-            .writer(64 + key_len + call.operation.len() + body_len);
-        let p = match header.target {
-            TargetAddress::Key(key) if version == GiopVersion::V1_2 && contexts.is_empty() => {
-                fast::write_request(&mut w, id, call.response, key, call.operation)?
-            }
-            _ => encode_request(&mut w, version, &header)?,
+            _ => self.encode_header(&call, id, codesets_due, body_len)?,
         };
         marshal(&mut w)?;
         p.finish(&mut w)?;
@@ -217,9 +198,53 @@ impl ClientConnection {
                 },
             );
         }
-        self.codesets_sent |= codesets.is_some();
+        self.codesets_sent |= codesets_due;
         self.requests_sent += 1;
         Ok(RequestId(id))
+    }
+
+    /// A request header in any version, with service contexts (the code
+    /// sets first when `codesets` says they are due).
+    #[inline(never)]
+    fn encode_header(
+        &mut self,
+        call: &Call<'_>,
+        id: u32,
+        codesets: bool,
+        body_len: usize,
+    ) -> Result<(Writer, crate::message::Pending), ConnError> {
+        let codesets = self
+            .link
+            .config
+            .codesets
+            .filter(|_| codesets)
+            .map(|cs| cs.to_context(self.link.order()));
+        let mut list = Vec::new();
+        let contexts = match &codesets {
+            Some(cs) => {
+                list.reserve(call.service_contexts.len() + 1);
+                list.push(cs.as_context());
+                list.extend_from_slice(call.service_contexts);
+                ServiceContexts::from_slice(&list)
+            }
+            None => ServiceContexts::from_slice(call.service_contexts),
+        };
+        let header = RequestHeader {
+            request_id: id,
+            response_flags: call.response,
+            target: call.target.clone(),
+            operation: call.operation,
+            service_contexts: contexts,
+            requesting_principal: &[],
+        };
+        // Header fields, the key and name, padding, and a little room for
+        // contexts.
+        let key_len = header.target.object_key().map_or(64, <[u8]>::len);
+        let mut w = self
+            .link
+            .writer(64 + key_len + call.operation.len() + body_len);
+        let p = encode_request(&mut w, self.link.config.version, &header)?;
+        Ok((w, p))
     }
 
     /// Asks whether the server has the object at `target`; answered by
@@ -283,7 +308,8 @@ impl ClientConnection {
         }
         self.link.idle.touch(now);
         let mut input = bytes;
-        while self.link.state == State::Open {
+        // Nothing comes out of no input: stop once it is all taken.
+        while !input.is_empty() && self.link.state == State::Open {
             match self.link.next_message(&mut input) {
                 None => break,
                 Some(Ok(msg)) => self.on_message(msg),
@@ -304,6 +330,7 @@ impl ClientConnection {
     }
 
     /// The next bytes to write, at `now`.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         let (t, tag) = self.link.poll_transmit(now)?;
         if let Tag::Request(id) = tag {
@@ -312,7 +339,19 @@ impl ClientConnection {
         Some(t)
     }
 
+    /// Gives a message buffer back for reuse: a written [`Transmit`]'s
+    /// ([`Transmit::into_buffer`]) or a received message's
+    /// ([`Incoming::into_message`]). A driver that does so allocates
+    /// nothing per message once the connection is warm.
+    ///
+    /// [`Incoming::into_message`]: super::Incoming::into_message
+    #[inline]
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.link.pool.put(buf);
+    }
+
     /// The next thing that happened.
+    #[inline]
     pub fn poll_event(&mut self) -> Option<ClientEvent> {
         self.events.pop_front()
     }
@@ -438,6 +477,7 @@ impl ClientConnection {
         }
     }
 
+    #[inline]
     fn on_reply(
         &mut self,
         id: u32,

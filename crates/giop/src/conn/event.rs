@@ -62,23 +62,24 @@ pub(crate) fn range_in(buf: &[u8], sub: &[u8]) -> Range<usize> {
 pub(crate) enum Target {
     /// By object key, at this range of the message.
     Key(Range<usize>),
-    /// By profile or by reference (owned already).
-    Other(TargetAddress<'static>),
+    /// By profile or by reference (owned already; boxed, as it is rare
+    /// and large, so that every request event stays small to move).
+    Other(Box<TargetAddress<'static>>),
 }
 
 impl Target {
     pub(crate) fn new(buf: &[u8], target: TargetAddress<'_>) -> Self {
         match target {
             TargetAddress::Key(k) => Target::Key(range_in(buf, k)),
-            TargetAddress::Profile(p) => Target::Other(TargetAddress::Profile(p)),
-            TargetAddress::Reference(r) => Target::Other(TargetAddress::Reference(r)),
+            TargetAddress::Profile(p) => Target::Other(Box::new(TargetAddress::Profile(p))),
+            TargetAddress::Reference(r) => Target::Other(Box::new(TargetAddress::Reference(r))),
         }
     }
 
     pub(crate) fn get<'a>(&'a self, buf: &'a [u8]) -> TargetAddress<'a> {
         match self {
             Target::Key(r) => TargetAddress::Key(buf.get(r.clone()).unwrap_or_default()),
-            Target::Other(t) => t.clone(),
+            Target::Other(t) => (**t).clone(),
         }
     }
 }
@@ -129,6 +130,13 @@ impl IncomingRequest {
     /// The whole message.
     pub fn message(&self) -> &Incoming {
         &self.message
+    }
+
+    /// The message, to keep or to give back
+    /// ([`super::ServerConnection::recycle`]).
+    #[inline]
+    pub fn into_message(self) -> Incoming {
+        self.message
     }
 }
 

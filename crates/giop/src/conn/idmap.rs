@@ -19,6 +19,7 @@ impl<V> Default for IdMap<V> {
 }
 
 impl<V> IdMap<V> {
+    #[inline]
     fn find(&self, id: u32) -> Result<usize, usize> {
         match self.entries.last() {
             // The common cases: empty, or a newer id than all.
@@ -29,9 +30,15 @@ impl<V> IdMap<V> {
     }
 
     /// Inserts or replaces; the replaced value.
+    #[inline]
     pub(crate) fn insert(&mut self, id: u32, value: V) -> Option<V> {
         match self.find(id) {
             Ok(i) => Some(core::mem::replace(&mut self.entries[i].1, value)),
+            // Ids come in order: almost always a push.
+            Err(i) if i == self.entries.len() => {
+                self.entries.push((id, value));
+                None
+            }
             Err(i) => {
                 self.entries.insert(i, (id, value));
                 None
@@ -39,16 +46,23 @@ impl<V> IdMap<V> {
         }
     }
 
+    #[inline]
     pub(crate) fn remove(&mut self, id: u32) -> Option<V> {
+        // Answers come in order too: the oldest (first) or the only one.
+        if self.entries.first().is_some_and(|&(k, _)| k == id) && self.entries.len() == 1 {
+            return self.entries.pop().map(|(_, v)| v);
+        }
         let i = self.find(id).ok()?;
         Some(self.entries.remove(i).1)
     }
 
+    #[inline]
     pub(crate) fn get(&self, id: u32) -> Option<&V> {
         let i = self.find(id).ok()?;
         self.entries.get(i).map(|(_, v)| v)
     }
 
+    #[inline]
     pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut V> {
         let i = self.find(id).ok()?;
         self.entries.get_mut(i).map(|(_, v)| v)

@@ -6,6 +6,7 @@ use core::mem;
 
 use peregrine_cdr::{ByteOrder, GiopVersion};
 
+use super::pool::BufPool;
 use crate::error::GiopError;
 use crate::header::{MessageHeader, MsgType, HEADER_LEN};
 use crate::limits::Limits;
@@ -25,11 +26,16 @@ pub(crate) struct Deframer {
 impl Deframer {
     /// Takes bytes from the front of `input` until a message is complete
     /// (returned) or `input` is empty (`None`).
+    #[inline]
     pub(crate) fn next(
         &mut self,
         input: &mut &[u8],
         limits: &Limits,
+        pool: &mut BufPool,
     ) -> Option<Result<Vec<u8>, GiopError>> {
+        if input.is_empty() {
+            return None;
+        }
         let need = match self.need {
             Some(n) => n,
             // The whole header is in the input: one buffer of the right
@@ -38,13 +44,16 @@ impl Deframer {
                 match MessageHeader::decode(input, limits) {
                     Ok(h) => {
                         let need = h.message_len();
-                        self.buf = Vec::with_capacity(need.min(input.len()));
+                        self.buf = pool.take(need.min(input.len()));
                         *self.need.insert(need)
                     }
                     Err(e) => return Some(Err(e)),
                 }
             }
             None => {
+                if self.buf.capacity() == 0 {
+                    self.buf = pool.take(HEADER_LEN);
+                }
                 let take = (HEADER_LEN - self.buf.len()).min(input.len());
                 let (head, rest) = input.split_at(take);
                 self.buf.extend_from_slice(head);
@@ -114,6 +123,7 @@ impl Incoming {
 
     /// The body (arguments, results, exception or IOR) with its stream
     /// offset, byte order and version.
+    #[inline]
     pub fn body(&self) -> Body<'_> {
         Body {
             bytes: self.buf.get(self.body_at..).unwrap_or_default(),
@@ -130,6 +140,7 @@ impl Incoming {
     }
 
     /// The message buffer, to reuse.
+    #[inline]
     pub fn into_message(self) -> Vec<u8> {
         self.buf
     }
@@ -170,7 +181,7 @@ mod tests {
             let mut d = Deframer::default();
             let mut got = Vec::new();
             for mut c in stream.chunks(chunk) {
-                while let Some(m) = d.next(&mut c, &Limits::DEFAULT) {
+                while let Some(m) = d.next(&mut c, &Limits::DEFAULT, &mut BufPool::default()) {
                     got.push(m.unwrap());
                 }
                 assert!(c.is_empty());
@@ -190,9 +201,13 @@ mod tests {
         }
         .encode();
         let mut input = &head[..];
-        assert!(d.next(&mut input, &limits).is_none());
+        assert!(d
+            .next(&mut input, &limits, &mut BufPool::default())
+            .is_none());
         let mut more: &[u8] = &[1, 2, 3];
-        assert!(d.next(&mut more, &limits).is_none());
+        assert!(d
+            .next(&mut more, &limits, &mut BufPool::default())
+            .is_none());
         assert!(d.buf.capacity() < 64, "{}", d.buf.capacity());
     }
 
@@ -203,7 +218,7 @@ mod tests {
         let m = msg(5);
         let mut input = &m[..];
         assert_eq!(
-            d.next(&mut input, &limits),
+            d.next(&mut input, &limits, &mut BufPool::default()),
             Some(Err(GiopError::MessageTooLarge { size: 5, limit: 4 }))
         );
     }

@@ -8,6 +8,7 @@ use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
 
 use super::config::Config;
 use super::input::Deframer;
+use super::pool::BufPool;
 use super::timers::Idle;
 use super::transmit::{OutQueue, Tag, Transmit};
 use super::CloseReason;
@@ -37,6 +38,8 @@ pub(crate) struct Link {
     rx: Deframer,
     reassembler: Reassembler,
     pub(crate) out: OutQueue,
+    /// Buffers the driver gave back, for the next messages.
+    pub(crate) pool: BufPool,
     pub(crate) idle: Idle,
     pub(crate) state: State,
     /// Why the connection closes, once that is decided.
@@ -49,6 +52,7 @@ impl Link {
             rx: Deframer::default(),
             reassembler: Reassembler::new(config.limits),
             out: OutQueue::default(),
+            pool: BufPool::default(),
             idle: Idle::new(config.idle_timeout, now),
             state: State::Open,
             reason: None,
@@ -58,9 +62,10 @@ impl Link {
 
     /// The next whole message from `input` (reassembled if it came in
     /// fragments), or an error that breaks the stream.
+    #[inline]
     pub(crate) fn next_message(&mut self, input: &mut &[u8]) -> Option<Result<Vec<u8>, GiopError>> {
         loop {
-            let msg = match self.rx.next(input, &self.config.limits)? {
+            let msg = match self.rx.next(input, &self.config.limits, &mut self.pool)? {
                 Ok(m) => m,
                 Err(e) => return Some(Err(e)),
             };
@@ -86,12 +91,15 @@ impl Link {
     }
 
     /// A writer for a message this end starts, with room for `len`
-    /// bytes so the usual message is written without growing.
-    pub(crate) fn writer(&self, len: usize) -> Writer {
-        Writer::from_vec(Vec::with_capacity(len), self.config.order)
+    /// bytes so the usual message is written without growing (in a
+    /// recycled buffer when there is one).
+    #[inline]
+    pub(crate) fn writer(&mut self, len: usize) -> Writer {
+        Writer::from_vec(self.pool.take(len), self.config.order)
     }
 
     /// Queues an encoded message.
+    #[inline]
     pub(crate) fn queue(&mut self, msg: Vec<u8>, tag: Tag) -> Result<(), GiopError> {
         self.out.push(msg, self.config.max_fragment_size, tag)
     }
@@ -140,11 +148,13 @@ impl Link {
         }
         self.out.clear();
         self.reassembler.clear();
+        self.pool.clear();
         self.reason.get_or_insert(reason);
         self.state = State::Closed;
     }
 
     /// The next piece to write.
+    #[inline]
     pub(crate) fn poll_transmit(&mut self, now: Instant) -> Option<(Transmit, Tag)> {
         if self.state == State::Closed {
             return None;

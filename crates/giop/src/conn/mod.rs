@@ -68,6 +68,7 @@ mod idmap;
 mod input;
 mod link;
 mod pending;
+mod pool;
 mod server;
 mod timers;
 mod transmit;

@@ -61,6 +61,7 @@ impl PendingTable {
         }
     }
 
+    #[inline]
     pub(crate) fn insert(&mut self, id: u32, call: PendingCall) {
         if let Some(at) = call.deadline {
             self.deadlines.insert(at, id);
@@ -68,6 +69,7 @@ impl PendingTable {
         self.calls.insert(id, call);
     }
 
+    #[inline]
     pub(crate) fn remove(&mut self, id: u32) -> Option<PendingCall> {
         let call = self.calls.remove(id)?;
         if let Some(at) = call.deadline {
@@ -76,6 +78,7 @@ impl PendingTable {
         Some(call)
     }
 
+    #[inline]
     pub(crate) fn mark_sent(&mut self, id: u32) {
         if let Some(c) = self.calls.get_mut(id) {
             c.sent = true;

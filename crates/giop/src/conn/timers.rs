@@ -57,8 +57,13 @@ impl Idle {
     }
 
     /// Bytes moved at `now`.
+    #[inline]
     pub(crate) fn touch(&mut self, now: Instant) {
-        self.last_activity = self.last_activity.max(now);
+        // Without a timeout nothing reads it (and an `Instant` comparison
+        // is a dozen instructions, paid per message).
+        if self.timeout.is_some() {
+            self.last_activity = self.last_activity.max(now);
+        }
     }
 
     /// When the connection counts as idle, if it has nothing outstanding.

@@ -43,6 +43,7 @@ impl Data {
 }
 
 impl Transmit {
+    #[inline]
     fn whole(msg: Vec<u8>) -> Self {
         Self {
             head: [0; MAX_HEAD],
@@ -54,6 +55,7 @@ impl Transmit {
 
     /// The header bytes written before [`Transmit::payload`] (empty for a
     /// whole message, whose header is part of its payload).
+    #[inline]
     pub fn head(&self) -> &[u8] {
         self.head
             .get(..usize::from(self.head_len))
@@ -61,6 +63,7 @@ impl Transmit {
     }
 
     /// The bytes after [`Transmit::head`].
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         self.data
             .bytes()
@@ -87,6 +90,18 @@ impl Transmit {
     pub fn write_to(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.head());
         out.extend_from_slice(self.payload());
+    }
+
+    /// The message buffer, to hand back to the connection
+    /// (`recycle`) once written: the whole message's, or a fragmented
+    /// message's once its last piece is dropped; `None` while other
+    /// pieces still share it.
+    #[inline]
+    pub fn into_buffer(self) -> Option<Vec<u8>> {
+        match self.data {
+            Data::Owned(v) => Some(v),
+            Data::Shared(v) => Arc::try_unwrap(v).ok(),
+        }
     }
 
     /// The bytes as one vector: the message itself, without a copy, when
@@ -126,16 +141,25 @@ pub(crate) struct OutQueue {
 impl OutQueue {
     /// Queues an encoded message, cut into pieces of at most `max` bytes
     /// when given and the message type allows it.
+    #[inline]
     pub(crate) fn push(
         &mut self,
         msg: Vec<u8>,
         max: Option<usize>,
         tag: Tag,
     ) -> Result<(), GiopError> {
-        let Some(max) = max.filter(|&m| msg.len() > m) else {
-            self.queue.push_back((Transmit::whole(msg), tag));
-            return Ok(());
-        };
+        match max.filter(|&m| msg.len() > m) {
+            None => {
+                self.queue.push_back((Transmit::whole(msg), tag));
+                Ok(())
+            }
+            Some(max) => self.push_fragmented(msg, max, tag),
+        }
+    }
+
+    /// [`OutQueue::push`] for a message longer than `max`.
+    #[inline(never)]
+    fn push_fragmented(&mut self, msg: Vec<u8>, max: usize, tag: Tag) -> Result<(), GiopError> {
         let unlimited = Limits::DEFAULT.with_max_message_size(u32::MAX);
         let h = MessageHeader::decode(&msg, &unlimited)?;
         if !h.msg_type.may_fragment(h.version) {
@@ -162,6 +186,7 @@ impl OutQueue {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<(Transmit, Tag)> {
         self.queue.pop_front()
     }

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use peregrine_cdr::{CodeSets, GiopVersion, Reader, Writer};
 use peregrine_giop::{
-    encode_request, CodeSetContext, Endpoint, Ior, ReplyStatus, RequestHeader, ResponseFlags,
-    ServiceContext, ServiceContexts, TargetAddress,
+    encode_locate_request, encode_request, CodeSetContext, Endpoint, Ior, LocateRequestHeader,
+    ReplyStatus, RequestHeader, ResponseFlags, ServiceContext, ServiceContexts, TargetAddress,
 };
 use tracing::Level;
 
@@ -62,6 +62,10 @@ pub(super) struct CallState {
     pub(super) sent_pending: Option<Framing>,
     pub(super) forwards: usize,
     pub(super) resends: usize,
+    /// A LocateRequest rather than a Request (see [`super::locate`]): no
+    /// arguments, a LocateReply, and nothing the server does with it, so
+    /// it is always safe to ask again.
+    pub(super) locate: bool,
 }
 
 impl CallState {
@@ -121,6 +125,7 @@ impl<'o> Call<'o> {
                 sent_pending: None,
                 forwards: 0,
                 resends: 0,
+                locate: false,
             },
         }
     }
@@ -218,6 +223,9 @@ impl<'o> Call<'o> {
         };
         if trace::on(Level::DEBUG) {
             trace::request(&conn.ep, self.op, id, self.st.twoway);
+        }
+        if self.st.locate {
+            return self.prepare_locate(w, &target, id, cs, conn, led);
         }
         let mut version = target.version;
         if let Some(old) = &self.st.conn {
@@ -318,6 +326,42 @@ impl<'o> Call<'o> {
         Ok(())
     }
 
+    /// [`Call::prepare`] for a LocateRequest: the whole message (it has
+    /// no body) addressed by key.
+    #[cold]
+    #[inline(never)]
+    fn prepare_locate(
+        &mut self,
+        w: &mut Writer,
+        target: &Target,
+        id: u32,
+        cs: CodeSets,
+        conn: Arc<ClientConn>,
+        led: bool,
+    ) -> Result<(), SystemException> {
+        let h = LocateRequestHeader {
+            request_id: id,
+            target: TargetAddress::Key(&target.key),
+        };
+        if let Err(e) = encode_locate_request(w, target.version, &h) {
+            give_up(&conn, id, led);
+            return Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Encode)
+                    .with_peer(&conn.ep)
+                    .with_operation(self.op)
+                    .with_detail(e)
+            }));
+        }
+        self.st.led = led;
+        self.st.args_start = w.len();
+        self.st.pending = None;
+        self.st.request_id = id;
+        self.st.codesets = cs;
+        self.st.version = target.version;
+        self.st.conn = Some(conn);
+        Ok(())
+    }
+
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn finish_prepare(
@@ -386,24 +430,19 @@ impl<'o> Call<'o> {
     #[inline(always)]
     pub(super) fn send(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         loop {
-            let pending = self.st.pending;
+            let pending = self.st.pending.take();
             self.st.sent_pending = pending;
-            if !self.tail.is_empty() {
-                let limit = self.st.conn.as_ref().expect("prepared").fragment_limit();
-                if w.len() + self.tail.len() > limit {
-                    // Fragmenting needs the message in one piece: the tail
-                    // joins the arguments (and is re-sent with them).
-                    w.write_bytes(self.tail);
-                    self.tail = &[];
-                }
-            }
-            self.finish_message(w)?;
             let conn = self.st.conn.as_ref().expect("prepared");
+            self.tail = match frame_request(conn, w, pending, self.tail) {
+                Ok(tail) => tail,
+                Err(e) => {
+                    return Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+                        self.cause(Phase::Encode).with_detail(e)
+                    }))
+                }
+            };
             match conn.send(w.as_slice(), self.tail) {
-                // The write may have blocked (a contended lock, or a
-                // message large enough to fill the socket buffer): the
-                // reply wait counts from now, not from the call's start.
-                Ok(waited) if waited || w.len() + self.tail.len() > LONG_WRITE => {
+                Ok(waited) if clock_stale(waited, w.len() + self.tail.len()) => {
                     self.st.clock = Instant::now()
                 }
                 Ok(_) => {}
@@ -448,13 +487,18 @@ impl<'o> Call<'o> {
         let (id, deadline) = (self.st.request_id, self.st.deadline());
         // Nothing waited since the call started: its whole timeout is left.
         let left = (self.st.clock == self.st.started).then_some(self.st.timeout);
-        let got = if std::mem::take(&mut self.st.led) {
-            conn.lead_with(id, deadline, self.st.clock, left)
-                .map_err(|(_, e)| e)
-        } else {
-            conn.wait(id, deadline.instant(), None)
-        };
-        self.on_arrival(w, conn, got)
+        let led = std::mem::take(&mut self.st.led);
+        let cs = self.st.codesets;
+        let mut ready = Ok(None);
+        match await_reply_on(conn, id, led, deadline, self.st.clock, left, cs, &mut ready) {
+            None => {
+                if let (true, Ok(Some(reply))) = (trace::on(Level::TRACE), &ready) {
+                    trace::reply(&reply.held.conn.ep, self.op, id);
+                }
+                ready
+            }
+            Some((conn, got)) => self.on_arrival(w, conn, got),
+        }
     }
 
     /// What [`Call::await_reply`] makes of what arrived on `conn` (or
@@ -467,42 +511,8 @@ impl<'o> Call<'o> {
         got: Result<Arrived, WaitError>,
     ) -> Result<Option<ReplyMsg>, SystemException> {
         let pending = self.st.sent_pending;
-        let arrived = match got {
-            Ok(a) => a,
-            Err(WaitError::TimedOut) => {
-                return Err(
-                    self.failed(raise(K::Timeout, 0, CompletionStatus::Maybe, || {
-                        Cause::new(Phase::Receive)
-                            .with_peer(&conn.ep)
-                            .with_operation(self.op)
-                            .with_detail(format_args!(
-                                "deadline of {:?} expired waiting for the reply",
-                                self.st.timeout
-                            ))
-                    })),
-                )
-            }
-            Err(WaitError::Closed(Closed::Orderly)) if self.st.resends < MAX_RESENDS => {
-                trace::resend(&conn.ep, self.op, "the server closed the connection");
-                self.st.resends += 1;
-                self.restore_pending(pending);
-                self.relocate(w)?;
-                return Ok(None);
-            }
-            Err(WaitError::Closed(c)) => {
-                let why = match c {
-                    Closed::Orderly => "the server closed the connection".to_string(),
-                    Closed::Broken(s) => s,
-                };
-                return Err(
-                    self.failed(raise(K::CommFailure, 0, CompletionStatus::Maybe, || {
-                        Cause::new(Phase::Receive)
-                            .with_peer(&conn.ep)
-                            .with_operation(self.op)
-                            .with_detail(why)
-                    })),
-                );
-            }
+        let Some(arrived) = self.arrival(w, &conn, got)? else {
+            return Ok(None);
         };
         let reply = ReplyMsg::new(Held::new(conn, arrived), self.st.codesets)
             .map_err(|e| e.with_operation(self.op))?;
@@ -532,40 +542,103 @@ impl<'o> Call<'o> {
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
                 #[allow(clippy::redundant_closure)] // As above.
                 let ior = reply.with_reader(|r| <Ior as peregrine_cdr::Decode>::decode(r));
-                let ior = ior.map_err(|e| {
-                    raise(K::Marshal, 0, CompletionStatus::No, || {
-                        Cause::new(Phase::Decode)
-                            .with_peer(&conn.ep)
-                            .with_operation(self.op)
-                            .with_detail(format_args!("malformed LOCATION_FORWARD: {e}"))
-                    })
-                });
-                trace::forward(&conn.ep, self.op);
+                let ep = conn.ep.clone();
                 drop(reply);
-                let ior = ior?;
-                self.st.forwards += 1;
-                if self.st.forwards > MAX_FORWARDS {
-                    return Err(raise(K::Transient, 0, CompletionStatus::No, || {
-                        Cause::new(Phase::Forward)
-                            .with_operation(self.op)
-                            .with_detail(format_args!("more than {MAX_FORWARDS} LOCATION_FORWARDs"))
-                    }));
-                }
-                let t = Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
-                self.obj.inner.set_target(Some(Arc::new(t)));
+                self.follow_forward(w, &ep, ior, pending)?;
+                Ok(None)
+            }
+            ReplyStatus::NeedsAddressingMode => Err(needs_addressing(&conn.ep, self.op)),
+        }
+    }
+
+    /// The message that arrived for the request just sent, or why none
+    /// did: `Ok(None)` when the request was re-targeted (the server closed
+    /// the connection in order, or, for a LocateRequest, at all) and `w`
+    /// holds it again, ready for [`Call::send`].
+    #[inline(always)]
+    pub(super) fn arrival(
+        &mut self,
+        w: &mut Writer,
+        conn: &ClientConn,
+        got: Result<Arrived, WaitError>,
+    ) -> Result<Option<Arrived>, SystemException> {
+        let pending = self.st.sent_pending;
+        // A LocateRequest has no effect: it did not run, whatever
+        // happened to it, and asking again is always safe.
+        let completed = if self.st.locate {
+            CompletionStatus::No
+        } else {
+            CompletionStatus::Maybe
+        };
+        match got {
+            Ok(a) => Ok(Some(a)),
+            Err(WaitError::TimedOut) => Err(self.failed(raise(K::Timeout, 0, completed, || {
+                Cause::new(Phase::Receive)
+                    .with_peer(&conn.ep)
+                    .with_operation(self.op)
+                    .with_detail(format_args!(
+                        "deadline of {:?} expired waiting for the reply",
+                        self.st.timeout
+                    ))
+            }))),
+            Err(WaitError::Closed(c))
+                if (matches!(c, Closed::Orderly) || self.st.locate)
+                    && self.st.resends < MAX_RESENDS =>
+            {
+                trace::resend(&conn.ep, self.op, "the server closed the connection");
+                self.st.resends += 1;
                 self.restore_pending(pending);
                 self.relocate(w)?;
                 Ok(None)
             }
-            ReplyStatus::NeedsAddressingMode => {
-                Err(raise(K::NoImplement, 0, CompletionStatus::No, || {
-                    Cause::new(Phase::Reply)
+            Err(WaitError::Closed(c)) => {
+                let why = match c {
+                    Closed::Orderly => "the server closed the connection".to_string(),
+                    Closed::Broken(s) => s,
+                };
+                Err(self.failed(raise(K::CommFailure, 0, completed, || {
+                    Cause::new(Phase::Receive)
                         .with_peer(&conn.ep)
                         .with_operation(self.op)
-                        .with_detail("needs an addressing mode other than KeyAddr")
-                }))
+                        .with_detail(why)
+                })))
             }
         }
+    }
+
+    /// Follows a forward (LOCATION_FORWARD or, for a LocateRequest,
+    /// OBJECT_FORWARD) from `peer` to `ior`: re-targets the reference and
+    /// rewrites the request for the new target, ready for [`Call::send`].
+    #[cold]
+    #[inline(never)]
+    pub(super) fn follow_forward(
+        &mut self,
+        w: &mut Writer,
+        peer: &Endpoint,
+        ior: peregrine_cdr::Result<Ior>,
+        pending: Option<Framing>,
+    ) -> Result<(), SystemException> {
+        trace::forward(peer, self.op);
+        let ior = ior.map_err(|e| {
+            raise(K::Marshal, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Decode)
+                    .with_peer(peer)
+                    .with_operation(self.op)
+                    .with_detail(format_args!("malformed forward: {e}"))
+            })
+        })?;
+        self.st.forwards += 1;
+        if self.st.forwards > MAX_FORWARDS {
+            return Err(raise(K::Transient, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Forward)
+                    .with_operation(self.op)
+                    .with_detail(format_args!("more than {MAX_FORWARDS} forwards"))
+            }));
+        }
+        let t = Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
+        self.obj.inner.set_target(Some(Arc::new(t)));
+        self.restore_pending(pending);
+        self.relocate(w)
     }
 
     /// `finish` consumed the pending marker; a re-send writes a new header,
@@ -573,6 +646,93 @@ impl<'o> Call<'o> {
     fn restore_pending(&mut self, p: Option<Framing>) {
         self.st.pending = p;
     }
+}
+
+/// The steps every request takes once its header and arguments are in
+/// `w`, shared by the lean call ([`super::fast`]) and [`Call`]: framing,
+/// the clock after the write, the reply wait.
+///
+/// Frames the request in `w` for `conn`: a `tail` too long for the
+/// message to go whole joins the arguments (fragmenting needs the message
+/// in one piece), then `framing` (`None`: nothing to finish) gets the
+/// message size.
+///
+/// The tail still to send after `w` comes back.
+#[inline(always)]
+pub(super) fn frame_request<'t>(
+    conn: &ClientConn,
+    w: &mut Writer,
+    framing: Option<Framing>,
+    mut tail: &'t [u8],
+) -> Result<&'t [u8], peregrine_cdr::CdrError> {
+    if !tail.is_empty() && w.len() + tail.len() > conn.fragment_limit() {
+        w.write_bytes(tail);
+        tail = &[];
+    }
+    if let Some(f) = framing {
+        f.finish(w, tail.len())?;
+    }
+    Ok(tail)
+}
+
+/// Whether the reply wait must take a fresh clock reading after a write
+/// of `sent` bytes that `waited` (see [`ClientConn::send`]): the write may
+/// have blocked (a contended lock, or a message large enough to fill the
+/// socket buffer), so the wait counts from then, not from the call's
+/// start.
+#[inline(always)]
+pub(super) fn clock_stale(waited: bool, sent: usize) -> bool {
+    waited || sent > LONG_WRITE
+}
+
+/// Waits for the reply to request `id` on `conn`: read by this thread
+/// as the connection's leader (`led`), or filed by the leader. The common
+/// reply (NO_EXCEPTION or USER_EXCEPTION with the fixed header, read in
+/// place) is written to `ready`, ready to decode (`None` returned);
+/// anything else comes back as what arrived, or why nothing did, for
+/// [`Call::on_arrival`].
+///
+/// `ready` is the caller's outcome, written in place (as the lean path
+/// keeps its outcome where its caller has it; see `fast_call`).
+/// `clock` is the caller's latest clock reading and `left`, when it knows
+/// it, the time from there to `deadline` (see [`ClientConn::lead`]).
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) fn await_reply_on(
+    conn: Arc<ClientConn>,
+    id: u32,
+    led: bool,
+    deadline: Deadline,
+    clock: Instant,
+    left: Option<Duration>,
+    cs: CodeSets,
+    ready: &mut Result<Option<ReplyMsg>, SystemException>,
+) -> Option<(Arc<ClientConn>, Result<Arrived, WaitError>)> {
+    let got = if led {
+        // SAFETY: the caller leads the connection (`led`, from `begin`);
+        // leadership is handed back by `after_lead`, the reply's release
+        // or, if this thread unwinds, the reply's drop; the borrow ends
+        // with `lead`.
+        let got = conn.lead(unsafe { conn.rx.get() }, id, deadline, clock, left);
+        if let Lead::Mine(Got::InPlace(len, Some(head))) = got {
+            if matches!(
+                head.status,
+                ReplyStatus::NoException | ReplyStatus::UserException
+            ) {
+                let arrived = Arrived {
+                    own: None,
+                    len,
+                    head: Some(head),
+                };
+                *ready = Ok(Some(ReplyMsg::fast(Held::new(conn, arrived), cs, head)));
+                return None;
+            }
+        }
+        conn.after_lead(got).map_err(|(_, e)| e)
+    } else {
+        conn.wait(id, deadline.instant(), None)
+    };
+    Some((conn, got))
 }
 
 /// The exception for CDR error `e` (see `SystemException::from_cdr`),
@@ -591,8 +751,21 @@ pub(super) fn cdr_to_sys(
 /// reply phase, the peer and the operation (the wire carries none).
 #[cold]
 #[inline(never)]
-fn raised_by_peer(e: SystemException, peer: &Endpoint, op: &str) -> SystemException {
+pub(super) fn raised_by_peer(e: SystemException, peer: &Endpoint, op: &str) -> SystemException {
     e.with_cause(Cause::new(Phase::Reply).with_peer(peer).with_operation(op))
+}
+
+/// The exception for a server that needs another addressing mode than
+/// the object key (the only one this client sends).
+#[cold]
+#[inline(never)]
+pub(super) fn needs_addressing(peer: &Endpoint, op: &str) -> SystemException {
+    raise(K::NoImplement, 0, CompletionStatus::No, || {
+        Cause::new(Phase::Reply)
+            .with_peer(peer)
+            .with_operation(op)
+            .with_detail("needs an addressing mode other than KeyAddr")
+    })
 }
 
 /// Why a connect was not even tried: the endpoint failed recently. The

@@ -5,11 +5,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use peregrine_cdr::{CodeSets, GiopVersion, Writer};
-use peregrine_giop::ReplyStatus;
 use tracing::Level;
 
 use super::{call::*, conn::*, header::*, reply::*, route::*};
-use super::{lock, put_writer, take_writer, Deadline, LONG_WRITE};
+use super::{lock, put_writer, take_writer, Deadline};
 use crate::coarse_clock;
 use crate::error::raise;
 use crate::runtime::{Cause, Phase};
@@ -104,10 +103,7 @@ fn fast_call<'a>(
     // It did not panic (the guard owns nothing: forgetting it leaks
     // nothing).
     std::mem::forget(guard);
-    match fast_finish(fast, obj, op, w, encoded) {
-        Ok(None) => {}
-        other => *done = other,
-    }
+    fast_finish(fast, obj, op, w, encoded, done);
     true
 }
 
@@ -326,6 +322,8 @@ fn give_up_if(twoway: bool, conn: &ClientConn, id: u32, led: bool) {
 
 /// The rest of the lean call once the arguments are `encoded` (with the
 /// tail to send after them): sends and, for a twoway, reads the reply.
+/// The outcome goes to `done` (left alone for `Ok(None)`, a oneway
+/// sent; see [`fast_call`]).
 ///
 /// A synchronous twoway that finds nobody reading the connection reads
 /// its own reply and returns it still leading (decoded in place, as on
@@ -341,7 +339,8 @@ fn fast_finish<'a>(
     op: &'a str,
     w: &mut Writer,
     encoded: peregrine_cdr::Result<&'a [u8]>,
-) -> Result<Option<ReplyMsg>, SystemException> {
+    done: &mut Result<Option<ReplyMsg>, SystemException>,
+) {
     let Fast {
         conn,
         home,
@@ -360,7 +359,7 @@ fn fast_finish<'a>(
         twoway,
         armed: true,
     };
-    let mut tail = match encoded {
+    let tail = match encoded {
         Ok(t) => t,
         Err(e) => {
             let e = cdr_to_sys(&e, CompletionStatus::No, || {
@@ -370,25 +369,25 @@ fn fast_finish<'a>(
             });
             drop(guard);
             put_back(conn, home);
-            return Err(e);
+            *done = Err(e);
+            return;
         }
     };
-    if !tail.is_empty() && w.len() + tail.len() > conn.fragment_limit() {
-        // Fragmenting needs the message in one piece (as `Call::send`).
-        w.write_bytes(tail);
-        tail = &[];
-    }
-    if let Err(e) = framing.finish(w, tail.len()) {
-        let e = raise(K::Marshal, 0, CompletionStatus::No, || {
-            Cause::new(Phase::Encode)
-                .with_peer(&conn.ep)
-                .with_operation(op)
-                .with_detail(e)
-        });
-        drop(guard);
-        put_back(conn, home);
-        return Err(e);
-    }
+    let tail = match frame_request(&conn, w, Some(framing), tail) {
+        Ok(t) => t,
+        Err(e) => {
+            let e = raise(K::Marshal, 0, CompletionStatus::No, || {
+                Cause::new(Phase::Encode)
+                    .with_peer(&conn.ep)
+                    .with_operation(op)
+                    .with_detail(e)
+            });
+            drop(guard);
+            put_back(conn, home);
+            *done = Err(e);
+            return;
+        }
+    };
     let sent = conn.send(w.as_slice(), tail);
     std::mem::forget(guard);
     let general = |led, started: Option<Instant>, clock: Option<Instant>, conn| {
@@ -417,6 +416,7 @@ fn fast_finish<'a>(
                 sent_pending: Some(framing),
                 forwards: 0,
                 resends: 0,
+                locate: false,
             },
         }
     };
@@ -427,22 +427,24 @@ fn fast_finish<'a>(
             // (`put_back` drops the failed connection from the cache.)
             let mut call = general(false, None, None, conn.clone());
             put_back(conn, home);
-            return call.resend(w).and_then(|()| call.run(w));
+            *done = call.resend(w).and_then(|()| call.run(w));
+            return;
         }
         put_back(conn, home);
-        return Ok(None);
+        return;
     };
     let timeout = inner
         .timeout
         .unwrap_or(inner.orb.inner().config.call_timeout);
     let mut clock = started;
     match sent {
-        Ok(waited) if waited || w.len() + tail.len() > LONG_WRITE => clock = Instant::now(),
+        Ok(waited) if clock_stale(waited, w.len() + tail.len()) => clock = Instant::now(),
         Ok(_) => {}
         Err(_) => {
             // The connection is marked failed: re-send on another.
             let mut call = general(led, Some(started), Some(clock), conn);
-            return call.resend(w).and_then(|()| call.run(w));
+            *done = call.resend(w).and_then(|()| call.run(w));
+            return;
         }
     }
     let deadline = Deadline {
@@ -450,37 +452,15 @@ fn fast_finish<'a>(
         after: timeout,
     };
     let left = (clock == started).then_some(timeout);
-    let got = if led {
-        // SAFETY: `begin` made this call the leader (`led`); leadership
-        // is handed back by `after_lead`, the reply's release or, if this
-        // thread unwinds, the reply's drop; the borrow ends with `lead`.
-        let got = conn.lead(unsafe { conn.rx.get() }, id, deadline, clock, left);
-        if let Lead::Mine(Got::InPlace(len, Some(head))) = got {
-            if matches!(
-                head.status,
-                ReplyStatus::NoException | ReplyStatus::UserException
-            ) {
-                let held = Held::new(
-                    conn,
-                    Arrived {
-                        own: None,
-                        len,
-                        head: Some(head),
-                    },
-                );
-                return Ok(Some(ReplyMsg::fast(held, cs, head)));
-            }
-        }
-        conn.after_lead(got).map_err(|(_, e)| e)
-    } else {
-        conn.wait(id, deadline.instant(), None)
+    // The common reply goes straight into `done`.
+    let Some((conn, got)) = await_reply_on(conn, id, led, deadline, clock, left, cs, done) else {
+        return;
     };
     let mut call = general(false, Some(started), Some(clock), conn.clone());
-    let arrival = call.on_arrival(w, conn, got);
-    match arrival {
+    *done = match call.on_arrival(w, conn, got) {
         Ok(None) => call.run(w),
-        done => done,
-    }
+        other => other,
+    };
 }
 
 /// Tails shorter than this are copied into the writer: a gathered write

@@ -19,11 +19,11 @@
 //! | `conn.rs` | a connection: request ids, pending table, leader/followers |
 //! | `header.rs` | request framing and per-route header templates |
 //! | `reply.rs` | the fixed-offset reply reader, held and parsed replies |
-//! | `call.rs` | the general call: forwards, re-sends, reply decoding |
-//! | `fast.rs` | the lean path of the common call and the stubs' entry points |
+//! | `call.rs` | the general call: forwards, re-sends, reply decoding; the framing and reply-wait steps every call shares |
+//! | `fast.rs` | the lean prefix of the common call (those steps, without a `Call`) and the stubs' entry points |
 //! | `oneway.rs` | oneway calls and the SYNC_NONE writer thread |
 //! | `deferred.rs` | deferred synchronous calls |
-//! | `locate.rs` | LocateRequest |
+//! | `locate.rs` | LocateRequest, made as a `Call` |
 
 mod cache;
 mod call;
