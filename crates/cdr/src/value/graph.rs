@@ -223,8 +223,19 @@ impl<T: ValueType> ReadValue<T> {
         }
     }
 
+    /// The member to store now, moved out (null for a cycle, filled by
+    /// [`ReadValue::fixup`]): unlike [`ReadValue::slot`], no reference
+    /// count changes hands.
+    pub fn take_slot(&mut self) -> ValueSlot<T> {
+        match self {
+            ReadValue::Ready(v) => v.take().into(),
+            ReadValue::Cycle(_) => ValueSlot::null(),
+        }
+    }
+
     /// For a cycle, has the reader fill `field(owner)` once the value it
     /// points to is complete.
+    #[inline]
     pub fn fixup<S: Send + Sync + 'static>(
         self,
         r: &mut Reader<'_>,

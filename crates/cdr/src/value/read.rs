@@ -8,7 +8,7 @@ use super::{
     AnyValue, Fixup, RepoIds, ValueInfo, ValueStart, CHUNKED_FLAG, CODEBASE_FLAG, ID_LIST,
     INDIRECTION_TAG, NULL_TAG, SINGLE_ID, TYPE_INFO_MASK, VALUE_TAG_MIN,
 };
-use crate::{CdrError, Reader, Result};
+use crate::{ByteOrder, CdrError, Reader, Result};
 
 /// A value in the reader's position table.
 #[derive(Clone)]
@@ -29,8 +29,11 @@ pub(crate) struct ReadState<'a> {
     pub(crate) level: u32,
     /// An end tag that also closed enclosing values, down to this level.
     pub(crate) pending_end: Option<u32>,
-    /// Values by input index of their tag, in increasing order.
-    values: Vec<(usize, Entry)>,
+    /// Input index of each value's tag, in increasing order: searched
+    /// apart from the entries, so that a lookup touches a dense array.
+    keys: Vec<usize>,
+    /// The values, in the order of `keys`.
+    values: Vec<Entry>,
     /// Repository ids and codebase URLs by input index of their length.
     strings: Vec<(usize, &'a str)>,
     /// Repository id lists by input index of their count.
@@ -45,6 +48,7 @@ impl<'a> ReadState<'a> {
             real_len,
             level: 0,
             pending_end: None,
+            keys: Vec::new(),
             values: Vec::new(),
             strings: Vec::new(),
             lists: Vec::new(),
@@ -59,6 +63,7 @@ impl<'a> ReadState<'a> {
             real_len: self.real_len,
             level: self.level,
             pending_end: self.pending_end,
+            keys: self.keys.clone(),
             values: self.values.clone(),
             strings: self.strings.clone(),
             lists: self.lists.clone(),
@@ -84,7 +89,50 @@ fn find<T>(table: &[(usize, T)], at: usize, offset: i32) -> Result<&T> {
         .map_err(|_| CdrError::BadIndirection(offset))
 }
 
+/// The index in `keys` (sorted) of `at`, searched from the end in
+/// doubling steps and then by bisection: a back edge most often leads
+/// to a value read shortly before (the enclosing one, the previous node
+/// of a list), found in a step or two, and a far one costs twice a
+/// plain bisection at worst.
+#[inline]
+fn find_key(keys: &[usize], at: usize) -> Option<usize> {
+    let n = keys.len();
+    let mut hi = n;
+    let mut step = 1;
+    while step <= n {
+        let i = n - step;
+        if keys[i] <= at {
+            if keys[i] == at {
+                return Some(i);
+            }
+            return keys[i + 1..hi].binary_search(&at).ok().map(|j| i + 1 + j);
+        }
+        hi = i;
+        step *= 2;
+    }
+    keys[..hi].binary_search(&at).ok()
+}
+
 impl<'a> Reader<'a> {
+    /// An aligned long of the value header: read in place when the input
+    /// holds it (the common case), through the general path otherwise
+    /// (which moves on to the next chunk or reports the truncation).
+    #[inline(always)]
+    fn read_long(&mut self) -> Result<u32> {
+        let start = self.pos + (self.position().wrapping_neg() & 3);
+        if start + 4 > self.buf.len() {
+            return self.read_u32();
+        }
+        let b = self.buf.slice(start, start + 4);
+        self.pos = start + 4;
+        let l = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        Ok(if self.order() == ByteOrder::NATIVE {
+            l
+        } else {
+            l.swap_bytes()
+        })
+    }
+
     #[inline]
     fn vstate(&mut self) -> &mut ReadState<'a> {
         let len = self.buf.len();
@@ -123,9 +171,8 @@ impl<'a> Reader<'a> {
                 tag = long;
             }
         } else {
-            self.align(4)?;
-            tag_at = self.pos;
-            tag = self.read_u32()?;
+            tag = self.read_long()?;
+            tag_at = self.pos - 4;
         }
         let between_chunks = level > 0 && !in_chunk;
         match tag {
@@ -137,13 +184,14 @@ impl<'a> Reader<'a> {
             }
             INDIRECTION_TAG => {
                 let offset_at = self.pos;
-                let offset = self.read_i32()?;
+                let offset = self.read_long()? as i32;
                 if between_chunks {
                     self.buf.set_len(self.pos);
                 }
                 let at = target(offset_at, offset, tag_at)?;
                 let st = self.vstate();
-                match find(&st.values, at, offset)? {
+                let i = find_key(&st.keys, at).ok_or(CdrError::BadIndirection(offset))?;
+                match &st.values[i] {
                     Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
                     Entry::Pending => Ok(ValueStart::Cycle(at)),
                     Entry::Skipped => Err(CdrError::BadIndirection(offset)),
@@ -168,7 +216,8 @@ impl<'a> Reader<'a> {
                 self.enter()?;
                 let pos = self.pos;
                 let st = self.vstate();
-                st.values.push((tag_at, Entry::Pending));
+                st.keys.push(tag_at);
+                st.values.push(Entry::Pending);
                 if chunked {
                     st.level += 1;
                     // The first read of the state fetches the first chunk.
@@ -187,14 +236,20 @@ impl<'a> Reader<'a> {
     /// A repository id or codebase URL: a string, or an indirection to
     /// one read before in this stream.
     fn read_header_string(&mut self) -> Result<&'a str> {
-        self.align(4)?;
-        let at = self.pos;
-        let len = self.read_u32()?;
+        let len = self.read_long()?;
+        let at = self.pos - 4;
         if len == INDIRECTION_TAG {
             let offset_at = self.pos;
-            let offset = self.read_i32()?;
+            let offset = self.read_long()? as i32;
             let t = target(offset_at, offset, at)?;
-            return find(&self.vstate().strings, t, offset).copied();
+            let strings = &self.vstate().strings;
+            // Mostly the one id of a graph's values: no search.
+            if let [(p, s)] = strings.as_slice() {
+                if *p == t {
+                    return Ok(s);
+                }
+            }
+            return find(strings, t, offset).copied();
         }
         self.pos = at;
         let s =
@@ -236,10 +291,16 @@ impl<'a> Reader<'a> {
     /// of a derived type that was truncated to a base, and values nested
     /// in it) is skipped up to the value's end tag. Fixups registered for
     /// this value ([`Reader::defer_value`]) run now.
+    #[inline]
     pub fn finish_value(&mut self, info: &ValueInfo<'a>, value: AnyValue) -> Result<()> {
-        self.close_value(info, Entry::Done(value.clone()))?;
+        // Moved into the table: the caller keeps its own reference, and
+        // each reference count change is an atomic operation.
+        let i = self.close_value(info, Entry::Done(value))?;
         let st = self.vstate();
         if !st.fixups.is_empty() && st.fixups.iter().any(|(at, _)| *at == info.pos) {
+            let Some(Entry::Done(value)) = i.map(|i| st.values[i].clone()) else {
+                return Ok(());
+            };
             let (run, keep) = core::mem::take(&mut st.fixups)
                 .into_iter()
                 .partition::<Vec<_>, _>(|(at, _)| *at == info.pos);
@@ -257,21 +318,21 @@ impl<'a> Reader<'a> {
         self.vstate().fixups.push((at, fixup));
     }
 
-    fn close_value(&mut self, info: &ValueInfo<'a>, entry: Entry) -> Result<()> {
+    /// Closes the value `info` and stores `entry` for it, returning its
+    /// index in the table.
+    #[inline]
+    fn close_value(&mut self, info: &ValueInfo<'a>, entry: Entry) -> Result<Option<usize>> {
         if info.chunked {
             self.skip_to_end_tag()?;
         }
         self.leave();
         let st = self.vstate();
         // Usually the last value read (its nested values are done).
-        let i = match st.values.last() {
-            Some((p, _)) if *p == info.pos => Some(st.values.len() - 1),
-            _ => st.values.binary_search_by_key(&info.pos, |(p, _)| *p).ok(),
-        };
+        let i = find_key(&st.keys, info.pos);
         if let Some(i) = i {
-            st.values[i].1 = entry;
+            st.values[i] = entry;
         }
-        Ok(())
+        Ok(i)
     }
 
     /// Skips the rest of a chunked value's chunks (and values nested in
@@ -307,7 +368,9 @@ impl<'a> Reader<'a> {
                     self.pos -= 4;
                     self.buf.set_len(self.pos);
                     match self.read_value_start()? {
-                        ValueStart::New(inner) => self.close_value(&inner, Entry::Skipped)?,
+                        ValueStart::New(inner) => {
+                            self.close_value(&inner, Entry::Skipped)?;
+                        }
                         _ => return Err(CdrError::BadChunk),
                     }
                 }
