@@ -37,11 +37,11 @@ impl ValueType for Node {
     fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<Arc<Self>> {
         let id = i32::decode(r)?;
         let label = String::decode(r)?;
-        let prev = read_value::<Node>(r)?;
+        let mut prev = read_value::<Node>(r)?;
         let v = Arc::new(Node {
             id,
             label,
-            prev: prev.slot(),
+            prev: prev.take_slot(),
         });
         prev.fixup(r, &v, |s| &s.prev);
         Ok(v)

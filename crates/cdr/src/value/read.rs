@@ -135,16 +135,97 @@ impl<'a> Reader<'a> {
 
     #[inline]
     fn vstate(&mut self) -> &mut ReadState<'a> {
-        let len = self.buf.len();
-        self.values
-            .get_or_insert_with(|| Box::new(ReadState::new(len)))
+        if self.values.is_none() {
+            self.new_vstate();
+        }
+        match self.values.as_deref_mut() {
+            Some(v) => v,
+            None => unreachable!("made above"),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_vstate(&mut self) {
+        self.values = Some(Box::new(ReadState::new(self.buf.len())));
     }
 
     /// Reads what stands where a value is expected: null, an indirection
     /// to a value read before, or a new value's header (tag, codebase URL
     /// skipped, repository ids). For a new value, decode its state next
     /// and then call [`Reader::finish_value`].
+    #[inline]
     pub fn read_value_start(&mut self) -> Result<ValueStart<'a>> {
+        if self.in_chunked_value() {
+            return self.read_value_start_chunked();
+        }
+        // Outside chunked values (the common case) inline: a null, an
+        // indirection, or a new value's header.
+        let tag = self.read_long()?;
+        let tag_at = self.pos - 4;
+        match tag {
+            NULL_TAG => Ok(ValueStart::Null),
+            INDIRECTION_TAG => {
+                let offset_at = self.pos;
+                let offset = self.read_long()? as i32;
+                self.indirection(target(offset_at, offset, tag_at)?, offset)
+            }
+            _ => self.read_header(tag, tag_at, false),
+        }
+    }
+
+    /// What the indirection to input index `at` stands for.
+    #[inline]
+    fn indirection(&mut self, at: usize, offset: i32) -> Result<ValueStart<'a>> {
+        let st = self.vstate();
+        let i = find_key(&st.keys, at).ok_or(CdrError::BadIndirection(offset))?;
+        match &st.values[i] {
+            Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
+            Entry::Pending => Ok(ValueStart::Cycle(at)),
+            Entry::Skipped => Err(CdrError::BadIndirection(offset)),
+        }
+    }
+
+    /// A new value's header after its tag at input index `tag_at`.
+    fn read_header(&mut self, tag: u32, tag_at: usize, in_chunk: bool) -> Result<ValueStart<'a>> {
+        if !(VALUE_TAG_MIN..=0x7fff_ffff).contains(&tag) {
+            return Err(CdrError::BadValueTag(tag));
+        }
+        let level = self.values.as_ref().map_or(0, |v| v.level);
+        let chunked = tag & CHUNKED_FLAG != 0;
+        if in_chunk || (level > 0 && !chunked) {
+            // Values nested in a chunked value are chunked, and
+            // start outside the enclosing value's chunks.
+            return Err(CdrError::BadChunk);
+        }
+        if tag & CODEBASE_FLAG != 0 {
+            self.read_header_string()?;
+        }
+        let ids = match tag & TYPE_INFO_MASK {
+            0 => RepoIds::None,
+            SINGLE_ID => RepoIds::One(self.read_header_string()?),
+            ID_LIST => RepoIds::List(self.read_id_list()?),
+            _ => return Err(CdrError::BadValueTag(tag)),
+        };
+        self.enter()?;
+        let pos = self.pos;
+        let st = self.vstate();
+        st.keys.push(tag_at);
+        st.values.push(Entry::Pending);
+        if chunked {
+            st.level += 1;
+            // The first read of the state fetches the first chunk.
+            self.buf.set_len(pos);
+        }
+        Ok(ValueStart::New(ValueInfo {
+            pos: tag_at,
+            ids,
+            chunked,
+        }))
+    }
+
+    /// [`Reader::read_value_start`] inside a chunked value's state.
+    fn read_value_start_chunked(&mut self) -> Result<ValueStart<'a>> {
         let level = self.vstate().level;
         let tag_at;
         let tag;
@@ -188,53 +269,15 @@ impl<'a> Reader<'a> {
                 if between_chunks {
                     self.buf.set_len(self.pos);
                 }
-                let at = target(offset_at, offset, tag_at)?;
-                let st = self.vstate();
-                let i = find_key(&st.keys, at).ok_or(CdrError::BadIndirection(offset))?;
-                match &st.values[i] {
-                    Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
-                    Entry::Pending => Ok(ValueStart::Cycle(at)),
-                    Entry::Skipped => Err(CdrError::BadIndirection(offset)),
-                }
+                self.indirection(target(offset_at, offset, tag_at)?, offset)
             }
-            VALUE_TAG_MIN..=0x7fff_ffff => {
-                let chunked = tag & CHUNKED_FLAG != 0;
-                if in_chunk || (level > 0 && !chunked) {
-                    // Values nested in a chunked value are chunked, and
-                    // start outside the enclosing value's chunks.
-                    return Err(CdrError::BadChunk);
-                }
-                if tag & CODEBASE_FLAG != 0 {
-                    self.read_header_string()?;
-                }
-                let ids = match tag & TYPE_INFO_MASK {
-                    0 => RepoIds::None,
-                    SINGLE_ID => RepoIds::One(self.read_header_string()?),
-                    ID_LIST => RepoIds::List(self.read_id_list()?),
-                    _ => return Err(CdrError::BadValueTag(tag)),
-                };
-                self.enter()?;
-                let pos = self.pos;
-                let st = self.vstate();
-                st.keys.push(tag_at);
-                st.values.push(Entry::Pending);
-                if chunked {
-                    st.level += 1;
-                    // The first read of the state fetches the first chunk.
-                    self.buf.set_len(pos);
-                }
-                Ok(ValueStart::New(ValueInfo {
-                    pos: tag_at,
-                    ids,
-                    chunked,
-                }))
-            }
-            _ => Err(CdrError::BadValueTag(tag)),
+            _ => self.read_header(tag, tag_at, in_chunk),
         }
     }
 
     /// A repository id or codebase URL: a string, or an indirection to
     /// one read before in this stream.
+    #[inline(always)]
     fn read_header_string(&mut self) -> Result<&'a str> {
         let len = self.read_long()?;
         let at = self.pos - 4;
@@ -251,6 +294,12 @@ impl<'a> Reader<'a> {
             }
             return find(strings, t, offset).copied();
         }
+        self.read_new_header_string(at)
+    }
+
+    /// A repository id or codebase URL not read before, whose length is
+    /// at input index `at`.
+    fn read_new_header_string(&mut self, at: usize) -> Result<&'a str> {
         self.pos = at;
         let s =
             core::str::from_utf8(self.read_string_bytes()?).map_err(|_| CdrError::InvalidText)?;
