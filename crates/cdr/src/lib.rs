@@ -49,8 +49,9 @@ pub use reader::Reader;
 pub use tail::{PlainTail, PrimTail, TailSeq};
 #[cfg(feature = "std")]
 pub use value::{
-    lookup_value_factory, read_value, register_value_factory, unregister_value_factory,
-    write_value, CustomMarshal, ReadValue, ValueFactory, ValueSlot, ValueType,
+    lookup_value_factory, read_value, read_values, register_value_factory,
+    unregister_value_factory, write_value, CustomMarshal, ReadValue, ReadValues, ValueFactory,
+    ValueSlot, ValueType,
 };
 pub use value::{AnyValue, Fixup, RepoIds, ValueInfo, ValueStart};
 pub use writer::Writer;
