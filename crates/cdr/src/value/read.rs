@@ -350,12 +350,16 @@ impl<'a> Reader<'a> {
             let Some(Entry::Done(value)) = i.map(|i| st.values[i].clone()) else {
                 return Ok(());
             };
-            let (run, keep) = core::mem::take(&mut st.fixups)
-                .into_iter()
-                .partition::<Vec<_>, _>(|(at, _)| *at == info.pos);
-            self.vstate().fixups = keep;
-            for (_, fixup) in run {
-                fixup(&value)?;
+            // Taken out in place (no new vectors): the order the fixups
+            // run in does not matter, each fills a member of its own.
+            let mut k = 0;
+            while let Some((at, _)) = self.vstate().fixups.get(k) {
+                if *at == info.pos {
+                    let (_, fixup) = self.vstate().fixups.swap_remove(k);
+                    fixup(&value)?;
+                } else {
+                    k += 1;
+                }
             }
         }
         Ok(())
