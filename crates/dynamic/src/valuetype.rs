@@ -170,6 +170,14 @@ impl ValueRef {
         }
     }
 
+    /// The node of a strong reference, borrowed.
+    pub(crate) fn strong(&self) -> Option<&Arc<ValueNode>> {
+        match &self.0 {
+            Link::Strong(a) => Some(a),
+            Link::Weak(_) => None,
+        }
+    }
+
     /// True for a weak reference.
     pub fn is_weak(&self) -> bool {
         matches!(self.0, Link::Weak(_))
