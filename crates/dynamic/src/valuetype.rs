@@ -66,6 +66,9 @@ impl ValueNode {
     /// with `state` (checked for its length only; the member types are
     /// checked when the value is encoded).
     pub fn new(tc: TypeCode, state: Vec<DynValue>) -> Result<Arc<Self>> {
+        // Kept resolved (not a recursive reference): the encoder looks
+        // the type's plan up once per value.
+        let tc = tc.resolve()?;
         let want = state_len(&tc)?;
         if state.len() != want {
             return Err(mismatch("value state member count"));

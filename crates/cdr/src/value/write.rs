@@ -112,39 +112,56 @@ impl Writer {
         chunked: bool,
         state: impl FnOnce(&mut Writer) -> Result<()>,
     ) -> Result<()> {
-        self.write_value_inner::<true, _>(identity, ids, chunked, state)
+        let key = identity as usize;
+        self.align(4);
+        let here = self.len();
+        let st = self.vstate();
+        if chunked || st.level > 0 {
+            return self.write_chunked_or_nested::<true, _>(key, ids, state);
+        }
+        match st.shared.entry(key) {
+            Entry::Occupied(e) => {
+                let at = *e.get();
+                self.write_indirection(at)
+            }
+            Entry::Vacant(e) => {
+                e.insert(here);
+                self.write_header::<true, _>(ids, false)?;
+                state(self)
+            }
+        }
     }
 
     /// [`Writer::write_value`] for repository ids of any lifetime (e.g.
-    /// those of a TypeCode): an id is recognized as written before by
-    /// comparing it with the octets already in the buffer.
+    /// those of a TypeCode), given by `header` (the ids and whether the
+    /// state is chunked), which runs only for a value not written before.
+    /// An id is recognized as written before by comparing it with the
+    /// octets already in the buffer.
     #[inline]
-    pub fn write_value_with<S: AsRef<str>>(
+    pub fn write_value_with<'i, S: AsRef<str> + 'i>(
         &mut self,
         identity: *const (),
-        ids: &[S],
-        chunked: bool,
+        header: impl FnOnce() -> Result<(&'i [S], bool)>,
         state: impl FnOnce(&mut Writer) -> Result<()>,
     ) -> Result<()> {
-        self.write_value_inner::<false, _>(identity, ids, chunked, state)
+        self.write_value_inner::<false, S>(identity, header, state)
     }
 
-    /// The common case inline (an unchunked value outside chunked ones:
-    /// an indirection, or a header and the state); chunking apart.
+    /// The common case inline (a value outside chunked ones: an
+    /// indirection, or a header and the state); chunking apart.
     #[inline(always)]
-    fn write_value_inner<const STATIC: bool, S: AsRef<str>>(
+    fn write_value_inner<'i, const STATIC: bool, S: AsRef<str> + 'i>(
         &mut self,
         identity: *const (),
-        ids: &[S],
-        chunked: bool,
+        header: impl FnOnce() -> Result<(&'i [S], bool)>,
         state: impl FnOnce(&mut Writer) -> Result<()>,
     ) -> Result<()> {
         let key = identity as usize;
         self.align(4);
         let here = self.len();
         let st = self.vstate();
-        if chunked || st.level > 0 {
-            return self.write_value_chunked::<STATIC, S>(key, ids, state);
+        if st.level > 0 {
+            return self.write_nested_value::<STATIC, S>(key, header()?.0, state);
         }
         // One probe of the table: an indirection or a new entry.
         match st.shared.entry(key) {
@@ -156,14 +173,41 @@ impl Writer {
                 e.insert(here);
             }
         }
+        let (ids, chunked) = header()?;
+        if chunked {
+            return self.write_chunked_value::<STATIC, S>(ids, state);
+        }
         self.write_header::<STATIC, S>(ids, false)?;
         state(self)
     }
 
-    /// A value that is chunked, or nested in a chunked value (and so
-    /// chunked too).
+    /// A chunked value, or one nested in a chunked value.
     #[inline(never)]
-    fn write_value_chunked<const STATIC: bool, S: AsRef<str>>(
+    fn write_chunked_or_nested<const STATIC: bool, S: AsRef<str>>(
+        &mut self,
+        key: usize,
+        ids: &[S],
+        state: impl FnOnce(&mut Writer) -> Result<()>,
+    ) -> Result<()> {
+        if self.vstate().level > 0 {
+            return self.write_nested_value::<STATIC, S>(key, ids, state);
+        }
+        let here = self.len();
+        match self.vstate().shared.entry(key) {
+            Entry::Occupied(e) => {
+                let at = *e.get();
+                self.write_indirection(at)
+            }
+            Entry::Vacant(e) => {
+                e.insert(here);
+                self.write_chunked_value::<STATIC, S>(ids, state)
+            }
+        }
+    }
+
+    /// A value nested in a chunked value (and so chunked too).
+    #[inline(never)]
+    fn write_nested_value<const STATIC: bool, S: AsRef<str>>(
         &mut self,
         key: usize,
         ids: &[S],
@@ -171,7 +215,7 @@ impl Writer {
     ) -> Result<()> {
         let here = self.len();
         let st = self.vstate();
-        let at = if st.chunk.is_some() {
+        if st.chunk.is_some() {
             if let Some(&at) = st.shared.get(&key) {
                 // Shared values are chunk data, like nulls.
                 return self.write_indirection(at);
@@ -181,7 +225,6 @@ impl Writer {
             self.align(4);
             let at = self.len();
             self.vstate().shared.insert(key, at);
-            at
         } else {
             match st.shared.entry(key) {
                 Entry::Occupied(e) => {
@@ -192,9 +235,18 @@ impl Writer {
                     e.insert(here);
                 }
             }
-            here
-        };
-        debug_assert_eq!(at, self.len());
+        }
+        self.write_chunked_value::<STATIC, S>(ids, state)
+    }
+
+    /// A chunked value's header, state chunks and end tag (its entry in
+    /// the table made).
+    #[inline(never)]
+    fn write_chunked_value<const STATIC: bool, S: AsRef<str>>(
+        &mut self,
+        ids: &[S],
+        state: impl FnOnce(&mut Writer) -> Result<()>,
+    ) -> Result<()> {
         self.write_header::<STATIC, S>(ids, true)?;
         let st = self.vstate();
         st.level += 1;

@@ -14,8 +14,8 @@
 //! `custom` valuetypes are `NO_IMPLEMENT` minor 1 both ways: only
 //! application code knows their state.
 
-use std::cell::RefCell;
-use std::sync::{Arc, OnceLock};
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
 
 use peregrine_cdr::{CdrError, Reader, ValueInfo, ValueStart, Writer};
 
@@ -106,38 +106,37 @@ pub(crate) fn encode_abstract(v: &DynValue, w: &mut Writer) -> Result<()> {
     }
 }
 
-/// A node's header and state (or an indirection to it).
+/// A node's header and state (or an indirection to it: then neither
+/// the plan nor the state is looked at).
 fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
-    let resolved;
-    let tc = match node.type_code().body() {
-        Body::Recursive { .. } => {
-            resolved = node.type_code().resolve()?;
-            &resolved
-        }
-        _ => node.type_code(),
+    // The first error of the interpreter, passed through the codec's
+    // callbacks (which return codec errors).
+    let err = Cell::new(None);
+    let fail = |e: DynError| {
+        err.set(Some(e));
+        CdrError::BadEncapsulation
     };
-    let plan = plan(tc)?;
-    let (ids, chunked) = plan.header(tc)?;
-    let types = plan.state()?;
-    let mut err = None;
-    let written = w.write_value_with(Arc::as_ptr(node).cast(), ids, chunked, |w| {
-        // Locked only here: a second visit of this node is an
-        // indirection written before this closure would run.
-        let state = node.state();
-        let r = if state.len() != types.len() {
-            Err(mismatch("value state member count"))
-        } else {
+    // Nodes hold resolved TypeCodes (`ValueNode::new`, the decoder).
+    let tc = node.type_code();
+    let written = w.write_value_with(
+        Arc::as_ptr(node).cast(),
+        || plan(tc).and_then(ValuePlan::header).map_err(fail),
+        |w| {
+            // Locked only here: a second visit of this node is an
+            // indirection written before this closure would run.
+            let state = node.state();
+            let types = plan(tc).and_then(ValuePlan::state).map_err(fail)?;
+            if state.len() != types.len() {
+                return Err(fail(mismatch("value state member count")));
+            }
             types
                 .iter()
                 .zip(state.iter())
                 .try_for_each(|(t, x)| encode_value(t, x, w))
-        };
-        r.map_err(|e| {
-            err = Some(e);
-            CdrError::BadEncapsulation
-        })
-    });
-    match (written, err) {
+                .map_err(fail)
+        },
+    );
+    match (written, err.into_inner()) {
         (_, Some(e)) => Err(e),
         (Err(e), None) => Err(e.into()),
         (Ok(()), None) => Ok(()),
@@ -150,8 +149,8 @@ fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
 pub struct ValuePlan {
     /// The state members' types in wire order.
     state: Result<Vec<TypeCode>>,
-    /// The header's ids and chunking, made on the first encode.
-    header: OnceLock<Result<(Vec<String>, bool)>>,
+    /// The header's repository ids and chunking.
+    header: Result<(Vec<String>, bool)>,
 }
 
 impl ValuePlan {
@@ -159,7 +158,7 @@ impl ValuePlan {
     pub(crate) fn new(tc: &TypeCode) -> Self {
         Self {
             state: state_types(tc),
-            header: OnceLock::new(),
+            header: header(tc),
         }
     }
 
@@ -167,8 +166,8 @@ impl ValuePlan {
         self.state.as_deref().map_err(Clone::clone)
     }
 
-    fn header(&self, tc: &TypeCode) -> Result<(&[String], bool)> {
-        match self.header.get_or_init(|| header(tc)) {
+    fn header(&self) -> Result<(&[String], bool)> {
+        match &self.header {
             Ok((ids, chunked)) => Ok((ids, *chunked)),
             Err(e) => Err(e.clone()),
         }
