@@ -343,6 +343,7 @@ impl<T: ValueType> ReadValues<T> {
 
 /// Reads a value of type `T` (or of a type truncatable to `T`, or one a
 /// registered factory turns into a `T`).
+#[inline]
 pub fn read_value<T: ValueType>(r: &mut Reader<'_>) -> Result<ReadValue<T>> {
     let info = match r.read_value_start()? {
         ValueStart::Null => return Ok(ReadValue::Ready(None)),
