@@ -57,6 +57,41 @@ if [ "$(cat "$jacorb_lib/.complete" 2>/dev/null)" != "$jacorb_sum" ]; then
   fi
 fi
 
+# The OMG's IDL for the CORBA module and its companions (CORBA, IOP, GIOP,
+# IIOP, Messaging, PortableServer, PortableInterceptor, DynamicAny,
+# CosNaming, CosNotification, security, RT CORBA...), as JacORB 3.9
+# publishes it on Maven Central beside its IDL compiler (the
+# `resources` zip of org.jacorb:jacorb-idl-compiler, about 110 KB).
+# crates/idl-rust/tests/omg_corpus.rs checks every file with the front
+# end and the Rust generator (PEREGRINE_OMG_IDL overrides the directory).
+omg_idl="${PEREGRINE_OMG_IDL:-$HOME/.cache/peregrine/jacorb-3.9/omg-idl}"
+omg_idl_artifact="org.jacorb:jacorb-idl-compiler:3.9:zip:resources"
+if [ "$(cat "$omg_idl/.complete" 2>/dev/null)" != "$omg_idl_artifact" ]; then
+  if command -v mvn >/dev/null; then
+    echo "installing the OMG IDL corpus into $omg_idl"
+    rm -rf "$omg_idl" "$omg_idl.zip.d"
+    mvn -q -B -Dstyle.color=never dependency:copy \
+      -Dartifact="$omg_idl_artifact" -DoutputDirectory="$omg_idl.zip.d"
+    mkdir -p "$omg_idl"
+    # The zip holds one directory, jacorb-idl-compiler-3.9/: its files go
+    # straight into $omg_idl.
+    python3 - "$omg_idl.zip.d/jacorb-idl-compiler-3.9-resources.zip" "$omg_idl" <<'EOF'
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for info in z.infolist():
+        name = info.filename.split("/", 1)[-1]
+        if info.is_dir() or not name or "/" in name or name.startswith("."):
+            continue
+        with open(os.path.join(sys.argv[2], name), "wb") as out:
+            out.write(z.read(info))
+EOF
+    rm -rf "$omg_idl.zip.d"
+    echo "$omg_idl_artifact" > "$omg_idl/.complete"
+  else
+    echo "OMG IDL corpus skipped: needs mvn; crates/idl-rust/tests/omg_corpus.rs will fail unless PEREGRINE_NO_OMG_IDL=1"
+  fi
+fi
+
 if ! command -v cargo >/dev/null; then
   echo "cargo not found: install Rust with rustup first" >&2
   exit 1

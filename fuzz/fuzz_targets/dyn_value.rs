@@ -2,8 +2,9 @@
 //! and one of a set of value TypeCodes (a recursive node, a truncatable
 //! derived value read as its base, a registered derived type, value
 //! boxes, one recursive, an abstract interface, values in a struct, a
-//! sequence and an any); the rest is decoded against it. Decoding never
-//! panics, hangs or over-allocates; what decodes re-encodes (sharing,
+//! sequence and an any, and the generated shapes of a value recursive
+//! through a box, an alias and a private member); the rest is decoded
+//! against it. Decoding never panics, hangs or over-allocates; what decodes re-encodes (sharing,
 //! cycles and truncation included) to octets that decode and re-encode
 //! to the same octets; skipping agrees with decoding on where the value
 //! ends.
@@ -60,6 +61,55 @@ fn typecodes() -> &'static [TypeCode] {
             "RBox",
             TypeCode::sequence_tc(0, TypeCode::recursive("IDL:F/RBox:1.0")),
         );
+        // The shapes the IDL compiler generates for `valuetype Tree {
+        // public long v; public ForestBox kids; private Tree parent; }`
+        // with `typedef sequence<Tree> Forest; valuetype ForestBox
+        // Forest;`: recursion through a box, an alias and a private
+        // member, seen from the value and from the alias.
+        let tree_members = |kids: TypeCode| {
+            vec![
+                member("v", TypeCode::long()),
+                member("kids", kids),
+                ValueMember {
+                    name: "parent".into(),
+                    tc: TypeCode::recursive("IDL:F/Tree:1.0"),
+                    visibility: 0,
+                },
+            ]
+        };
+        let tree = TypeCode::value_tc(
+            "IDL:F/Tree:1.0",
+            "Tree",
+            VM_NONE,
+            None,
+            tree_members(TypeCode::value_box_tc(
+                "IDL:F/ForestBox:1.0",
+                "ForestBox",
+                TypeCode::alias_tc(
+                    "IDL:F/Forest:1.0",
+                    "Forest",
+                    TypeCode::sequence_tc(0, TypeCode::recursive("IDL:F/Tree:1.0")),
+                ),
+            )),
+        );
+        let forest = TypeCode::alias_tc(
+            "IDL:F/Forest:1.0",
+            "Forest",
+            TypeCode::sequence_tc(
+                0,
+                TypeCode::value_tc(
+                    "IDL:F/Tree:1.0",
+                    "Tree",
+                    VM_NONE,
+                    None,
+                    tree_members(TypeCode::value_box_tc(
+                        "IDL:F/ForestBox:1.0",
+                        "ForestBox",
+                        TypeCode::recursive("IDL:F/Forest:1.0"),
+                    )),
+                ),
+            ),
+        );
         vec![
             node.clone(),
             base.clone(),
@@ -74,6 +124,8 @@ fn typecodes() -> &'static [TypeCode] {
             ),
             TypeCode::sequence_tc(0, base),
             TypeCode::any(),
+            tree,
+            forest,
         ]
     })
 }

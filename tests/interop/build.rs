@@ -18,6 +18,14 @@ fn main() {
         .cargo_directives(false)
         .compile(&["idl/values.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
+    // Valuetypes against JacORB; the Java side compiles the file without
+    // the define (see src/jacorb.rs) and so knows another derived value.
+    peregrine_build::Builder::new()
+        .define("PEREGRINE_SIDE", "1")
+        .out_dir(out.join("jvalues"))
+        .cargo_directives(false)
+        .compile(&["idl/jvalues.idl"])
+        .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
     println!("cargo:rerun-if-changed=cxx");
 }

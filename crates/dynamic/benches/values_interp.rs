@@ -2,8 +2,10 @@
 //! The interpreter against compiled code on a graph of 1,000 values with
 //! sharing (each node written once and referred to once more, by the
 //! next node, as an indirection), encode and decode; the two write the
-//! same octets (checked before measuring). `Node` is written as
-//! peregrine-idl-rust generates valuetypes. The baselines are the
+//! same octets (checked before measuring); and the graph into and out
+//! of an `Any` the way generated insertion and extraction do it. `Node`
+//! is written as peregrine-idl-rust generates valuetypes. The baselines
+//! are the
 //! sequence of the equivalent structs (`long id; string label; long
 //! prev;`), compiled and interpreted.
 //!
@@ -18,9 +20,10 @@ use criterion::{black_box, criterion_group, Criterion};
 use peregrine_cdr::{
     read_value, ByteOrder, Decode, Encode, Reader, ValueInfo, ValueSlot, ValueType, Writer,
 };
+use peregrine_dynamic::compiled::{any_with, extract_with};
 use peregrine_dynamic::valuetype::VM_NONE;
 use peregrine_dynamic::{
-    decode_value, encode_value, DynValue, TypeCode, ValueMember, ValueNode, ValueRef,
+    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueRef,
 };
 
 const N: usize = 1000;
@@ -108,6 +111,7 @@ struct Inputs {
     rows_tc: TypeCode,
     dyn_rows: DynValue,
     row_bytes: Vec<u8>,
+    any: Any,
 }
 
 fn inputs() -> Inputs {
@@ -174,6 +178,16 @@ fn inputs() -> Inputs {
     let mut enc = Writer::new(order);
     encode_value(&rows_tc, &dyn_rows, &mut enc).unwrap();
     assert_eq!(enc.as_slice(), row_bytes, "the same for the structs");
+    // An `Any` holding the graph, as generated `ToAny`/`FromAny` (and
+    // typedef helpers) make it: the compiled code and the interpreter on
+    // one scratch stream each way.
+    let any = any_with(seq_tc.clone(), |w| graph.encode(w));
+    let back: Vec<ValueSlot<Node>> =
+        extract_with(&any, &seq_tc, |r| Vec::<ValueSlot<Node>>::decode(r)).unwrap();
+    assert!(Arc::ptr_eq(
+        back[N - 1].get().unwrap().prev.get().unwrap(),
+        back[N - 2].get().unwrap()
+    ));
     Inputs {
         graph,
         seq_tc,
@@ -183,10 +197,11 @@ fn inputs() -> Inputs {
         rows_tc,
         dyn_rows,
         row_bytes,
+        any,
     }
 }
 
-const CASES: [&str; 8] = [
+const CASES: [&str; 10] = [
     "compiled/encode",
     "interpreted/encode",
     "compiled/decode",
@@ -195,6 +210,8 @@ const CASES: [&str; 8] = [
     "structs-interpreted/encode",
     "structs-compiled/decode",
     "structs-interpreted/decode",
+    "any/insert",
+    "any/extract",
 ];
 
 /// One iteration of a case, the same code criterion times.
@@ -232,6 +249,17 @@ fn run(case: &str, inp: &Inputs, w: &mut Writer) {
         "structs-interpreted/decode" => {
             let mut r = Reader::new(black_box(&inp.row_bytes), order);
             black_box(decode_value(&inp.rows_tc, &mut r).unwrap());
+        }
+        "any/insert" => {
+            black_box(any_with(inp.seq_tc.clone(), |w| {
+                black_box(&inp.graph).encode(w)
+            }));
+        }
+        "any/extract" => {
+            black_box(extract_with(black_box(&inp.any), &inp.seq_tc, |r| {
+                Vec::<ValueSlot<Node>>::decode(r)
+            }))
+            .unwrap();
         }
         other => panic!("unknown case {other}"),
     }

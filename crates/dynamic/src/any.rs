@@ -124,6 +124,13 @@ impl<'de> Decode<'de> for TypeCode {
 fn to_cdr(e: DynError) -> CdrError {
     match e {
         DynError::Cdr(e) => e,
+        // A value the receiver has no type for keeps its OMG minor code
+        // (MARSHAL minor 1) through the CDR error.
+        DynError::Marshal { minor, .. }
+            if minor == crate::error::minor::MARSHAL_NO_VALUE_FACTORY =>
+        {
+            CdrError::NoValueFactory
+        }
         _ => CdrError::BadEncapsulation,
     }
 }
@@ -245,6 +252,37 @@ mod tests {
         let s = Any::from("hi");
         assert_eq!(s.get::<String>().as_deref(), Some("hi"));
         assert_eq!(Any::from(2.5f64).get::<f64>(), Some(2.5));
+    }
+
+    #[test]
+    fn an_unknown_value_keeps_its_minor_code_through_the_cdr_trait() {
+        use crate::typecode::ValueMember;
+        use crate::valuetype::{ValueNode, VM_NONE};
+        let vt = |id: &str| {
+            TypeCode::value_tc(
+                id,
+                "V",
+                VM_NONE,
+                None,
+                vec![ValueMember {
+                    name: "x".into(),
+                    tc: TypeCode::long(),
+                    visibility: 1,
+                }],
+            )
+        };
+        // The TypeCode says one type, the value header another.
+        let (said, sent) = (vt("IDL:Said:1.0"), vt("IDL:Sent:1.0"));
+        let n = ValueNode::new(sent.clone(), vec![DynValue::Long(1)]).unwrap();
+        let mut w = Writer::new(peregrine_cdr::ByteOrder::Big);
+        write_typecode(&said, &mut w).unwrap();
+        encode_value(&sent, &DynValue::Value(Some(n.into())), &mut w).unwrap();
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes, peregrine_cdr::ByteOrder::Big);
+        assert_eq!(
+            <Any as Decode>::decode(&mut r).unwrap_err(),
+            CdrError::NoValueFactory
+        );
     }
 
     #[test]

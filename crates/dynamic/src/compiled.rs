@@ -13,10 +13,19 @@
 //! (issue #6) makes the round trip exact. The scratch streams use native
 //! byte order, GIOP 1.2 and Peregrine's native code sets (UTF-8, UTF-16),
 //! so no character is lost on the way.
+//!
+//! Generated valuetypes and value boxes `T` implement only `IdlType`;
+//! the impls here make `ValueSlot<T>` and `Arc<T>` insertable and
+//! `ValueSlot<T>` extractable. A whole graph goes through one stream each
+//! way, so the indirections of the compiled writer become shared
+//! [`crate::ValueNode`]s and those of the interpreter's writer shared
+//! `Arc`s: sharing and cycles survive both directions.
 
-use peregrine_cdr::{ByteOrder, Decode, Encode, Reader, Writer};
+use std::sync::Arc;
 
-use crate::any::{Any, IdlType};
+use peregrine_cdr::{write_value, ByteOrder, Decode, Encode, Reader, ValueSlot, ValueType, Writer};
+
+use crate::any::{Any, FromAny, IdlType, ToAny};
 use crate::error::{DynError, Result};
 use crate::interp::{decode_value, encode_value};
 use crate::typecode::TypeCode;
@@ -99,6 +108,43 @@ pub fn extract_with<T>(
         return None;
     }
     from_dyn_with(&any.tc, &any.value, dec).ok()
+}
+
+/// Values of a generated valuetype or value box `T`: the slot's TypeCode
+/// is `T`'s. The value graph goes through one compiled encoding, so
+/// values shared inside it stay shared in the `Any` (one
+/// [`crate::ValueNode`] each) and cycles stay cycles.
+impl<T: ValueType + IdlType> IdlType for ValueSlot<T> {
+    fn type_code() -> TypeCode {
+        T::type_code()
+    }
+}
+
+impl<T: ValueType + IdlType> ToAny for ValueSlot<T> {
+    fn to_dyn(&self) -> DynValue {
+        to_dyn(self)
+    }
+}
+
+/// Extraction builds a new graph of `T`s with the sharing and cycles of
+/// the `Any`'s value nodes (a value of a type derived from `T` comes out
+/// as `T` when it is truncatable to it, otherwise not at all).
+impl<T: ValueType + IdlType> FromAny for ValueSlot<T> {
+    fn from_dyn(v: &DynValue) -> Option<Self> {
+        from_dyn(v)
+    }
+}
+
+impl<T: ValueType + IdlType> IdlType for Arc<T> {
+    fn type_code() -> TypeCode {
+        T::type_code()
+    }
+}
+
+impl<T: ValueType + IdlType> ToAny for Arc<T> {
+    fn to_dyn(&self) -> DynValue {
+        to_dyn_with(&T::type_code(), |w| write_value(w, Some(self))).unwrap_or(DynValue::Null)
+    }
 }
 
 #[cfg(test)]

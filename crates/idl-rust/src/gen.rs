@@ -17,6 +17,7 @@ use crate::plain::{self, PType, PlainInfo};
 mod interp;
 mod tc;
 mod value;
+mod value_tc;
 
 pub use interp::Marshal;
 

@@ -746,3 +746,98 @@ fn interface_without_operations_dispatches_without_a_one_arm_match() {
     );
     assert!(!code.contains("match Self::op_index"), "{code}");
 }
+
+#[test]
+fn valuetypes_and_boxes_get_typecodes_and_any_support() {
+    let src = r#"module M {
+  valuetype B;
+  valuetype A { public B fwd; private long n; };
+  valuetype B { public A back; };
+  valuetype Base { public long x; };
+  valuetype Trunc : truncatable Base { public string s; };
+  abstract valuetype Abs { };
+  valuetype Impl : Abs { public long y; };
+  custom valuetype Cust { public long z; };
+  valuetype LBox sequence<A>;
+  struct HasCust { Cust c; };
+  struct HasA { A first; };
+  typedef sequence<A, 2> Few;
+  interface I { A f(in LBox b, in Few two); };
+};
+"#;
+    let code = gen(src);
+    let dy = "::peregrine::dynamic";
+    // Mutual recursion: B is built inline inside A's TypeCode and refers
+    // back to A by a placeholder (A's cached function is never re-entered).
+    assert_contains(
+        &code,
+        &format!(
+            r#"{dy}::TypeCode::value_tc("IDL:M/A:1.0", "A", {dy}::valuetype::VM_NONE, None, Vec::from([
+                {dy}::ValueMember {{ name: "fwd".into(), tc: {dy}::TypeCode::value_tc("IDL:M/B:1.0", "B", {dy}::valuetype::VM_NONE, None, Vec::from([
+                    {dy}::ValueMember {{ name: "back".into(), tc: {dy}::TypeCode::recursive("IDL:M/A:1.0"), visibility: 1 }},
+                ])), visibility: 1 }},
+                {dy}::ValueMember {{ name: "n".into(), tc: {dy}::TypeCode::long(), visibility: 0 }},
+            ]))"#
+        ),
+    );
+    // Modifiers and the concrete base (an abstract base is no base).
+    assert_contains(
+        &code,
+        &format!(
+            r#"{dy}::TypeCode::value_tc("IDL:M/Trunc:1.0", "Trunc", {dy}::valuetype::VM_TRUNCATABLE, Some(tc_base()),"#
+        ),
+    );
+    assert_contains(
+        &code,
+        &format!(
+            r#"{dy}::TypeCode::value_tc("IDL:M/Abs:1.0", "Abs", {dy}::valuetype::VM_ABSTRACT, None, Vec::from([]))"#
+        ),
+    );
+    assert_contains(
+        &code,
+        &format!(
+            r#"{dy}::TypeCode::value_tc("IDL:M/Impl:1.0", "Impl", {dy}::valuetype::VM_NONE, None,"#
+        ),
+    );
+    assert_contains(
+        &code,
+        &format!(
+            r#"{dy}::TypeCode::value_tc("IDL:M/Cust:1.0", "Cust", {dy}::valuetype::VM_CUSTOM, None,"#
+        ),
+    );
+    assert_contains(
+        &code,
+        &format!(
+            r#"{dy}::TypeCode::value_box_tc("IDL:M/LBox:1.0", "LBox", {dy}::TypeCode::sequence_tc(0, tc_a()))"#
+        ),
+    );
+    // `Any` support: values and boxes through `IdlType`, structs holding
+    // values as any struct; nothing holding a custom value.
+    for t in ["A", "B", "Trunc", "Impl", "LBox"] {
+        assert_contains(&code, &format!("impl {dy}::IdlType for {t} {{"));
+    }
+    assert_contains(&code, &format!("impl {dy}::ToAny for HasA {{"));
+    assert_contains(&code, "pub fn tc_has_cust()");
+    for absent in [
+        format!("impl {dy}::IdlType for Cust "),
+        format!("impl {dy}::IdlType for HasCust "),
+        format!("impl {dy}::IdlType for Abs "),
+    ] {
+        assert!(!code.contains(&absent), "{absent} in\n{code}");
+    }
+
+    // The interpreted form has tables for value parameters (a bounded
+    // sequence of values through the typed entries).
+    let code = Builder::new()
+        .marshal(peregrine_idl_rust::Marshal::Interpreted)
+        .compile_to_string("t.idl", src)
+        .unwrap();
+    assert_contains(&code, "pub static OP_F: ::peregrine::orb::interp::OpDesc");
+    assert_contains(
+        &code,
+        "pub static TY_M_A: ::peregrine::orb::interp::TypeDesc = ::peregrine::orb::interp::TypeDesc { idl: \"::M::A\", type_code: Some(super::tc_a), kind: ::peregrine::orb::interp::Kind::Plain };",
+    );
+    assert_contains(&code, "::peregrine::orb::interp::TIn(two)");
+    // The stub walks the table instead of compiled code.
+    assert_contains(&code, "&i::OP_F,");
+}

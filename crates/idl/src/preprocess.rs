@@ -662,8 +662,10 @@ impl<'l> Preprocessor<'l> {
     /// `#include`, Peregrine reads it from a file: for `import A::B;` the
     /// first of `A.idl`, `B.idl` found next to the importing file or on
     /// the include path, for `import "IDL:p/A/B:1.0";` the same with the
-    /// id's `/`-separated components (`p.idl`, `A.idl`, `B.idl`). A file
-    /// already read is not read again. If no file is found, nothing is
+    /// id's `/`-separated components (`p.idl`, `A.idl`, `B.idl`); after
+    /// `CORBA.idl` comes `orb.idl`, the CORBA module's usual file. A file
+    /// already read, or being read (a file importing its own scope), is
+    /// not read again. If no file is found, nothing is
     /// read: the scope may be declared by a file included otherwise.
     fn emit(&mut self, tokens: Vec<Token>) {
         let is_import =
@@ -691,13 +693,28 @@ impl<'l> Preprocessor<'l> {
                 stmt.push(n);
             }
             stmt.extend(rest.next());
-            let found = names.iter().map(|n| format!("{n}.idl")).find(|f| {
-                self.include_candidates(file, f, true)
-                    .into_iter()
-                    .any(|p| self.loader.exists(&normalize(&p)))
+            // The CORBA module's file is `orb.idl` (every ORB ships one
+            // under that name, and the specification tells IDL files to
+            // include it), so `import ::CORBA;` falls back to it.
+            let files = names.iter().flat_map(|n| {
+                let corba = (n == "CORBA").then(|| "orb.idl".to_string());
+                std::iter::once(format!("{n}.idl")).chain(corba)
             });
-            if let Some(f) = found {
-                self.include_file(file, span, &f, true);
+            // The first candidate that exists, and the path it is at.
+            let found = files.into_iter().find_map(|f| {
+                self.include_candidates(file, &f, true)
+                    .into_iter()
+                    .map(|p| normalize(&p))
+                    .find(|p| self.loader.exists(p))
+                    .map(|p| (f, p))
+            });
+            // A file that imports its own scope (RTCORBA.idl's second
+            // module imports `::RTCORBA`), or one that is being read,
+            // declares the scope as it stands: nothing more to read.
+            if let Some((f, path)) = found {
+                if !self.open.contains(&path) {
+                    self.include_file(file, span, &f, true);
+                }
             }
             // After the file: the statement names a scope it declares.
             self.out.extend(stmt);

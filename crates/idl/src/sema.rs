@@ -12,7 +12,7 @@ use crate::source::{FileId, SourceMap, Span};
 use std::collections::HashMap;
 
 /// How `import` finds files (see the preprocessor), for its diagnostics.
-const IMPORT_NOTE: &str = "`import A::B;` reads the first of `A.idl`, `B.idl` found next to the importing file or on the include path (`import \"IDL:p/A:1.0\";`: `p.idl`, `A.idl`)";
+const IMPORT_NOTE: &str = "`import A::B;` reads the first of `A.idl`, `B.idl` found next to the importing file or on the include path (`import \"IDL:p/A:1.0\";`: `p.idl`, `A.idl`; `import ::CORBA;`: `CORBA.idl`, then `orb.idl`)";
 
 /// Why a scoped name could not be resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +68,7 @@ pub fn check(defs: &[ast::Def], sources: SourceMap, main_file: FileId) -> (Spec,
         main_file,
         fixed_id: HashMap::new(),
         typeprefix: HashMap::new(),
+        fwd_id_mismatch: Vec::new(),
     };
     s.definitions(None, defs);
     s.finish_checks();
@@ -104,6 +105,17 @@ struct Sema {
     /// Repository ids set explicitly (`#pragma ID` / `typeid`).
     fixed_id: HashMap<DefId, Span>,
     typeprefix: HashMap<DefId, String>,
+    /// Definitions whose id under `#pragma prefix` differs from their
+    /// forward declaration's, reported unless a `typeprefix` governs them.
+    fwd_id_mismatch: Vec<FwdIdMismatch>,
+}
+
+struct FwdIdMismatch {
+    def: DefId,
+    rid: String,
+    fwd_id: String,
+    span: Span,
+    fwd_span: Span,
 }
 
 fn is_type_kind(k: &DefKind) -> bool {
@@ -805,19 +817,15 @@ impl Sema {
                     let body = |id: &str| id.rsplit_once(':').map(|(b, _)| b.to_string());
                     let fwd_id = self.d(prev).repo_id.clone();
                     if !fixed && body(&rid) != body(&fwd_id) {
-                        let fwd_span = self.d(prev).span;
-                        self.diags.push(
-                            Diagnostic::error(
-                                DiagKind::Redefinition,
-                                name.span,
-                                format!(
-                                    "repository id `{rid}` of `{}` differs from `{fwd_id}` of its forward declaration",
-                                    name.name
-                                ),
-                            )
-                            .with_label("a different `#pragma prefix` is in force here")
-                            .with_note(Some(fwd_span), "forward-declared here"),
-                        );
+                        // Judged once every `typeprefix` is known: one
+                        // that governs the scope sets both ids alike.
+                        self.fwd_id_mismatch.push(FwdIdMismatch {
+                            def: prev,
+                            rid,
+                            fwd_id,
+                            span: name.span,
+                            fwd_span: self.d(prev).span,
+                        });
                     }
                     let main = self.main_file;
                     let dm = self.dm(prev);
@@ -2065,9 +2073,10 @@ impl Sema {
     /// everything declared in it, wherever the declaration appears
     /// (before or after the definitions, in the scope or outside it), so
     /// it is applied once everything is declared: each id not set with
-    /// `#pragma ID`/`typeid` becomes `IDL:p/S/.../Name:version` (the
-    /// version from `#pragma version`, if any), from the innermost scope
-    /// with a type prefix; a type prefix wins over `#pragma prefix`.
+    /// `#pragma ID`/`typeid` becomes `IDL:p/Outer/S/.../Name:version`
+    /// (the whole scoped name, the version from `#pragma version`, if
+    /// any), with the prefix of the innermost scope that has one; a type
+    /// prefix wins over `#pragma prefix`.
     fn apply_typeprefixes(&mut self) {
         if self.typeprefix.is_empty() {
             return;
@@ -2077,14 +2086,16 @@ impl Sema {
             if self.fixed_id.contains_key(&id) {
                 continue;
             }
+            // The prefix goes before the default id's body, the whole
+            // scoped name: `typeprefix ComponentIR "omg.org"` inside
+            // module CORBA gives `IDL:omg.org/CORBA/ComponentIR/...`.
             let mut path = Vec::new();
             let mut cur = Some(id);
             let mut prefix = None;
             while let Some(c) = cur {
                 path.push(self.d(c).name.clone());
-                if let Some(p) = self.typeprefix.get(&c) {
-                    prefix = Some(p.clone());
-                    break;
+                if prefix.is_none() {
+                    prefix = self.typeprefix.get(&c).cloned();
                 }
                 cur = self.d(c).parent;
             }
@@ -2104,7 +2115,41 @@ impl Sema {
         }
     }
 
+    /// Whether a `typeprefix` names `id` or a scope around it.
+    fn under_typeprefix(&self, id: DefId) -> bool {
+        let mut cur = Some(id);
+        while let Some(c) = cur {
+            if self.typeprefix.contains_key(&c) {
+                return true;
+            }
+            cur = self.d(c).parent;
+        }
+        false
+    }
+
+    fn report_fwd_id_mismatches(&mut self) {
+        for m in std::mem::take(&mut self.fwd_id_mismatch) {
+            if self.under_typeprefix(m.def) {
+                continue;
+            }
+            let name = self.d(m.def).name.clone();
+            self.diags.push(
+                Diagnostic::error(
+                    DiagKind::Redefinition,
+                    m.span,
+                    format!(
+                        "repository id `{}` of `{name}` differs from `{}` of its forward declaration",
+                        m.rid, m.fwd_id
+                    ),
+                )
+                .with_label("a different `#pragma prefix` is in force here")
+                .with_note(Some(m.fwd_span), "forward-declared here"),
+            );
+        }
+    }
+
     fn finish_checks(&mut self) {
+        self.report_fwd_id_mismatches();
         self.apply_typeprefixes();
         self.check_local_types();
         for i in 0..self.defs.len() {

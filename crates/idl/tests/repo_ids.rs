@@ -150,7 +150,10 @@ fn prefix_is_per_file_and_pragmas_name_earlier_declarations() {
 /// By the CORBA 3.x rules (omniidl 4.2.5 rejects `typeid`, `typeprefix`
 /// and `import`): a type prefix applies to the named scope and everything
 /// in it, wherever the declaration appears; `typeid` sets one id exactly;
-/// imported files keep their own `#pragma prefix`.
+/// imported files keep their own `#pragma prefix`; a type prefix goes
+/// before the whole scoped name, also in a nested scope ("inserted into
+/// the default IDL format repository identifier immediately after the
+/// format name and colon").
 const IDL3: &str = "
 ::Imported IDL:imp.org/Imported:1.0
 ::Imported::Thing IDL:imp.org/Imported/Thing:1.0
@@ -168,8 +171,8 @@ const IDL3: &str = "
 ::Ver IDL:ver.net/Ver:1.0
 ::Ver::V IDL:ver.net/Ver/V:3.0
 ::Nested IDL:outer.com/Nested:1.0
-::Nested::Deep IDL:deep.com/Deep:1.0
-::Nested::Deep::D IDL:deep.com/Deep/D:1.0
+::Nested::Deep IDL:deep.com/Nested/Deep:1.0
+::Nested::Deep::D IDL:deep.com/Nested/Deep/D:1.0
 ::Nested::O IDL:outer.com/Nested/O:1.0
 ";
 
@@ -221,6 +224,88 @@ fn import_errors() {
         spec.def(spec.lookup("M::S").unwrap()).repo_id,
         "IDL:M/S:1.0"
     );
+}
+
+/// The layout of the OMG's CORBA module files: `import ::CORBA;` finds
+/// `orb.idl` (there is no `CORBA.idl`), which declares `module CORBA`
+/// with a type prefix and includes fragments inside the module body.
+/// The type prefix governs the fragments' ids too, so an interface
+/// forward-declared in `orb.idl` and defined in a fragment keeps one id.
+#[test]
+fn import_corba_reads_orb_idl_and_typeprefix_reaches_included_fragments() {
+    use peregrine_idl::MemLoader;
+    let loader = MemLoader::new()
+        .with(
+            "orb.idl",
+            "module CORBA {\n  typeprefix CORBA \"omg.org\";\n  local interface Current;\n#include \"Current_part.idl\"\n};\n",
+        )
+        .with("Current_part.idl", "  local interface Current {};\n  typedef unsigned long PolicyType;\n");
+    let spec = Frontend::new()
+        .loader(loader)
+        .parse_source(
+            "t.idl",
+            "import ::CORBA;\nmodule M { typeprefix M \"omg.org\"; local interface C : CORBA::Current {}; const CORBA::PolicyType P = 1; };\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let id = |n: &str| spec.def(spec.lookup(n).unwrap()).repo_id.clone();
+    assert_eq!(id("CORBA::Current"), "IDL:omg.org/CORBA/Current:1.0");
+    assert_eq!(id("CORBA::PolicyType"), "IDL:omg.org/CORBA/PolicyType:1.0");
+    assert_eq!(id("M::C"), "IDL:omg.org/M/C:1.0");
+
+    // Without a type prefix the fragment's ids follow `#pragma prefix`,
+    // which an included file does not inherit: the mismatch with the
+    // forward declaration is still an error, at the definition.
+    let loader = MemLoader::new()
+        .with(
+            "orb.idl",
+            "#pragma prefix \"omg.org\"\nmodule CORBA {\n  local interface Current;\n#include \"Current_part.idl\"\n};\n",
+        )
+        .with("Current_part.idl", "  local interface Current {};\n");
+    let err = Frontend::new()
+        .loader(loader)
+        .parse_source("t.idl", "import ::CORBA;\n")
+        .unwrap_err()
+        .render();
+    assert!(
+        err.contains("repository id `IDL:Current:1.0` of `Current` differs from `IDL:omg.org/CORBA/Current:1.0` of its forward declaration")
+            && err.contains("Current_part.idl:1:19"),
+        "{err}"
+    );
+
+    // `CORBA.idl`, where there is one, comes first.
+    let loader = MemLoader::new()
+        .with(
+            "CORBA.idl",
+            "module CORBA { typedef long FromCorbaIdl; };\n",
+        )
+        .with("orb.idl", "module CORBA { typedef long FromOrbIdl; };\n");
+    let spec = Frontend::new()
+        .loader(loader)
+        .parse_source("t.idl", "import ::CORBA;\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(spec.lookup("CORBA::FromCorbaIdl").is_some());
+    assert!(spec.lookup("CORBA::FromOrbIdl").is_none());
+}
+
+/// A file may import the scope it declares itself (the OMG's RTCORBA.idl
+/// holds module RTCORBA and, after it, RTPortableServer, which imports
+/// `::RTCORBA`): the scope is declared already, nothing is read again and
+/// there is no include cycle.
+#[test]
+fn a_file_importing_its_own_scope_is_not_a_cycle() {
+    use peregrine_idl::MemLoader;
+    let text = "module RTCORBA { typedef long Priority; };\nimport ::RTCORBA;\nmodule RTPortableServer { typedef RTCORBA::Priority P; };\n";
+    let loader = MemLoader::new().with("RTCORBA.idl", text).with(
+        "ETF.idl",
+        "#include \"RTCORBA.idl\"\nmodule ETF { typedef RTCORBA::Priority P; };\n",
+    );
+    for main in ["RTCORBA.idl", "ETF.idl"] {
+        let spec = Frontend::new()
+            .loader(loader.clone())
+            .parse_file(main)
+            .unwrap_or_else(|e| panic!("{main}: {e}"));
+        assert!(spec.lookup("RTPortableServer::P").is_some(), "{main}");
+    }
 }
 
 /// `#pragma prefix` inside an interface body (which omniidl 4.2.5 rejects

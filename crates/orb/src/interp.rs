@@ -729,6 +729,24 @@ plain_entries!(
     peregrine_dynamic::TypeCode,
 );
 
+/// A valuetype or value box slot (elements of bounded sequences and
+/// arrays of values): the compiled `ValueType` code, whose writer and
+/// reader keep the indirections of the whole message, so values shared
+/// between elements, or with other arguments, stay shared.
+impl<T: peregrine_cdr::ValueType> Put for peregrine_cdr::ValueSlot<T> {
+    #[inline]
+    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        Encode::encode(self, w)
+    }
+}
+
+impl<'de, T: peregrine_cdr::ValueType> Take<'de> for peregrine_cdr::ValueSlot<T> {
+    #[inline]
+    fn take(_ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        <Self as Decode<'de>>::decode(r)
+    }
+}
+
 /// `fixed<D, S>` (its `Encode`/`Decode`: packed BCD).
 impl<const D: u16, const S: u16> Put for peregrine_cdr::FixedPoint<D, S> {
     #[inline]

@@ -57,4 +57,7 @@ pub use poa::{
     ServantActivator, ServantLocator, ServantManager, ServantManagerError, ServantRetention,
 };
 pub use runtime::*;
-pub use server::ThreadModel;
+pub use server::{
+    ThreadModel, DEFAULT_MAX_CONCURRENT_PER_CONNECTION, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_SERVER_THREADS, DEFAULT_MAX_WRITE_QUEUE,
+};

@@ -42,8 +42,8 @@ pub(crate) struct Config {
     /// The highest GIOP version this ORB speaks as a client (a profile
     /// asking for more gets this one).
     pub(crate) max_giop: GiopVersion,
-    /// How the server dispatches requests.
-    pub(crate) thread_model: crate::server::ThreadModel,
+    /// The server's threads and connection limits.
+    pub(crate) server: crate::server::ServerOptions,
 }
 
 const RUNNING: u8 = 0;
@@ -208,7 +208,7 @@ impl Default for OrbBuilder {
                 limits: Limits::default(),
                 fragment_size: crate::transport::DEFAULT_FRAGMENT_SIZE,
                 max_giop: GiopVersion::V1_2,
-                thread_model: crate::server::ThreadModel::PerConnection,
+                server: crate::server::ServerOptions::default(),
             },
             init_refs: HashMap::new(),
             default_init_ref: None,
@@ -332,10 +332,68 @@ impl OrbBuilder {
     }
 
     /// The server's thread model (default
-    /// [`ThreadModel::PerConnection`](crate::ThreadModel::PerConnection));
-    /// `ThreadModel::ThreadPool(n)` hands requests to `n` workers.
+    /// [`ThreadModel::LeaderFollowers`](crate::ThreadModel::LeaderFollowers)):
+    /// [`ThreadModel::PerConnection`](crate::ThreadModel::PerConnection)
+    /// runs a connection's requests one at a time.
+    /// `-ORBthreadPerConnectionPolicy 0|1`.
     pub fn thread_model(mut self, m: crate::server::ThreadModel) -> Self {
-        self.config.thread_model = m;
+        self.config.server.model = m;
+        self
+    }
+
+    /// Server threads kept when idle (default: the number of CPUs); more
+    /// are started under load, up to [`OrbBuilder::max_server_threads`],
+    /// and end once not needed for 2-4 s. `-ORBthreadPoolSize n`.
+    pub fn thread_pool_size(mut self, n: usize) -> Self {
+        self.config.server.pool_size = n;
+        self
+    }
+
+    /// Most server threads, so most requests running at once in the ORB
+    /// (default [`DEFAULT_MAX_SERVER_THREADS`](crate::DEFAULT_MAX_SERVER_THREADS)).
+    /// Nested calls back into this server deeper than this wait for a
+    /// thread until their deadline. `-ORBmaxServerThreadPoolSize n`.
+    pub fn max_server_threads(mut self, n: usize) -> Self {
+        self.config.server.max_threads = n.max(1);
+        self
+    }
+
+    /// Most requests of one connection running at once (default
+    /// [`DEFAULT_MAX_CONCURRENT_PER_CONNECTION`](crate::DEFAULT_MAX_CONCURRENT_PER_CONNECTION));
+    /// beyond it the connection is not read until one finishes.
+    /// `-ORBmaxServerThreadPerConnection n`.
+    pub fn max_concurrent_per_connection(mut self, n: usize) -> Self {
+        self.config.server.max_per_connection = n.max(1);
+        self
+    }
+
+    /// Most server connections open at once (default
+    /// [`DEFAULT_MAX_CONNECTIONS`](crate::DEFAULT_MAX_CONNECTIONS)); one
+    /// more is accepted and closed at once. `-ORBmaxServerConnections n`.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.config.server.max_connections = n;
+        self
+    }
+
+    /// Most reply bytes queued for a client that does not read them
+    /// (default [`DEFAULT_MAX_WRITE_QUEUE`](crate::DEFAULT_MAX_WRITE_QUEUE));
+    /// a reply beyond it closes the connection (one reply is always
+    /// accepted into an empty queue). `-ORBmaxServerWriteQueue bytes`.
+    pub fn max_write_queue(mut self, bytes: usize) -> Self {
+        self.config.server.max_write_queue = bytes;
+        self
+    }
+
+    /// Most server threads that dwell on a connection at once (default:
+    /// as many as [`OrbBuilder::thread_pool_size`]; 0 turns dwelling
+    /// off). A thread that answered a connection's request and found
+    /// nothing more to read stays on it for up to 50 ms, reading with a
+    /// blocking `recv`, so a client that calls again soon is read by the
+    /// thread already there: one `recv` and one `send` per call, as with
+    /// a thread per connection, and no other thread woken. One thread
+    /// always stays free for the other connections. `-ORBmaxDwellingThreads n`.
+    pub fn max_dwelling_threads(mut self, n: usize) -> Self {
+        self.config.server.max_dwellers = Some(n);
         self
     }
 
@@ -388,6 +446,13 @@ impl OrbBuilder {
     /// | `-ORBFragmentSize bytes` | [`OrbBuilder::fragment_size`] |
     /// | `-ORBMaxGIOPVersion 1.x` | [`OrbBuilder::max_giop_version`] |
     /// | `-ORBtraceLevel n` | [`OrbBuilder::trace_level`] |
+    /// | `-ORBthreadPoolSize n` | [`OrbBuilder::thread_pool_size`] |
+    /// | `-ORBmaxServerThreadPoolSize n` (omniORB), `-ORBmaxServerThreads n` | [`OrbBuilder::max_server_threads`] |
+    /// | `-ORBmaxServerThreadPerConnection n` (omniORB), `-ORBmaxConcurrentPerConnection n` | [`OrbBuilder::max_concurrent_per_connection`] |
+    /// | `-ORBmaxServerConnections n`, `-ORBmaxConnections n` | [`OrbBuilder::max_connections`] |
+    /// | `-ORBmaxServerWriteQueue bytes` | [`OrbBuilder::max_write_queue`] |
+    /// | `-ORBmaxDwellingThreads n` | [`OrbBuilder::max_dwelling_threads`] |
+    /// | `-ORBthreadPerConnectionPolicy 0\|1` (omniORB) | [`OrbBuilder::thread_model`] (1: [`ThreadModel::PerConnection`](crate::ThreadModel::PerConnection)) |
     ///
     /// Both `-ORBopt value` and `-ORBopt=value` forms are accepted. An
     /// unknown `-ORB` option or a bad value makes [`OrbBuilder::build`]
@@ -476,6 +541,19 @@ impl OrbBuilder {
                         self.args_error = Some(format!("{opt} {val}: expected a level, 0 or more"))
                     }
                 },
+                "-orbthreadpoolsize"
+                | "-orbmaxserverthreadpoolsize"
+                | "-orbmaxserverthreads"
+                | "-orbmaxserverthreadperconnection"
+                | "-orbmaxconcurrentperconnection"
+                | "-orbmaxserverconnections"
+                | "-orbmaxconnections"
+                | "-orbmaxserverwritequeue"
+                | "-orbmaxdwellingthreads"
+                | "-orbthreadperconnectionpolicy" => match val.parse::<usize>() {
+                    Ok(n) => self = self.server_arg(&opt.to_ascii_lowercase(), n),
+                    Err(_) => self.args_error = Some(format!("{opt} {val}: expected a number")),
+                },
                 "-orbmaxgiopversion" => match val.as_str() {
                     "1.0" => self.config.max_giop = GiopVersion::V1_0,
                     "1.1" => self.config.max_giop = GiopVersion::V1_1,
@@ -487,6 +565,25 @@ impl OrbBuilder {
         }
         *args = rest;
         self
+    }
+
+    /// One numeric server option of [`OrbBuilder::args`].
+    fn server_arg(self, opt: &str, n: usize) -> Self {
+        match opt {
+            "-orbthreadpoolsize" => self.thread_pool_size(n),
+            "-orbmaxserverthreadpoolsize" | "-orbmaxserverthreads" => self.max_server_threads(n),
+            "-orbmaxserverthreadperconnection" | "-orbmaxconcurrentperconnection" => {
+                self.max_concurrent_per_connection(n)
+            }
+            "-orbmaxserverconnections" | "-orbmaxconnections" => self.max_connections(n),
+            "-orbmaxserverwritequeue" => self.max_write_queue(n),
+            "-orbmaxdwellingthreads" => self.max_dwelling_threads(n),
+            _ => self.thread_model(if n == 0 {
+                crate::server::ThreadModel::LeaderFollowers
+            } else {
+                crate::server::ThreadModel::PerConnection
+            }),
+        }
     }
 
     /// Builds the ORB and starts listening (if any listen address was
@@ -980,7 +1077,7 @@ impl Orb {
         }
     }
 
-    /// False: in the thread-per-connection model no work waits for the
+    /// False: the server's own threads serve every request; no work waits for the
     /// main thread.
     pub fn work_pending(&self) -> bool {
         false
@@ -1052,6 +1149,17 @@ impl Orb {
     /// Open server connections.
     pub fn server_connections(&self) -> usize {
         self.inner.server.connections()
+    }
+
+    /// Server threads dwelling on a connection now (diagnostics; see
+    /// [`OrbBuilder::max_dwelling_threads`]).
+    pub fn server_dwelling_threads(&self) -> usize {
+        self.inner.server.dwelling_threads()
+    }
+
+    /// Server threads running (diagnostics).
+    pub fn server_threads(&self) -> usize {
+        self.inner.server.threads()
     }
 }
 

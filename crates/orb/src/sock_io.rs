@@ -24,13 +24,30 @@ use std::net::TcpStream;
 /// bytes the kernel took.
 #[inline]
 pub(crate) fn send(stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
-    imp::send(stream, buf)
+    imp::send(stream, buf, false)
 }
 
 /// Receives some bytes into `buf` (as `recv(2)`); 0 means the peer closed.
 #[inline]
 pub(crate) fn recv(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
-    imp::recv(stream, buf)
+    imp::recv(stream, buf, false)
+}
+
+/// [`send`] that never waits, even on a blocking socket
+/// (`MSG_DONTWAIT`): `WouldBlock` when the kernel takes nothing now.
+///
+/// The server keeps its sockets blocking so that a thread may wait on
+/// one connection with a plain `recv`, and uses these for everything
+/// else. (Off Linux, where the server does not run, it is [`send`].)
+#[inline]
+pub(crate) fn send_nowait(stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+    imp::send(stream, buf, true)
+}
+
+/// [`recv`] that never waits (`MSG_DONTWAIT`); see [`send_nowait`].
+#[inline]
+pub(crate) fn recv_nowait(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+    imp::recv(stream, buf, true)
 }
 
 /// Sends all of `buf`, retrying after partial sends and `EINTR`.
@@ -63,7 +80,8 @@ mod imp {
     }
 
     #[inline]
-    pub(super) fn send(stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+    pub(super) fn send(stream: &TcpStream, buf: &[u8], nowait: bool) -> io::Result<usize> {
+        let flags = libc::MSG_NOSIGNAL | if nowait { libc::MSG_DONTWAIT } else { 0 };
         // SAFETY: `sendto` reads at most `buf.len()` bytes from
         // `buf.as_ptr()`, which `buf` borrows for the call; a null
         // address of length 0 means "the connected peer". The descriptor
@@ -74,7 +92,7 @@ mod imp {
                 stream.as_raw_fd(),
                 buf.as_ptr(),
                 buf.len(),
-                libc::MSG_NOSIGNAL,
+                flags,
                 std::ptr::null::<libc::sockaddr>(),
                 0 as libc::socklen_t,
             )
@@ -83,7 +101,8 @@ mod imp {
     }
 
     #[inline]
-    pub(super) fn recv(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+    pub(super) fn recv(stream: &TcpStream, buf: &mut [u8], nowait: bool) -> io::Result<usize> {
+        let flags = if nowait { libc::MSG_DONTWAIT } else { 0 };
         // SAFETY: `recvfrom` writes at most `buf.len()` bytes to
         // `buf.as_mut_ptr()`, which `buf` borrows exclusively for the
         // call (any byte is a valid `u8`); null address pointers ask for
@@ -94,7 +113,7 @@ mod imp {
                 stream.as_raw_fd(),
                 buf.as_mut_ptr(),
                 buf.len(),
-                0,
+                flags,
                 std::ptr::null_mut::<libc::sockaddr>(),
                 std::ptr::null_mut::<libc::socklen_t>(),
             )
@@ -109,12 +128,12 @@ mod imp {
     use std::net::TcpStream;
 
     #[inline]
-    pub(super) fn send(mut stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+    pub(super) fn send(mut stream: &TcpStream, buf: &[u8], _nowait: bool) -> io::Result<usize> {
         stream.write(buf)
     }
 
     #[inline]
-    pub(super) fn recv(mut stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+    pub(super) fn recv(mut stream: &TcpStream, buf: &mut [u8], _nowait: bool) -> io::Result<usize> {
         stream.read(buf)
     }
 }
@@ -169,6 +188,30 @@ mod tests {
             ),
             "{e:?}"
         );
+    }
+
+    /// On a blocking socket with a long read timeout, the `nowait` calls
+    /// return at once: `WouldBlock` with nothing to read, and a send
+    /// that stops where the kernel's buffers are full.
+    #[test]
+    fn nowait_calls_do_not_wait_on_a_blocking_socket() {
+        let (a, b) = pair();
+        a.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        b.set_write_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut buf = [0u8; 8];
+        let e = recv_nowait(&a, &mut buf).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e:?}");
+        let chunk = [1u8; 64 * 1024];
+        let mut sent = 0usize;
+        let full = loop {
+            match send_nowait(&b, &chunk) {
+                Ok(n) => sent += n,
+                Err(e) => break e,
+            }
+            assert!(sent < 1 << 30, "the kernel never pushed back");
+        };
+        assert_eq!(full.kind(), io::ErrorKind::WouldBlock, "{full:?}");
+        assert_eq!(recv_nowait(&a, &mut buf).unwrap(), 8, "the bytes arrived");
     }
 
     #[test]

@@ -182,3 +182,33 @@ pub(crate) fn server_request(peer: &str, operation: &str, id: u32) {
 pub(crate) fn server_exception(peer: &str, request_id: u32, e: &SystemException) {
     tracing::debug!(target: SERVER, peer = %peer, id = request_id, exception = %e, "system exception reply sent");
 }
+
+/// The server refused a connection from `peer`: `max` were open.
+#[cold]
+#[inline(never)]
+pub(crate) fn refused(peer: &std::net::SocketAddr, max: usize) {
+    tracing::warn!(target: SERVER, peer = %peer, max, "connection refused: too many connections");
+}
+
+/// The server sent the reply to request `id` to `peer`.
+#[cold]
+#[inline(never)]
+pub(crate) fn server_reply(peer: &str, id: u32) {
+    tracing::debug!(target: SERVER, peer = %peer, id, "reply sent");
+}
+
+/// `peer` does not read its replies: its queue is full and the
+/// connection is closed.
+#[cold]
+#[inline(never)]
+pub(crate) fn reply_queue_full(peer: &str) {
+    tracing::warn!(target: SERVER, peer = %peer, "reply queue full: closing the connection");
+}
+
+/// A request of `peer` ran long on the thread dwelling on its
+/// connection: the connection's read turn went back to the pool.
+#[cold]
+#[inline(never)]
+pub(crate) fn dwell_released(peer: &str) {
+    tracing::trace!(target: SERVER, peer = %peer, "long request: connection handed back to the pool");
+}

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <iostream>
+#include <string>
 #include "values_common.h"
 
 class ValuesImpl : public POA_ValInterop::Values {
@@ -30,6 +31,50 @@ class ValuesImpl : public POA_ValInterop::Values {
   }
 };
 
+// Extracts a value from the any by omniidl's TypeCodes (see AnyEcho in
+// idl/values.idl), checks the graph, changes it and sends it back.
+class AnyEchoImpl : public POA_ValInterop::AnyEcho {
+ public:
+  CORBA::Any* echo_any(const CORBA::Any& a) {
+    CORBA::Any* r = new CORBA::Any;
+    ValInterop::Node* n;  // owned by `a`
+    const ValInterop::NodeSeq* s;
+    ValInterop::StrBox* b;
+    if (a >>= n) {
+      // The graph must arrive as a cycle: n -> next -> n.
+      if (!n || !n->next() || n->next()->next() != n) {
+        delete r;
+        throw CORBA::BAD_PARAM(1, CORBA::COMPLETED_NO);
+      }
+      n->id(n->id() + 1000);
+      *r <<= n;  // copying insertion: the graph goes back whole
+    } else if (a >>= s) {
+      // [x, y, x] with y -> x: one x.
+      if (s->length() != 3 || (*s)[0].in() != (*s)[2].in() || !(*s)[1].in() ||
+          (*s)[1]->next() != (*s)[0].in()) {
+        delete r;
+        throw CORBA::BAD_PARAM(2, CORBA::COMPLETED_NO);
+      }
+      ValInterop::NodeSeq out(*s);
+      out[0]->id(out[0]->id() + 1000);
+      *r <<= out;
+    } else if (a >>= b) {
+      if (!b) {
+        delete r;
+        throw CORBA::BAD_PARAM(3, CORBA::COMPLETED_NO);
+      }
+      std::string t = b->_value();
+      t += "!";
+      ValInterop::StrBox_var back = new ValInterop::StrBox(t.c_str());
+      *r <<= back.in();
+    } else {
+      delete r;
+      throw CORBA::BAD_PARAM(4, CORBA::COMPLETED_NO);
+    }
+    return r;
+  }
+};
+
 int main(int argc, char** argv) {
   try {
     CORBA::ORB_var orb = CORBA::ORB_init(argc, argv);
@@ -42,6 +87,11 @@ int main(int argc, char** argv) {
     CORBA::String_var ior = orb->object_to_string(ref);
     root->the_POAManager()->activate();
     std::cout << "VALUES " << ior << std::endl;
+    AnyEchoImpl* any_impl = new AnyEchoImpl;
+    PortableServer::ObjectId_var any_id = root->activate_object(any_impl);
+    CORBA::Object_var any_ref = root->id_to_reference(any_id);
+    CORBA::String_var any_ior = orb->object_to_string(any_ref);
+    std::cout << "ANYECHO " << any_ior << std::endl;
     std::cout << "READY" << std::endl;
     orb->run();
   } catch (CORBA::Exception& e) {

@@ -26,6 +26,11 @@ const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
 /// Where the compiled peer is cached (per build configuration).
 const CACHE_DIR: &str = env!("OUT_DIR");
 
+/// The IDL files the Java peers are built from (compiled by JacORB's IDL
+/// compiler without defines, so `jvalues.idl` gives the Java side its own
+/// derived value).
+const JAVA_IDL: [&str; 2] = ["idl/interop.idl", "idl/jvalues.idl"];
+
 /// What to tell the user when JacORB is missing.
 const INSTALL_HINT: &str = "the JacORB interop tests need a JDK (17) and JacORB 3.9's jars: \
 run scripts/install-deps.sh (it installs openjdk-17-jdk-headless and maven, then copies \
@@ -114,13 +119,16 @@ fn build() -> Result<Jacorb, Unavailable> {
         )));
     }
     let broken = Unavailable::Broken;
-    let idl = Path::new(CRATE_DIR).join("idl/interop.idl");
+    let idl: Vec<PathBuf> = JAVA_IDL
+        .iter()
+        .map(|f| Path::new(CRATE_DIR).join(f))
+        .collect();
     let src = Path::new(CRATE_DIR).join("java/src");
     let mut sources = Vec::new();
     java_files(&src, &mut sources).map_err(|e| broken(format!("{}: {e}", src.display())))?;
     let expected = expected_java();
     let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for s in std::iter::once(&idl).chain(&sources) {
+    for s in idl.iter().chain(&sources) {
         let bytes = std::fs::read(s).map_err(|e| broken(format!("{}: {e}", s.display())))?;
         fnv(&mut h, s.as_os_str().as_encoded_bytes());
         fnv(&mut h, &bytes);
@@ -156,7 +164,7 @@ fn build() -> Result<Jacorb, Unavailable> {
             .arg("org.jacorb.idl.parser")
             .arg("-d")
             .arg(&gen)
-            .arg(&idl),
+            .args(&idl),
     )
     .map_err(broken)?;
     std::fs::write(gen.join("peer/Expected.java"), &expected)
@@ -190,7 +198,7 @@ fn build() -> Result<Jacorb, Unavailable> {
 impl Jacorb {
     /// A JVM running `main` with JacORB as the ORB, speaking at most
     /// GIOP 1.`minor`, listening on 127.0.0.1 only.
-    fn spawn(&self, name: &str, main: &str, minor: u8, args: &[String]) -> Peer {
+    pub fn spawn(&self, name: &str, main: &str, minor: u8, args: &[String]) -> Peer {
         let mut all: Vec<String> = [
             "-Dorg.omg.CORBA.ORBClass=org.jacorb.orb.ORB",
             "-Dorg.omg.CORBA.ORBSingletonClass=org.jacorb.orb.ORBSingleton",

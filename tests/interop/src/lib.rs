@@ -1,4 +1,4 @@
-//! Interoperability tests against omniORB and JacORB.
+//! Interoperability tests against omniORB, JacORB and omniORBpy.
 //!
 //! * [`idl`]: Rust stubs and skeletons generated from `idl/interop.idl` by
 //!   peregrine-idl-rust (in `build.rs`).
@@ -10,16 +10,25 @@
 //!   `cxx/client.cc`) with omniidl + g++ (cached in the build directory)
 //!   and runs them with readiness lines on stdout, deadlines, and
 //!   kill-on-drop.
+//! * [`jvalues`]: the Peregrine side of the valuetypes exchanged with
+//!   JacORB and omniORBpy (`idl/jvalues.idl`): custom marshaling, fixed
+//!   values, the client's steps and the servant.
+//! * [`omniorbpy`]: generates the omniORBpy peers' Python stubs
+//!   (`python/`) with omniidl and runs them.
 //! * [`jacorb`]: builds the JacORB 3.9 Java peers (`java/src/peer/`) with
 //!   JacORB's IDL compiler + javac (cached likewise) and runs them.
 //!
 //! The tests themselves are `tests/peregrine_client.rs` (Peregrine client,
 //! omniORB server) and `tests/omniorb_client.rs` (omniORB client,
 //! Peregrine server), each over GIOP 1.0, 1.1 and 1.2, and
-//! `tests/jacorb.rs` (both directions against JacORB).
+//! `tests/jacorb.rs` (both directions against JacORB); objects by value
+//! are `tests/values.rs` (omniORB), `tests/jacorb_values.rs` and
+//! `tests/omniorbpy_values.rs`, both directions each.
 
 pub mod expected;
 pub mod jacorb;
+pub mod jvalues;
+pub mod omniorbpy;
 pub mod peers;
 pub mod servants;
 
@@ -33,6 +42,12 @@ pub use idl::interop;
 /// Code generated from `idl/values.idl` (with `PEREGRINE_SIDE` defined).
 pub mod values_idl {
     include!(concat!(env!("OUT_DIR"), "/values/_include.rs"));
+}
+
+/// Code generated from `idl/jvalues.idl` (with `PEREGRINE_SIDE` defined),
+/// the valuetypes exchanged with JacORB.
+pub mod jvalues_idl {
+    include!(concat!(env!("OUT_DIR"), "/jvalues/_include.rs"));
 }
 
 /// Runs `f` on a thread and fails the test if it takes longer than `secs`

@@ -161,10 +161,11 @@ fn build() -> Result<Peers, String> {
             .arg(format!("-I{idl_dir}"))
             .arg(Path::new(CRATE_DIR).join("idl/dynamic.idl")),
     )?;
+    // `-Wba`: TypeCodes and Any operators of the values (`AnyEcho`).
     run_build(
         Command::new("omniidl")
             .current_dir(&tmp)
-            .arg("-bcxx")
+            .args(["-bcxx", "-Wba"])
             .arg(Path::new(CRATE_DIR).join("idl/values.idl")),
     )?;
     // Each peer: g++ on its source, the generated skeleton files beside
@@ -174,13 +175,13 @@ fn build() -> Result<Peers, String> {
         (
             "values_server",
             "values_server.cc",
-            &["valuesSK.cc"],
+            &["valuesSK.cc", "valuesDynSK.cc"],
             &dyn_flags,
         ),
         (
             "values_client",
             "values_client.cc",
-            &["valuesSK.cc"],
+            &["valuesSK.cc", "valuesDynSK.cc"],
             &dyn_flags,
         ),
         ("interop_server", "server.cc", &["interopSK.cc"], &flags),

@@ -76,6 +76,35 @@ fn derived_tc() -> TypeCode {
     )
 }
 
+#[test]
+fn generated_typecodes_equal_the_hand_built_ones() {
+    // What an interface repository would give, and what the IDL compiler
+    // generates, are one type: `equal`, not only `equivalent` (ids).
+    for (generated, built) in [
+        (v::tc_node(), node_tc()),
+        (v::tc_string_box(), box_tc()),
+        (v::tc_base(), base_tc()),
+        (v::tc_derived(), derived_tc()),
+    ] {
+        assert!(generated.equal(&built), "{generated:?} vs {built:?}");
+    }
+    // One changed visibility is another type.
+    let mut members: Vec<ValueMember> = (0..4)
+        .map(|i| {
+            let tc = v::tc_node();
+            member(
+                tc.member_name(i).unwrap(),
+                tc.member_type(i).unwrap(),
+                tc.member_visibility(i).unwrap() == 1,
+            )
+        })
+        .collect();
+    members[3].visibility = 1;
+    let public_secret =
+        TypeCode::value_tc("IDL:DynValues/Node:1.0", "Node", VM_NONE, None, members);
+    assert!(!v::tc_node().equal(&public_secret));
+}
+
 // ---- the same graphs both ways ----
 
 fn dyn_node(tc: &TypeCode, id: i32, label: &str, next: Option<ValueRef>) -> Arc<ValueNode> {

@@ -17,8 +17,22 @@ enum Entry {
     Pending,
     /// Decoded.
     Done(AnyValue),
-    /// Skipped with the truncated part of another value.
-    Skipped,
+    /// Skipped with the truncated part of another value; its tag was
+    /// read with this many chunked values open around it. An indirection
+    /// to it goes back and decodes it then (see `Resume`).
+    Skipped(u32),
+}
+
+/// Where to go on once a skipped value, reached by an indirection, has
+/// been decoded where it stands: the reader's place at the indirection.
+#[derive(Clone, Copy)]
+struct Resume {
+    /// Input index of the skipped value's tag.
+    value: usize,
+    pos: usize,
+    len: usize,
+    level: u32,
+    pending_end: Option<u32>,
 }
 
 /// What a reader remembers of the values it has read.
@@ -40,6 +54,8 @@ pub(crate) struct ReadState<'a> {
     lists: Vec<(usize, Arc<[&'a str]>)>,
     /// Fixups waiting for the value at an index to be complete.
     fixups: Vec<(usize, Fixup)>,
+    /// Skipped values being decoded after all, innermost last.
+    resume: Vec<Resume>,
 }
 
 impl<'a> ReadState<'a> {
@@ -53,6 +69,7 @@ impl<'a> ReadState<'a> {
             strings: Vec::new(),
             lists: Vec::new(),
             fixups: Vec::new(),
+            resume: Vec::new(),
         }
     }
 
@@ -68,6 +85,7 @@ impl<'a> ReadState<'a> {
             strings: self.strings.clone(),
             lists: self.lists.clone(),
             fixups: Vec::new(),
+            resume: self.resume.clone(),
         })
     }
 }
@@ -80,6 +98,15 @@ fn target(offset_at: usize, offset: i32, before: usize) -> Result<usize> {
         return Err(CdrError::BadIndirection(offset));
     }
     Ok(t as usize)
+}
+
+/// Appends `(at, v)` to a table sorted by index, unless `at` is not past
+/// its last entry: a skipped value decoded after all is read a second
+/// time, and what its header holds was recorded the first time.
+fn record<T>(table: &mut Vec<(usize, T)>, at: usize, v: T) {
+    if !matches!(table.last(), Some((p, _)) if *p >= at) {
+        table.push((at, v));
+    }
 }
 
 fn find<T>(table: &[(usize, T)], at: usize, offset: i32) -> Result<&T> {
@@ -182,7 +209,10 @@ impl<'a> Reader<'a> {
         match &st.values[i] {
             Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
             Entry::Pending => Ok(ValueStart::Cycle(at)),
-            Entry::Skipped => Err(CdrError::BadIndirection(offset)),
+            Entry::Skipped(level) => {
+                let level = *level;
+                self.reopen(at, level)
+            }
         }
     }
 
@@ -210,8 +240,29 @@ impl<'a> Reader<'a> {
         self.enter()?;
         let pos = self.pos;
         let st = self.vstate();
-        st.keys.push(tag_at);
-        st.values.push(Entry::Pending);
+        match st.keys.last() {
+            Some(&p) if p >= tag_at => {
+                // Read a second time (see `reopen`): recorded when it was
+                // skipped.
+                if let Ok(i) = st.keys.binary_search(&tag_at) {
+                    if let (Entry::Done(v), true) = (&st.values[i], chunked) {
+                        // Decoded since, through an indirection: the same
+                        // value again, its bytes skipped.
+                        let v = v.clone();
+                        st.level += 1;
+                        self.buf.set_len(pos);
+                        self.skip_to_end_tag()?;
+                        self.leave();
+                        return Ok(ValueStart::Shared(v));
+                    }
+                    st.values[i] = Entry::Pending;
+                }
+            }
+            _ => {
+                st.keys.push(tag_at);
+                st.values.push(Entry::Pending);
+            }
+        }
         if chunked {
             st.level += 1;
             // The first read of the state fetches the first chunk.
@@ -303,7 +354,7 @@ impl<'a> Reader<'a> {
         self.pos = at;
         let s =
             core::str::from_utf8(self.read_string_bytes()?).map_err(|_| CdrError::InvalidText)?;
-        self.vstate().strings.push((at, s));
+        record(&mut self.vstate().strings, at, s);
         Ok(s)
     }
 
@@ -328,7 +379,7 @@ impl<'a> Reader<'a> {
             ids.push(self.read_header_string()?);
         }
         let ids: Arc<[&'a str]> = ids.into();
-        self.vstate().lists.push((at, ids.clone()));
+        record(&mut self.vstate().lists, at, ids.clone());
         Ok(ids)
     }
 
@@ -385,7 +436,42 @@ impl<'a> Reader<'a> {
         if let Some(i) = i {
             st.values[i] = entry;
         }
+        if st.resume.last().is_some_and(|r| r.value == info.pos) {
+            // A skipped value decoded after all: back to the indirection.
+            let r = st.resume.pop().expect("checked");
+            st.level = r.level;
+            st.pending_end = r.pending_end;
+            self.pos = r.pos;
+            self.buf.set_len(r.len);
+        }
         Ok(i)
+    }
+
+    /// An indirection led to the value at `at`, skipped with the
+    /// truncated part of an enclosing value (the sender did not know the
+    /// receiver would truncate): goes back and reads its header there,
+    /// as chunk level `level` saw it. Its state is decoded as any new
+    /// value's; [`Reader::finish_value`] then returns here.
+    fn reopen(&mut self, at: usize, level: u32) -> Result<ValueStart<'a>> {
+        let (pos, len) = (self.pos, self.buf.len());
+        let st = self.vstate();
+        st.resume.push(Resume {
+            value: at,
+            pos,
+            len,
+            level: st.level,
+            pending_end: st.pending_end,
+        });
+        st.level = level;
+        st.pending_end = None;
+        // The tag stands between chunks: the input ends there, so that
+        // the tag is read as one.
+        self.pos = at;
+        self.buf.set_len(at);
+        match self.read_value_start()? {
+            start @ ValueStart::New(_) => Ok(start),
+            _ => Err(CdrError::BadChunk),
+        }
     }
 
     /// Skips the rest of a chunked value's chunks (and values nested in
@@ -422,7 +508,7 @@ impl<'a> Reader<'a> {
                     self.buf.set_len(self.pos);
                     match self.read_value_start()? {
                         ValueStart::New(inner) => {
-                            self.close_value(&inner, Entry::Skipped)?;
+                            self.close_value(&inner, Entry::Skipped(level))?;
                         }
                         _ => return Err(CdrError::BadChunk),
                     }

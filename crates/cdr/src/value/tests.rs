@@ -305,6 +305,105 @@ fn truncated_to_a_known_base_skips_the_rest() {
     }
 }
 
+/// A value nested in the truncated part, then an indirection to it (the
+/// sender did not know the receiver would truncate; omniORB and JacORB
+/// write this): the reader goes back, decodes it there, and goes on
+/// after the indirection. `shared_end`: the nested value's end tag closes
+/// the enclosing value too.
+fn indirection_into_truncated_part(order: ByteOrder, shared_end: bool) {
+    let mut e = B::new(order);
+    e.long(0x7fff_ff0e).long(2).string(DERIVED).string(BASE);
+    e.long(8).long(5).long(6);
+    let node_at = e.at();
+    e.long(0x7fff_ff0a).string(NODE).long(4).long(3);
+    if shared_end {
+        e.neg(-1);
+    } else {
+        e.neg(-2).long(4).long(0).neg(-1);
+    }
+    for _ in 0..2 {
+        e.long(0xffff_ffff);
+        e.neg(node_at as i32 - e.at() as i32);
+    }
+    e.long(0xabcd);
+    let bytes = e.done();
+    let mut r = Reader::new(&bytes, order);
+    let ValueStart::New(info) = r.read_value_start().unwrap() else {
+        panic!()
+    };
+    assert_eq!(r.read_i32().unwrap(), 5);
+    r.finish_value(&info, Arc::new(5i32)).unwrap();
+    // The first indirection: the skipped Node, decoded now.
+    let ValueStart::New(node) = r.read_value_start().unwrap() else {
+        panic!()
+    };
+    assert_eq!((node.pos, node.repo_id()), (node_at, Some(NODE)));
+    assert_eq!(r.read_i32().unwrap(), 3);
+    let n: super::AnyValue = Arc::new(3i32);
+    r.finish_value(&node, n.clone()).unwrap();
+    // The second: shared, as any value decoded before.
+    let ValueStart::Shared(again) = r.read_value_start().unwrap() else {
+        panic!()
+    };
+    assert!(Arc::ptr_eq(&again, &n));
+    assert_eq!(r.read_u32().unwrap(), 0xabcd);
+    assert!(r.is_empty());
+}
+
+#[test]
+fn indirection_into_a_truncated_part_decodes_it_there() {
+    for order in ORDERS {
+        indirection_into_truncated_part(order, false);
+        indirection_into_truncated_part(order, true);
+    }
+}
+
+/// Two values nested in a truncated part, B inside A, reached by
+/// indirections in that order: decoding A meets B again and shares the
+/// B decoded before.
+#[test]
+fn values_in_a_truncated_part_keep_their_identity() {
+    for order in ORDERS {
+        let mut e = B::new(order);
+        e.long(0x7fff_ff0e).long(2).string(DERIVED).string(BASE);
+        e.long(8).long(5).long(6);
+        let a_at = e.at();
+        e.long(0x7fff_ff0a).string(NODE).long(4).long(1);
+        let b_at = e.at();
+        e.long(0x7fff_ff0a).string(NODE).long(4).long(2).neg(-3);
+        e.long(4).long(0).neg(-2);
+        e.long(4).long(0).neg(-1);
+        for at in [b_at, a_at] {
+            e.long(0xffff_ffff);
+            e.neg(at as i32 - e.at() as i32);
+        }
+        let bytes = e.done();
+        let mut r = Reader::new(&bytes, order);
+        let ValueStart::New(x) = r.read_value_start().unwrap() else {
+            panic!()
+        };
+        assert_eq!(r.read_i32().unwrap(), 5);
+        r.finish_value(&x, Arc::new(5i32)).unwrap();
+        let ValueStart::New(b) = r.read_value_start().unwrap() else {
+            panic!()
+        };
+        assert_eq!((b.pos, r.read_i32().unwrap()), (b_at, 2));
+        let vb: super::AnyValue = Arc::new(2i32);
+        r.finish_value(&b, vb.clone()).unwrap();
+        let ValueStart::New(a) = r.read_value_start().unwrap() else {
+            panic!()
+        };
+        assert_eq!((a.pos, r.read_i32().unwrap()), (a_at, 1));
+        // A's member: the B decoded before, not a second copy.
+        let ValueStart::Shared(member) = r.read_value_start().unwrap() else {
+            panic!()
+        };
+        assert!(Arc::ptr_eq(&member, &vb));
+        r.finish_value(&a, Arc::new(1i32)).unwrap();
+        assert!(r.is_empty());
+    }
+}
+
 #[test]
 fn codebase_is_skipped_and_rmi_ids_accepted() {
     for order in ORDERS {

@@ -19,6 +19,11 @@
 //! bounds and element descriptors. Named types get `Put`/`Take` impls
 //! (through their `Encode`/`Decode`/`decode_in`) and interface references
 //! an `interp::Reference` impl when any interface is interpreted.
+//! Valuetypes and value boxes (`ValueSlot<T>`) are plain: their
+//! `ValueType` code writes to the request's one writer and reads from
+//! the reply's one reader, so sharing spans the arguments as in the
+//! compiled form (the engine's `Put`/`Take` cover them as elements of
+//! bounded sequences).
 //!
 //! Only operations using `long double` inside a bounded or
 //! reference-holding sequence/array (no typed entry) keep the compiled
@@ -113,10 +118,6 @@ impl Gen<'_> {
 
     /// The engine has entries for `ty`.
     fn interp_ok(&mut self, ty: &Type) -> bool {
-        if self.has_value(ty) {
-            // The table-driven engine has no values yet: compiled code.
-            return false;
-        }
         match self.resolve_owned(ty) {
             Type::Fixed(None) => false,
             _ if !self.typed(ty) => true,

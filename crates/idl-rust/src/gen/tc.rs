@@ -27,7 +27,7 @@ use crate::names::{bare, camel, snake};
 
 impl Gen<'_> {
     /// Name of the TypeCode function of `id`.
-    fn tc_fn(&self, id: DefId) -> String {
+    pub(super) fn tc_fn(&self, id: DefId) -> String {
         format!("tc_{}", bare(&snake(&self.def(id).name)))
     }
 
@@ -41,11 +41,11 @@ impl Gen<'_> {
     fn leads_to(&self, id: DefId, stack: &[DefId]) -> bool {
         stack
             .iter()
-            .any(|&s| s == id || self.reaches(id, s, &mut HashSet::new()))
+            .any(|&s| s == id || self.tc_reaches(id, s, &mut HashSet::new()))
     }
 
     /// An expression building the TypeCode of `ty` seen from `cur`.
-    fn tc_expr(&self, ty: &Type, cur: &[String], stack: &mut Vec<DefId>) -> String {
+    pub(super) fn tc_expr(&self, ty: &Type, cur: &[String], stack: &mut Vec<DefId>) -> String {
         let dy = &self.o.dynamic;
         let simple = |f: &str| format!("{dy}::TypeCode::{f}()");
         match ty {
@@ -94,7 +94,7 @@ impl Gen<'_> {
                 let aggregate = matches!(
                     d.kind,
                     DefKind::Struct { .. } | DefKind::Union { .. } | DefKind::Exception { .. }
-                );
+                ) || self.is_value_def(*id);
                 let typedef = matches!(d.kind, DefKind::Typedef { .. });
                 if (aggregate || typedef) && stack.contains(id) {
                     format!("{dy}::TypeCode::recursive({})", lit_str(&d.repo_id))
@@ -202,6 +202,7 @@ impl Gen<'_> {
                 };
                 format!("{dy}::TypeCode::{ctor}({rid}, {name})")
             }
+            DefKind::Value { .. } | DefKind::ValueBox { .. } => self.value_tc_build(id, cur, stack),
             _ => format!("{dy}::TypeCode::null()"),
         }
     }
@@ -237,13 +238,14 @@ impl Gen<'_> {
 
     /// `pub fn tc_<name>()` for named type `id`, cached in a static.
     pub(super) fn tc_function(&self, id: DefId, cur: &[String]) -> String {
-        if self.has_value(&Type::Named(id)) {
-            // No TypeCodes for values yet (nor for types holding them).
-            return String::new();
-        }
         let dy = &self.o.dynamic;
         let d = self.def(id);
         let what = match d.kind {
+            DefKind::Value {
+                is_abstract: true, ..
+            } => "abstract valuetype",
+            DefKind::Value { .. } => "valuetype",
+            DefKind::ValueBox { .. } => "value box",
             DefKind::Struct { .. } => "struct",
             DefKind::Union { .. } => "union",
             DefKind::Enum { .. } => "enum",
@@ -270,8 +272,9 @@ pub fn {f}() -> {dy}::TypeCode {{
     /// TypeCode function and `Any` support of struct, union, enum or
     /// exception `id`, generated as Rust type `name`.
     pub(super) fn tc_items(&mut self, id: DefId, name: &str, cur: &[String]) -> String {
-        if self.has_value(&Type::Named(id)) {
-            return String::new();
+        if self.holds_custom_value(&Type::Named(id)) {
+            // A TypeCode, but no `Any`: custom state is the application's.
+            return self.tc_function(id, cur);
         }
         let dy = self.o.dynamic.clone();
         let orb = self.o.orb.clone();
@@ -350,8 +353,8 @@ impl {dy}::FromAny for {name} {{
     /// TypeCode function and `Any` insertion/extraction functions of
     /// typedef `id` (a Rust type alias, which cannot carry trait impls).
     pub(super) fn typedef_items(&mut self, id: DefId, ty: &Type, cur: &[String]) -> String {
-        if self.has_value(ty) {
-            return String::new();
+        if self.holds_custom_value(ty) {
+            return self.tc_function(id, cur);
         }
         let dy = self.o.dynamic.clone();
         let orb = self.o.orb.clone();

@@ -11,7 +11,6 @@
 //! struct, and its `factory` declarations a `<Name>Init` trait. See
 //! docs/mapping.md for the whole mapping.
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use peregrine_idl::{BasicType, DefId, DefKind, Param, Span, Type};
@@ -48,32 +47,6 @@ impl Gen<'_> {
         match self.resolve_owned(ty) {
             Type::Sequence(t, b) => self.value_slot(&t).map(|id| (id, b)),
             _ => None,
-        }
-    }
-
-    /// True if `ty` holds a value anywhere (no TypeCode or `Any` support
-    /// for those yet).
-    pub(super) fn has_value(&self, ty: &Type) -> bool {
-        self.has_value_in(ty, &mut HashSet::new())
-    }
-
-    fn has_value_in(&self, ty: &Type, seen: &mut HashSet<DefId>) -> bool {
-        match ty {
-            Type::Basic(BasicType::ValueBase) => true,
-            Type::Sequence(t, _) | Type::Array(t, _) => self.has_value_in(t, seen),
-            Type::Named(id) => {
-                if !seen.insert(*id) {
-                    return false;
-                }
-                match &self.def(*id).kind {
-                    DefKind::Value { .. } | DefKind::ValueBox { .. } => true,
-                    _ => self
-                        .member_types(*id)
-                        .into_iter()
-                        .any(|t| self.has_value_in(t, seen)),
-                }
-            }
-            _ => false,
         }
     }
 
@@ -142,7 +115,7 @@ impl Gen<'_> {
     }
 
     /// The concrete base of valuetype `id`, if any.
-    fn concrete_base(&self, id: DefId) -> Option<DefId> {
+    pub(super) fn concrete_base(&self, id: DefId) -> Option<DefId> {
         match &self.def(id).kind {
             DefKind::Value { bases, .. } => bases.iter().copied().find(|b| {
                 matches!(
@@ -267,6 +240,7 @@ impl Gen<'_> {
             "",
             1,
         );
+        let s = s + &self.value_tc_items(id, &name, cur);
         self.push(cur, d.scoped_name.clone(), id, s);
     }
 
@@ -424,6 +398,7 @@ impl Gen<'_> {
             s.push_str(&self.value_ops_trait(id, &t, &supers, cur));
         }
         s.push_str(&self.initializers(id, &name, cur));
+        s.push_str(&self.value_tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
 
@@ -498,6 +473,7 @@ impl {cdr}::ValueType for {name} {{
 ",
             rid = lit_str(&d.repo_id),
         );
+        s.push_str(&self.value_tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
 }

@@ -1,0 +1,586 @@
+//! One accepted connection: its socket, the bytes received but not yet
+//! handled, how many of its requests run, its negotiated code sets and
+//! GIOP version, and its reply queue.
+
+use std::io;
+use std::net::{Shutdown, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use peregrine_cdr::{ByteOrder, CharCodeSet, CodeSets, GiopVersion, Writer};
+use peregrine_giop::{encode_close_connection, encode_message_error, Limits, Reassembler};
+
+use super::outbound::{Outbound, WriteError};
+use super::poller::{Kind, Poller, Token};
+use crate::client::lock;
+use crate::transport::{RxBuf, Transport};
+
+/// Set in [`Conn::state`] once CloseConnection was sent.
+const CLOSE_SENT: usize = 1 << (usize::BITS - 1);
+/// Set in [`Conn::state`] when the ORB shuts down: no new request starts.
+const CLOSING: usize = 1 << (usize::BITS - 2);
+
+/// A TCP socket as the framing code reads it: without waiting (the
+/// socket is left blocking, and every call passes `MSG_DONTWAIT`),
+/// except while [`Sock::set_waiting`] says so.
+pub(super) struct Sock {
+    pub(super) stream: TcpStream,
+    peer: String,
+    /// The last read returned less than asked (or nothing): the socket
+    /// had no more bytes then, so with edge-triggered events a new
+    /// arrival will be reported.
+    drained: AtomicBool,
+    /// See [`Sock::set_waiting`].
+    waiting: AtomicBool,
+}
+
+impl Sock {
+    /// `dwell`: how long a dwelling read waits for bytes.
+    pub(super) fn new(stream: TcpStream, dwell: Duration) -> io::Result<Sock> {
+        stream.set_nonblocking(false)?;
+        stream.set_read_timeout(Some(dwell))?;
+        let _ = stream.set_nodelay(true);
+        let peer = stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| "?".into());
+        Ok(Sock {
+            stream,
+            peer,
+            drained: AtomicBool::new(true),
+            waiting: AtomicBool::new(false),
+        })
+    }
+
+    /// See [`Sock::drained`]'s field.
+    pub(super) fn drained(&self) -> bool {
+        self.drained.load(Ordering::Relaxed)
+    }
+
+    /// Whether reads wait for bytes, up to the dwell time (then
+    /// `WouldBlock`): set by the turn's holder while it dwells on the
+    /// connection.
+    pub(super) fn set_waiting(&self, on: bool) {
+        self.waiting.store(on, Ordering::Relaxed);
+    }
+}
+
+impl Transport for Sock {
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let r = if self.waiting.load(Ordering::Relaxed) {
+            crate::sock_io::recv(&self.stream, buf)
+        } else {
+            crate::sock_io::recv_nowait(&self.stream, buf)
+        };
+        let drained = match &r {
+            Ok(n) => *n < buf.len(),
+            Err(e) => matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ),
+        };
+        self.drained.store(drained, Ordering::Relaxed);
+        r
+    }
+    fn write_all_vectored(&self, bufs: &[&[u8]]) -> io::Result<()> {
+        // Not used: replies go through `Outbound`.
+        for b in bufs {
+            crate::sock_io::send_all(&self.stream, b)?;
+        }
+        Ok(())
+    }
+    fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
+    fn peer_closed_or_readable(&self) -> bool {
+        false
+    }
+    fn shutdown_write(&self) {
+        let _ = self.stream.shutdown(Shutdown::Write);
+    }
+    fn shutdown(&self) {
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+    fn peer(&self) -> &str {
+        &self.peer
+    }
+}
+
+/// A transport that never has bytes: framing over it tells whether a
+/// buffer already holds a complete message, without reading.
+pub(super) struct NoRead;
+
+impl Transport for NoRead {
+    fn read(&self, _: &mut [u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::WouldBlock.into())
+    }
+    fn write_all_vectored(&self, _: &[&[u8]]) -> io::Result<()> {
+        Ok(())
+    }
+    fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
+    fn peer_closed_or_readable(&self) -> bool {
+        false
+    }
+    fn shutdown_write(&self) {}
+    fn shutdown(&self) {}
+    fn peer(&self) -> &str {
+        ""
+    }
+}
+
+/// Who may read the connection next. One thread at a time holds the
+/// read turn; a read event for a connection whose turn is held (or
+/// parked) only sets `notified`, and the holder looks at the socket
+/// again before letting go.
+#[derive(Debug, Default)]
+pub(super) struct Turn {
+    /// A thread (or the pool's ready queue) holds the read turn.
+    pub(super) owned: bool,
+    /// Bytes arrived while the turn was held or parked.
+    pub(super) notified: bool,
+    /// Requests of this connection being dispatched.
+    pub(super) running: usize,
+    /// The connection's concurrency limit was reached: nobody reads it
+    /// until a request finishes, and the thread that finishes it takes
+    /// the turn.
+    pub(super) parked: bool,
+    /// Read events are off: bytes kept arriving while the turn was held
+    /// (a stream of oneways, pipelined calls), and each would wake a
+    /// follower only to be told to go back to sleep. Back on when the
+    /// turn is let go.
+    pub(super) muted: bool,
+}
+
+/// What the thread dwelling on a connection is doing, as one word the
+/// pool's sweep can read without the turn's lock: whether it runs a
+/// request while keeping the read turn, that request's number, and
+/// whether the sweep took the turn from it meanwhile.
+///
+/// A request run this way is not counted in [`Turn::running`] (the
+/// common case takes no lock at all); the sweep counts it when it takes
+/// the turn, and the thread uncounts it after.
+#[derive(Debug, Default)]
+pub(super) struct DwellState(AtomicU32);
+
+impl DwellState {
+    const RUNNING: u32 = 1;
+    const RELEASED: u32 = 2;
+    const SEQ: u32 = 4;
+
+    /// The holder starts a request, keeping the turn.
+    pub(super) fn start(&self) {
+        let seq = self.0.load(Ordering::Relaxed) & !(Self::RUNNING | Self::RELEASED);
+        self.0.store(
+            seq.wrapping_add(Self::SEQ) | Self::RUNNING,
+            Ordering::Release,
+        );
+    }
+
+    /// The holder's request is over: true if the turn is still its own
+    /// (false: the sweep took it).
+    pub(super) fn finish(&self) -> bool {
+        let was = self
+            .0
+            .fetch_and(!(Self::RUNNING | Self::RELEASED), Ordering::AcqRel);
+        was & Self::RELEASED == 0
+    }
+
+    /// No request runs with the turn kept, nor one whose turn the sweep
+    /// took (a thread may start dwelling: one at a time per connection).
+    pub(super) fn is_idle(&self) -> bool {
+        self.0.load(Ordering::Acquire) & Self::RUNNING == 0
+    }
+
+    /// A snapshot for the sweep: `Some(word)` while a request runs with
+    /// the turn kept.
+    pub(super) fn running(&self) -> Option<u32> {
+        let w = self.0.load(Ordering::Acquire);
+        (w & (Self::RUNNING | Self::RELEASED) == Self::RUNNING).then_some(w)
+    }
+
+    /// The sweep takes the turn from the request `seen` (still running):
+    /// true if it did.
+    pub(super) fn release(&self, seen: u32) -> bool {
+        self.0
+            .compare_exchange(
+                seen,
+                seen | Self::RELEASED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
+}
+
+/// One accepted connection.
+pub(crate) struct Conn {
+    pub(super) id: u64,
+    pub(super) sock: Sock,
+    poller: Arc<Poller>,
+    /// Requests being dispatched in the low bits, [`CLOSING`] and
+    /// [`CLOSE_SENT`]. CloseConnection goes out only on a transition
+    /// from 0 (no request in progress) to `CLOSE_SENT`, and a request
+    /// that finds either high bit set after counting itself backs out
+    /// unprocessed. So no reply is ever written after CloseConnection.
+    state: AtomicUsize,
+    /// The GIOP minor version + 1 of the first message (0: none yet), for
+    /// CloseConnection.
+    version: AtomicU8,
+    /// The code sets the client chose.
+    pub(super) codesets: Mutex<CodeSets>,
+    /// Bytes received and not handled while no thread holds the turn (a
+    /// partial message, or messages that arrived behind one being
+    /// handled). Empty connections hold no buffer.
+    pub(super) rx: Mutex<Option<RxBuf>>,
+    /// Fragments being reassembled (touched by the turn's holder only).
+    pub(super) reasm: Mutex<Reassembler>,
+    pub(super) turn: Mutex<Turn>,
+    /// The request a thread dwelling on the connection runs while it
+    /// keeps the read turn (see [`DwellState`]).
+    pub(super) dwell: DwellState,
+    out: Outbound,
+    closed: AtomicBool,
+    /// The span of the connection's events (names the peer).
+    pub(super) span: tracing::Span,
+}
+
+impl Conn {
+    pub(super) fn new(
+        id: u64,
+        sock: Sock,
+        poller: Arc<Poller>,
+        limits: Limits,
+        queue_limit: usize,
+    ) -> Conn {
+        let span = crate::trace::server_connection(sock.peer());
+        Conn {
+            id,
+            sock,
+            poller,
+            state: AtomicUsize::new(0),
+            version: AtomicU8::new(0),
+            // Until the client says otherwise (CORBA's defaults).
+            codesets: Mutex::new(CodeSets {
+                char: CharCodeSet::Latin1,
+                wchar: None,
+            }),
+            rx: Mutex::new(None),
+            reasm: Mutex::new(Reassembler::new(limits)),
+            turn: Mutex::new(Turn::default()),
+            dwell: DwellState::default(),
+            out: Outbound::new(queue_limit),
+            closed: AtomicBool::new(false),
+            span,
+        }
+    }
+
+    pub(super) fn peer(&self) -> &str {
+        self.sock.peer()
+    }
+
+    fn read_token(&self) -> Token {
+        Token {
+            id: self.id,
+            kind: Kind::Read,
+        }
+    }
+
+    /// Registers the socket for reading.
+    pub(super) fn register(&self) -> io::Result<()> {
+        self.poller
+            .add(self.sock.stream.as_raw_fd(), self.read_token())
+    }
+
+    /// A read event arrived: true if the caller now holds the read turn;
+    /// false if another thread holds it (told to look again) or the
+    /// connection waits for a request to finish.
+    pub(super) fn take_turn(&self) -> bool {
+        let mut t = lock(&self.turn);
+        if t.owned || t.parked {
+            t.notified = true;
+            self.mute(&mut t);
+            return false;
+        }
+        t.owned = true;
+        true
+    }
+
+    /// Turns read events off (the caller holds `turn`'s lock) until the
+    /// turn is let go.
+    pub(super) fn mute(&self, t: &mut Turn) {
+        if !t.muted {
+            t.muted = true;
+            let _ = self
+                .poller
+                .read_interest(self.sock.stream.as_raw_fd(), self.id, false);
+        }
+    }
+
+    /// Lets go of the turn (the caller holds `turn`'s lock), turning read
+    /// events back on if they were off.
+    pub(super) fn let_go(&self, t: &mut Turn) {
+        t.owned = false;
+        if std::mem::take(&mut t.muted)
+            && self
+                .poller
+                .read_interest(self.sock.stream.as_raw_fd(), self.id, true)
+                .is_err()
+        {
+            self.sock.shutdown();
+        }
+    }
+
+    /// The holder of the turn drained the socket without completing a
+    /// message: lets go of the turn, keeping what `buf` holds with the
+    /// connection (an empty buffer goes back to `spare`), unless bytes
+    /// arrived meanwhile (true: `buf` is still the holder's, read again).
+    pub(super) fn release_turn_keeping(&self, buf: &mut RxBuf, spare: &mut RxBuf) -> bool {
+        let mut t = lock(&self.turn);
+        if std::mem::take(&mut t.notified) {
+            return true;
+        }
+        self.let_go(&mut t);
+        let b = std::mem::take(buf);
+        if b.unread().is_empty() {
+            let mut b = b;
+            b.shrink_if_idle(1 << 20);
+            *spare = b;
+        } else {
+            *lock(&self.rx) = Some(b);
+        }
+        false
+    }
+
+    /// Writes one message (a reply, LocateReply, ...), in GIOP fragments
+    /// if it is longer than `fragment_size`.
+    pub(super) fn write_message(&self, msg: &[u8], fragment_size: usize) -> Result<(), WriteError> {
+        if msg.len() <= fragment_size.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN) {
+            return self.write_bufs(&[msg]);
+        }
+        self.write_fragmented(msg, fragment_size)
+    }
+
+    #[inline(never)]
+    fn write_fragmented(&self, msg: &[u8], fragment_size: usize) -> Result<(), WriteError> {
+        let pieces: Vec<peregrine_giop::Piece<'_>> =
+            match peregrine_giop::fragment(msg, fragment_size) {
+                Ok(f) => f.collect(),
+                // Not fragmentable (GIOP 1.0, ...): whole.
+                Err(_) => return self.write_bufs(&[msg]),
+            };
+        let mut bufs: Vec<&[u8]> = Vec::with_capacity(pieces.len() * 2);
+        for p in &pieces {
+            bufs.push(p.header());
+            bufs.push(p.payload);
+        }
+        self.write_bufs(&bufs)
+    }
+
+    fn write_bufs(&self, bufs: &[&[u8]]) -> Result<(), WriteError> {
+        let r = self
+            .out
+            .write(&self.sock.stream, &self.poller, self.id, bufs);
+        if let Err(WriteError::QueueFull) = &r {
+            crate::trace::reply_queue_full(self.peer());
+        }
+        r
+    }
+
+    /// The socket is writable: flush the queued replies.
+    pub(super) fn flush(&self) {
+        self.out.flush(&self.sock.stream, &self.poller, self.id);
+    }
+
+    /// Counts a request in progress; false (and not counted) once the
+    /// connection is closing.
+    #[inline]
+    pub(super) fn begin_request(&self) -> bool {
+        if self.state.fetch_add(1, Ordering::SeqCst) & (CLOSE_SENT | CLOSING) != 0 {
+            self.state.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    #[inline]
+    pub(super) fn end_request(&self) {
+        self.state.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Requests in progress.
+    pub(super) fn busy(&self) -> usize {
+        self.state.load(Ordering::SeqCst) & !(CLOSE_SENT | CLOSING)
+    }
+
+    /// Refuses new requests from now on (the ORB shuts down).
+    pub(super) fn set_closing(&self) {
+        self.state.fetch_or(CLOSING, Ordering::SeqCst);
+    }
+
+    /// Remembers the first message's GIOP version.
+    #[inline]
+    pub(super) fn note_version(&self, v: GiopVersion) {
+        if self.version.load(Ordering::Relaxed) == 0 {
+            let _ = self.version.compare_exchange(
+                0,
+                v.minor() + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    fn version(&self) -> GiopVersion {
+        match self.version.load(Ordering::Relaxed) {
+            0 => GiopVersion::V1_0,
+            n => GiopVersion::from_minor(n - 1),
+        }
+    }
+
+    /// Sends CloseConnection if no request is in progress (a busy
+    /// connection's last request calls this again after its reply), once.
+    pub(super) fn send_close(&self) {
+        let cur = self.state.load(Ordering::SeqCst);
+        // Busy, or sent already.
+        if cur & !CLOSING != 0
+            || self
+                .state
+                .compare_exchange(cur, cur | CLOSE_SENT, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+        {
+            return;
+        }
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        if encode_close_connection(&mut w, self.version()).is_ok() {
+            let _ = self.write_bufs(&[w.as_slice()]);
+        }
+        self.out.shutdown_write(&self.sock.stream);
+    }
+
+    /// True once CloseConnection was sent.
+    #[cfg(test)]
+    pub(super) fn close_sent(&self) -> bool {
+        self.state.load(Ordering::SeqCst) & CLOSE_SENT != 0
+    }
+
+    /// Answers garbage with MessageError (in the version `msg` claims)
+    /// and stops sending.
+    pub(super) fn message_error(&self, msg: &[u8]) {
+        let minor = msg.get(5).copied().unwrap_or(0).min(2);
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        if encode_message_error(&mut w, GiopVersion::from_minor(minor)).is_ok() {
+            let _ = self.write_bufs(&[w.as_slice()]);
+        }
+        self.out.shutdown_write(&self.sock.stream);
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Stops watching the socket and shuts it down (once); true for the
+    /// caller that did it. The descriptor closes when the last thread
+    /// running one of its requests lets go.
+    pub(super) fn close(&self) -> bool {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        self.poller.delete(self.sock.stream.as_raw_fd());
+        self.out.deregister(&self.poller);
+        self.sock.shutdown();
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_giop::MsgType;
+    use std::io::Read;
+    use std::net::TcpListener;
+
+    fn conn() -> (Conn, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        let poller = Arc::new(Poller::new().unwrap());
+        let c = Conn::new(
+            1,
+            Sock::new(s, Duration::from_millis(50)).unwrap(),
+            poller,
+            Limits::default(),
+            1 << 20,
+        );
+        (c, peer)
+    }
+
+    /// CloseConnection waits for the requests in progress, goes out once,
+    /// with the connection's GIOP version, and refuses later requests.
+    #[test]
+    fn close_connection_only_when_idle_and_once() {
+        let (c, mut peer) = conn();
+        c.note_version(GiopVersion::V1_1);
+        c.note_version(GiopVersion::V1_2);
+        assert!(c.begin_request());
+        assert!(c.begin_request());
+        c.set_closing();
+        assert!(!c.begin_request(), "closing: no new request");
+        c.send_close();
+        assert!(!c.close_sent());
+        c.end_request();
+        c.send_close();
+        assert!(!c.close_sent());
+        c.end_request();
+        c.send_close();
+        c.send_close();
+        assert!(c.close_sent());
+        assert!(!c.begin_request());
+        assert_eq!(c.busy(), 0, "backing out left no request counted");
+        let mut sent = Vec::new();
+        peer.read_to_end(&mut sent).unwrap();
+        assert_eq!(sent.len(), peregrine_giop::HEADER_LEN, "once");
+        assert_eq!(&sent[..6], b"GIOP\x01\x01");
+        assert_eq!(sent[7], MsgType::CloseConnection as u8);
+    }
+
+    /// The sweep takes the turn only from the request it saw running, and
+    /// the holder learns of it when that request is over; a later request
+    /// starts from a clean state, and nobody else may dwell meanwhile.
+    #[test]
+    fn dwell_state_hands_the_turn_over_once() {
+        let d = DwellState::default();
+        assert!(d.is_idle() && d.running().is_none());
+        d.start();
+        let first = d.running().expect("running");
+        assert!(!d.is_idle());
+        assert!(d.finish(), "nobody took the turn");
+        assert!(!d.release(first), "that request is over");
+        d.start();
+        let second = d.running().expect("running");
+        assert_ne!(first, second, "a new request, a new number");
+        assert!(d.release(second));
+        assert!(d.running().is_none(), "taken: not offered again");
+        assert!(!d.is_idle(), "still running: no other thread dwells yet");
+        assert!(!d.release(second), "taken once");
+        assert!(!d.finish(), "the holder learns the turn is gone");
+        assert!(d.is_idle());
+        d.start();
+        assert!(d.finish(), "a clean start after a taken turn");
+    }
+
+    /// Without shutdown, CloseConnection goes out as soon as the
+    /// connection is idle.
+    #[test]
+    fn close_connection_when_idle_without_closing() {
+        let (c, mut peer) = conn();
+        c.send_close();
+        assert!(c.close_sent());
+        let mut sent = Vec::new();
+        peer.read_to_end(&mut sent).unwrap();
+        assert_eq!(&sent[..6], b"GIOP\x01\x00");
+    }
+}

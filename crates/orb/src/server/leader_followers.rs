@@ -1,0 +1,812 @@
+//! The server's threads: a leader/followers pool over one epoll instance.
+//!
+//! Every idle thread waits in `epoll_wait` on the same instance; the
+//! kernel hands each one-shot event to one of them (the leader of the
+//! moment), so there is no separate follower to wake per request. The
+//! thread that reads a complete request gives the connection's read turn
+//! back first (re-arms it, or queues the connection if more requests are
+//! already buffered) and then runs the upcall inline: no thread hop on
+//! the common path, and the connection's next request can be taken by
+//! another thread meanwhile. The pool grows when the last waiting thread
+//! takes an event (up to the most threads allowed) and shrinks back to
+//! the kept threads when idle.
+//!
+//! A thread that drained a connection may dwell on it: it waits for the
+//! connection's next request with a blocking `recv` (up to
+//! [`DWELL`]), its read events muted, instead of going back to
+//! `epoll_wait`. A client that calls again soon is then read by the
+//! thread already there, with the system calls of a thread per
+//! connection (one `recv`, one `send` per call) and no other thread
+//! woken. A few threads dwell at most (`max_dwellers`), always leaving
+//! one to wait for events, so 10,000 connections still cost a handful
+//! of threads. While a dwelling thread runs a request the connection's
+//! read turn stays with it; the sweep (every [`SWEEP`], by a waiting
+//! thread) lets the turn go when that request takes longer, so the
+//! connection's next requests still run concurrently.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use peregrine_cdr::{ByteOrder, CodeSets, Writer};
+use peregrine_giop::{decode_message, Assembled, Limits, Message};
+
+use super::connection::{Conn, NoRead};
+use super::dispatch::{ConnCtx, Next};
+use super::fast_path::{fast_layout, is_request, is_unfragmented_request_1_2};
+use super::poller::{Kind, Poller, Token};
+use super::TICK;
+use crate::client::lock;
+use crate::orb::{Orb, OrbInner};
+use crate::poa;
+use crate::transport::{FrameError, RxBuf};
+
+/// How often an idle thread beyond the kept ones wakes to see whether
+/// it is still needed.
+const IDLE_POLL: Duration = Duration::from_secs(1);
+/// How long a thread dwells on a quiet connection.
+pub(super) const DWELL: Duration = Duration::from_millis(50);
+/// How long a dwelling thread's request may run before the connection's
+/// read turn goes to the pool (between one and two sweeps).
+const SWEEP: Duration = Duration::from_millis(5);
+
+thread_local! {
+    /// Set on the pool's threads (so `shutdown(true)` from an upcall does
+    /// not wait for its own thread).
+    static IN_POOL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// True on a server thread.
+pub(super) fn in_pool() -> bool {
+    IN_POOL.with(Cell::get)
+}
+
+/// The pool's shared state.
+pub(super) struct Pool {
+    pub(super) poller: Arc<Poller>,
+    /// Connections with complete messages buffered, whose read turn
+    /// waits for a thread.
+    ready: Mutex<VecDeque<Arc<Conn>>>,
+    /// Threads waiting for an event.
+    idle: AtomicUsize,
+    /// Threads alive.
+    total: AtomicUsize,
+    core: usize,
+    max: usize,
+    per_conn: usize,
+    idle_timeout: Duration,
+    /// When the current shrink period began (coarse clock, ns).
+    period_start: AtomicU64,
+    /// Threads running a request.
+    in_upcall: AtomicUsize,
+    /// Most threads running requests or dwelling at once in the current
+    /// period.
+    peak_busy: AtomicUsize,
+    /// Threads the last period needed (its peak and a waiting one).
+    needed: AtomicUsize,
+    limits: Limits,
+    /// Most threads dwelling on a connection at once.
+    max_dwellers: usize,
+    /// Threads dwelling on a connection.
+    dwellers: AtomicUsize,
+    /// The connections dwelt on, with their dwell state as the last sweep
+    /// saw it.
+    dwelt: Mutex<Vec<(Arc<Conn>, u32)>>,
+    /// When the last sweep ran (coarse clock, ns).
+    last_sweep: AtomicU64,
+    pub(super) stopping: AtomicBool,
+    /// Every thread ends.
+    pub(super) done: AtomicBool,
+}
+
+/// A thread's own state, reused request after request.
+#[derive(Default)]
+struct Worker {
+    tx: Writer,
+    /// This thread's last resolved target.
+    cache: poa::ResolveCache,
+    /// An empty receive buffer, lent to the connection this thread reads.
+    spare: RxBuf,
+}
+
+impl Pool {
+    pub(super) fn new(poller: Arc<Poller>, opts: &super::ServerOptions, limits: Limits) -> Pool {
+        Pool {
+            poller,
+            ready: Mutex::new(VecDeque::new()),
+            idle: AtomicUsize::new(0),
+            total: AtomicUsize::new(0),
+            core: opts.core_threads(),
+            max: opts.max_threads(),
+            per_conn: opts.per_connection(),
+            idle_timeout: opts.idle_timeout,
+            period_start: AtomicU64::new(crate::coarse_clock::now_ns()),
+            in_upcall: AtomicUsize::new(0),
+            peak_busy: AtomicUsize::new(0),
+            needed: AtomicUsize::new(opts.core_threads()),
+            limits,
+            max_dwellers: opts.max_dwellers(),
+            dwellers: AtomicUsize::new(0),
+            dwelt: Mutex::new(Vec::new()),
+            last_sweep: AtomicU64::new(0),
+            stopping: AtomicBool::new(false),
+            done: AtomicBool::new(false),
+        }
+    }
+
+    /// Threads kept when idle.
+    pub(super) fn core(&self) -> usize {
+        self.core
+    }
+
+    /// Threads dwelling on a connection.
+    pub(super) fn dwelling(&self) -> usize {
+        self.dwellers.load(Ordering::SeqCst)
+    }
+
+    /// Threads alive.
+    pub(super) fn threads(&self) -> usize {
+        self.total.load(Ordering::SeqCst)
+    }
+
+    /// Starts a thread if fewer than the most allowed run (true if it
+    /// did).
+    pub(super) fn grow(&self, orb: &Arc<OrbInner>) -> bool {
+        let mut n = self.total.load(Ordering::SeqCst);
+        loop {
+            if n >= self.max {
+                return false;
+            }
+            match self
+                .total
+                .compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => break,
+                Err(now) => n = now,
+            }
+        }
+        if spawn(orb).is_err() {
+            self.total.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// A thread starts running a request. If every thread now runs one
+    /// or dwells, nobody would take the next event (a nested call back
+    /// into this server would wait forever): start another, up to the
+    /// most. (`dwelling`: the caller is one of the dwellers. Other
+    /// dwellers running a request count twice, so with several of them
+    /// busy at once a thread or two may start early.)
+    fn upcall_begin(&self, orb: &Arc<OrbInner>, dwelling: bool) {
+        let busy = self.in_upcall.fetch_add(1, Ordering::SeqCst) + 1;
+        let away = busy + self.dwellers.load(Ordering::SeqCst) - usize::from(dwelling);
+        if away > self.peak_busy.load(Ordering::Relaxed) {
+            self.peak_busy.fetch_max(away, Ordering::Relaxed);
+        }
+        if away >= self.total.load(Ordering::SeqCst) {
+            self.grow(orb);
+        }
+    }
+
+    /// A thread may start dwelling on a connection: true (and counted)
+    /// if a place among the dwellers is free and another thread waits
+    /// for events, or could be started.
+    fn reserve_dwell(&self, orb: &Arc<OrbInner>) -> bool {
+        if self.max_dwellers == 0 || self.stopping.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut n = self.dwellers.load(Ordering::SeqCst);
+        loop {
+            if n >= self.max_dwellers {
+                return false;
+            }
+            match self
+                .dwellers
+                .compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => break,
+                Err(now) => n = now,
+            }
+        }
+        if self.idle.load(Ordering::SeqCst) == 0 && !self.grow(orb) {
+            self.dwellers.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// `conn`'s holder drained it: true if it now dwells on it (see
+    /// [`Pool::reserve_dwell`]).
+    fn try_dwell(&self, orb: &Arc<OrbInner>, conn: &Arc<Conn>) -> bool {
+        if !conn.dwell.is_idle() || !self.reserve_dwell(orb) {
+            return false;
+        }
+        conn.mute(&mut lock(&conn.turn));
+        self.enter_dwell(conn);
+        true
+    }
+
+    /// The turn's holder, counted by [`Pool::reserve_dwell`], with the
+    /// connection's read events muted, dwells on `conn` from now on.
+    /// (Called without `conn.turn` locked: the sweep locks the list
+    /// first, then each turn.)
+    fn enter_dwell(&self, conn: &Arc<Conn>) {
+        conn.sock.set_waiting(true);
+        let first = {
+            let mut d = lock(&self.dwelt);
+            d.push((conn.clone(), 0));
+            d.len() == 1
+        };
+        if first {
+            // The waiting threads sleep without a timeout: one of them
+            // must now wake for the sweeps.
+            self.poller.wake();
+        }
+    }
+
+    /// The thread dwelling on `conn` leaves it.
+    fn end_dwell(&self, conn: &Arc<Conn>) {
+        let mut d = lock(&self.dwelt);
+        if let Some(i) = d.iter().position(|(c, _)| Arc::ptr_eq(c, conn)) {
+            d.swap_remove(i);
+        }
+        self.dwellers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Lets go of the read turn of a connection whose dwelling thread has
+    /// been running the same request since the last sweep (so requests
+    /// that arrive behind it are read and run by other threads), once
+    /// every [`SWEEP`].
+    fn sweep_if_due(&self) {
+        if self.dwellers.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let now = crate::coarse_clock::now_ns();
+        let last = self.last_sweep.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < SWEEP.as_nanos() as u64
+            || self
+                .last_sweep
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        for (conn, seen) in lock(&self.dwelt).iter_mut() {
+            let Some(now) = conn.dwell.running() else {
+                continue;
+            };
+            if now != *seen {
+                *seen = now;
+                continue;
+            }
+            let mut t = lock(&conn.turn);
+            // At the limit nobody may read the connection anyway.
+            if t.running + 1 < self.per_conn && conn.dwell.release(now) {
+                // The request is counted from now on, like any other.
+                t.running += 1;
+                conn.sock.set_waiting(false);
+                conn.let_go(&mut t);
+                crate::trace::dwell_released(conn.peer());
+            }
+        }
+    }
+
+    /// Ends this thread if more run than the last period and this one
+    /// need: the most busy at once, one waiting, at least the kept ones.
+    /// (Per-thread idle times would not do: the kernel spreads events
+    /// over the waiting threads, so under light steady load none of a
+    /// large pool ever waits long.)
+    fn retire(&self) -> bool {
+        let now = crate::coarse_clock::now_ns();
+        let start = self.period_start.load(Ordering::Relaxed);
+        if now.saturating_sub(start) >= self.idle_timeout.as_nanos() as u64
+            && self
+                .period_start
+                .compare_exchange(start, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let peak = self.peak_busy.swap(0, Ordering::Relaxed);
+            self.needed
+                .store((peak + 1).max(self.core), Ordering::Relaxed);
+        }
+        // This period's peak so far counts too.
+        let needed = self
+            .needed
+            .load(Ordering::Relaxed)
+            .max(self.peak_busy.load(Ordering::Relaxed) + 1)
+            .max(self.dwellers.load(Ordering::Relaxed) + 1);
+        let mut n = self.total.load(Ordering::SeqCst);
+        while n > needed {
+            match self
+                .total
+                .compare_exchange(n, n - 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return true,
+                Err(now) => n = now,
+            }
+        }
+        false
+    }
+
+    /// Wakes a waiting thread, or starts one if none waits.
+    fn wake_one(&self, orb: &Arc<OrbInner>) {
+        if self.idle.load(Ordering::SeqCst) == 0 {
+            self.grow(orb);
+        }
+        self.poller.wake();
+    }
+
+    fn pop_ready(&self) -> Option<Arc<Conn>> {
+        let mut q = lock(&self.ready);
+        let c = q.pop_front()?;
+        if !q.is_empty() {
+            // Pass the wake-up on for the rest.
+            self.poller.wake();
+        }
+        Some(c)
+    }
+
+    /// The holder of `conn`'s read turn took a request and puts `rest`
+    /// (the bytes after it) back. Below the connection's concurrency
+    /// limit the turn goes on: to a waiting thread (through the ready
+    /// queue) if there is more to read now, else to whoever gets the
+    /// next read event. At the limit the connection is parked.
+    ///
+    /// A `dwelling` holder keeps the turn when nothing more is there to
+    /// read (and at the limit); another starts dwelling then if it may.
+    /// A request run with the turn kept is not counted in `running`
+    /// (see `DwellState`).
+    fn hand_on(
+        &self,
+        orb: &Arc<OrbInner>,
+        conn: &Arc<Conn>,
+        rest: Option<RxBuf>,
+        dwelling: bool,
+    ) -> Turned {
+        let mut rest = rest;
+        // Complete messages already behind this one: someone must read
+        // them now (no edge will come for them).
+        let buffered = rest.as_mut().is_some_and(|b| {
+            !matches!(
+                b.read_message(&NoRead, &self.limits),
+                Err(FrameError::TimedOut)
+            )
+        });
+        let mut t = lock(&conn.turn);
+        if rest.is_some() {
+            // (Else the connection holds none: the holder took it.)
+            *lock(&conn.rx) = rest;
+        }
+        let at_limit = t.running + 1 >= self.per_conn;
+        // An undrained socket, or bytes that arrived meanwhile, need a
+        // reader now too.
+        let more = buffered || !conn.sock.drained() || std::mem::take(&mut t.notified);
+        if dwelling && (at_limit || !more) {
+            return Turned::Kept;
+        }
+        // (Not while the thread that dwelt here before still runs the
+        // request the sweep took the turn from.)
+        if !at_limit && !more && conn.dwell.is_idle() && self.reserve_dwell(orb) {
+            conn.mute(&mut t);
+            return Turned::Dwell;
+        }
+        t.running += 1;
+        if at_limit {
+            t.parked = true;
+            conn.let_go(&mut t);
+            return Turned::Away;
+        }
+        if !more {
+            conn.let_go(&mut t);
+            return Turned::Away;
+        }
+        if dwelling {
+            // The next reader must not wait.
+            conn.sock.set_waiting(false);
+        }
+        drop(t);
+        lock(&self.ready).push_back(conn.clone());
+        self.wake_one(orb);
+        Turned::Away
+    }
+}
+
+/// What became of a connection's read turn when its holder took a
+/// request ([`Pool::hand_on`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Turned {
+    /// Handed on (or parked): the holder leaves the connection.
+    Away,
+    /// The dwelling holder keeps it, to read again after the request.
+    Kept,
+    /// The holder keeps it and starts dwelling.
+    Dwell,
+}
+
+/// Starts one pool thread (counted in `total` by the caller).
+pub(super) fn spawn(orb: &Arc<OrbInner>) -> std::io::Result<()> {
+    let server = &orb.server;
+    let Some(pool) = server.pool() else {
+        return Ok(());
+    };
+    *lock(&server.live) += 1;
+    let weak = Arc::downgrade(orb);
+    let spawned = std::thread::Builder::new()
+        .name("orb-server".into())
+        .spawn(move || {
+            IN_POOL.with(|f| f.set(true));
+            run(&weak, &pool);
+            if let Some(o) = weak.upgrade() {
+                o.server.thread_done();
+            }
+        });
+    match spawned {
+        Ok(h) => {
+            let mut ts = lock(&server.threads);
+            ts.retain(|h| !h.is_finished());
+            ts.push(h);
+            Ok(())
+        }
+        Err(e) => {
+            server.thread_done();
+            Err(e)
+        }
+    }
+}
+
+enum Work {
+    Event(Token),
+    Turn(Arc<Conn>),
+}
+
+fn run(orb: &Weak<OrbInner>, pool: &Pool) {
+    let mut w = Worker {
+        tx: Writer::new(ByteOrder::NATIVE),
+        ..Worker::default()
+    };
+    loop {
+        if pool.done.load(Ordering::Acquire) {
+            // Every thread ends: pass it on.
+            pool.poller.wake();
+            pool.total.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+        if pool.retire() {
+            return;
+        }
+        let work = match pool.pop_ready() {
+            Some(c) => Work::Turn(c),
+            None => {
+                pool.idle.fetch_add(1, Ordering::SeqCst);
+                // The kept threads sleep without a timeout while the ORB
+                // runs: a timed `epoll_wait` arms a high-resolution timer
+                // per wait, which in a virtual machine reprograms the
+                // timer device. Threads that may retire, and everyone
+                // during shutdown, wake now and then to look.
+                let timeout = if pool.dwellers.load(Ordering::Relaxed) > 0 {
+                    Some(SWEEP)
+                } else if pool.stopping.load(Ordering::Acquire) {
+                    Some(TICK)
+                } else if pool.total.load(Ordering::Relaxed) > pool.core {
+                    Some(IDLE_POLL)
+                } else {
+                    None
+                };
+                let ev = pool.poller.wait(timeout);
+                pool.idle.fetch_sub(1, Ordering::SeqCst);
+                pool.sweep_if_due();
+                let Some(t) = ev else {
+                    let Some(o) = orb.upgrade() else {
+                        pool.total.fetch_sub(1, Ordering::SeqCst);
+                        return;
+                    };
+                    o.server.housekeeping();
+                    continue;
+                };
+                Work::Event(t)
+            }
+        };
+        let Some(o) = orb.upgrade() else {
+            pool.total.fetch_sub(1, Ordering::SeqCst);
+            return;
+        };
+        let orb = Orb::from_inner(o);
+        match work {
+            Work::Turn(c) => serve_turn(&orb, pool, &c, &mut w),
+            Work::Event(t) => match t.kind {
+                Kind::Wake => pool.poller.wake_taken(),
+                Kind::Listener => super::acceptor::accept_ready(&orb, t.id as usize),
+                Kind::Write => {
+                    if let Some(c) = orb.inner().server.conn(t.id) {
+                        c.flush();
+                    }
+                }
+                Kind::Read => {
+                    if let Some(c) = orb.inner().server.conn(t.id) {
+                        if c.take_turn() {
+                            serve_turn(&orb, pool, &c, &mut w);
+                        }
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// The read turn of `conn`: reads until a complete message is framed
+/// (or the socket has no more), handles messages other than requests
+/// inline, and for a request hands the turn on before dispatching it.
+fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
+    let _entered = conn.span.enter();
+    let mut dwelling = false;
+    serve(orb, pool, conn, w, &mut dwelling);
+    if dwelling {
+        pool.end_dwell(conn);
+    }
+}
+
+/// [`serve_turn`]'s loop; `dwelling` tells whether this thread dwells on
+/// `conn` (see the module's comment) when it returns.
+fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mut bool) {
+    let limits = orb.inner().config.limits;
+    // The connection's code sets, as its requests negotiate them (read
+    // once per turn: a lock per request costs).
+    let mut codesets = *lock(&conn.codesets);
+    let mut buf = lock(&conn.rx)
+        .take()
+        .unwrap_or_else(|| std::mem::take(&mut w.spare));
+    loop {
+        if conn.is_closed() {
+            return;
+        }
+        let len = match buf.read_message(&conn.sock, &limits) {
+            Ok(n) => n,
+            Err(FrameError::TimedOut) => {
+                if *dwelling {
+                    // Quiet for the whole dwell time: back to the pool.
+                    conn.sock.set_waiting(false);
+                    pool.end_dwell(conn);
+                    *dwelling = false;
+                } else if pool.try_dwell(orb.inner_arc(), conn) {
+                    *dwelling = true;
+                    continue;
+                }
+                // Drained and nothing complete: let go of the turn (the
+                // next arrival is an event), unless bytes arrived since.
+                if conn.release_turn_keeping(&mut buf, &mut w.spare) {
+                    continue;
+                }
+                return;
+            }
+            Err(FrameError::Eof { .. }) | Err(FrameError::Io(_)) => {
+                close(orb, conn);
+                return;
+            }
+            Err(FrameError::Garbage(_)) => {
+                conn.message_error(buf.unread());
+                close(orb, conn);
+                return;
+            }
+        };
+        let msg = buf.message_mut(len);
+        let whole = if is_unfragmented_request_1_2(msg) {
+            None
+        } else {
+            match lock(&conn.reasm).push(msg) {
+                Ok(Assembled::Whole(_)) => None,
+                Ok(Assembled::Reassembled(v)) => Some(v),
+                Ok(Assembled::Incomplete) => {
+                    buf.consume(len);
+                    continue;
+                }
+                Err(_) => {
+                    conn.message_error(msg);
+                    close(orb, conn);
+                    return;
+                }
+            }
+        };
+        // Read once, for the decision below and for the dispatch.
+        let layout = match &whole {
+            None => fast_layout(msg),
+            Some(_) => None,
+        };
+        let inline = match (&whole, &layout) {
+            (_, Some(at)) => !at.expected,
+            (Some(v), None) => !is_request(v) || is_oneway(v, &limits),
+            (None, None) => !is_request(msg) || is_oneway(msg, &limits),
+        };
+        if inline {
+            // LocateRequest, CancelRequest, CloseConnection ...: quick,
+            // answered by the turn's holder. Oneways too: they run in
+            // the order they arrived, each before whatever follows it on
+            // the connection (a twoway after a batch of oneways sees
+            // them all done), and a stream of them costs no hand-off.
+            let next = {
+                let counted = is_request(match &whole {
+                    Some(v) => v,
+                    None => buf.message(len),
+                });
+                let mut cx = context(orb, conn, w, codesets);
+                if counted {
+                    pool.upcall_begin(orb.inner_arc(), *dwelling);
+                    cx.upcall = Some(&pool.in_upcall);
+                }
+                let next = match whole {
+                    Some(mut v) => cx.handle(&mut v),
+                    None => cx.handle_laid_out(buf.message_mut(len), layout.as_ref()),
+                };
+                cx.upcall_done();
+                codesets = cx.codesets;
+                next
+            };
+            buf.consume(len);
+            if let Next::Close = next {
+                close(orb, conn);
+                return;
+            }
+            continue;
+        }
+        // A request: the rest of the buffer goes back to the connection
+        // (the smaller part is copied) and the turn is handed on before
+        // the upcall.
+        let (mut mine, mlen, rest) = match whole {
+            Some(v) => {
+                buf.consume(len);
+                let rest = (!buf.unread().is_empty()).then_some(buf);
+                (RxBuf::from_message(&v), v.len(), rest)
+            }
+            None => {
+                let (m, r) = split(buf, len);
+                (m, len, r)
+            }
+        };
+        let left_rest = rest.is_some();
+        let turned = if *dwelling && !left_rest && conn.sock.drained() {
+            // The common case of a dwelling thread: nothing behind this
+            // request, so the turn stays (no lock taken).
+            Turned::Kept
+        } else {
+            pool.hand_on(orb.inner_arc(), conn, rest, *dwelling)
+        };
+        match turned {
+            Turned::Away if *dwelling => {
+                pool.end_dwell(conn);
+                *dwelling = false;
+            }
+            Turned::Away => {}
+            Turned::Kept => conn.dwell.start(),
+            Turned::Dwell => {
+                conn.dwell.start();
+                pool.enter_dwell(conn);
+                *dwelling = true;
+            }
+        }
+        pool.upcall_begin(orb.inner_arc(), *dwelling);
+        let mut cx = context(orb, conn, w, codesets);
+        cx.upcall = Some(&pool.in_upcall);
+        let next = cx.handle_laid_out(mine.message_mut(mlen), layout.as_ref());
+        cx.upcall_done();
+        codesets = cx.codesets;
+        let unread = mine.unread().len();
+        mine.consume(unread);
+        mine.shrink_if_idle(1 << 20);
+        if let Next::Close = next {
+            close(orb, conn);
+        }
+        let still_dwelling = turned != Turned::Away && conn.dwell.finish();
+        let resume = still_dwelling || {
+            // The turn went away (here, or by the sweep, which then
+            // counted this request): uncount it, and take the turn back
+            // if the connection waited for it.
+            let mut t = lock(&conn.turn);
+            t.running -= 1;
+            let resume = std::mem::take(&mut t.parked);
+            if resume {
+                t.owned = true;
+                t.notified = false;
+            }
+            resume
+        };
+        if *dwelling && !still_dwelling {
+            // The sweep gave the turn to the pool meanwhile.
+            pool.end_dwell(conn);
+            *dwelling = false;
+        }
+        if !resume || conn.is_closed() {
+            w.spare = mine;
+            return;
+        }
+        // The turn stayed with this thread, or the connection waited for
+        // this request to finish: its turn is this thread's now.
+        buf = if still_dwelling && !left_rest {
+            // Nobody else held the turn: the connection holds no bytes.
+            mine
+        } else {
+            w.spare = mine;
+            lock(&conn.rx)
+                .take()
+                .unwrap_or_else(|| std::mem::take(&mut w.spare))
+        };
+    }
+}
+
+/// True for a Request that expects no reply.
+fn is_oneway(m: &[u8], limits: &Limits) -> bool {
+    if let Some(at) = fast_layout(m) {
+        return !at.expected;
+    }
+    matches!(
+        decode_message(m, limits),
+        Ok((_, Message::Request { header, .. })) if !header.response_flags.response_expected()
+    )
+}
+
+/// Splits a buffer whose first `len` unread bytes are a message from the
+/// bytes after it, copying whichever part is smaller: the buffer holding
+/// the message (at its start), and the rest if any.
+fn split(mut buf: RxBuf, len: usize) -> (RxBuf, Option<RxBuf>) {
+    let rest = buf.unread().len() - len;
+    if rest == 0 {
+        (buf, None)
+    } else if rest <= len {
+        let r = RxBuf::from_message(&buf.unread()[len..]);
+        (buf, Some(r))
+    } else {
+        let m = RxBuf::from_message(buf.message(len));
+        buf.consume(len);
+        (m, Some(buf))
+    }
+}
+
+fn context<'a>(orb: &'a Orb, conn: &'a Conn, w: &'a mut Worker, codesets: CodeSets) -> ConnCtx<'a> {
+    ConnCtx {
+        orb,
+        slot: conn,
+        tx: &mut w.tx,
+        codesets,
+        cache: &mut w.cache,
+        upcall: None,
+    }
+}
+
+/// Closes `conn` and forgets it (once).
+pub(super) fn close(orb: &Orb, conn: &Conn) {
+    orb.inner().server.close_conn(conn);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(n: usize, fill: u8) -> Vec<u8> {
+        let mut w = Writer::new(ByteOrder::Big);
+        peregrine_giop::encode_close_connection(&mut w, peregrine_cdr::GiopVersion::V1_2).unwrap();
+        let mut v = w.into_vec();
+        v[8..12].copy_from_slice(&(n as u32).to_be_bytes());
+        v.resize(12 + n, fill);
+        v
+    }
+
+    /// Either way of splitting keeps the message and the rest intact.
+    #[test]
+    fn split_keeps_both_parts() {
+        for (a, b) in [(10, 0), (10, 4), (4, 100), (50, 50)] {
+            let (m1, m2) = (msg(a, 1), msg(b, 2));
+            let mut both = m1.clone();
+            if b > 0 {
+                both.extend_from_slice(&m2);
+            }
+            let buf = RxBuf::from_message(&both);
+            let (mine, rest) = split(buf, m1.len());
+            assert_eq!(&mine.unread()[..m1.len()], &m1[..]);
+            match rest {
+                Some(r) => assert_eq!(r.unread(), &m2[..]),
+                None => assert_eq!(b, 0),
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The readiness source of the server: one epoll instance shared by every
+//! thread of the pool, and an eventfd to wake a waiting thread.
+//!
+//! Listeners, the wake-up and blocked writes are one-shot
+//! (`EPOLLONESHOT`): the kernel hands an event to exactly one waiting
+//! thread and then disables the registration until it is re-armed, so
+//! the thread that got it owns the descriptor's turn (accepting,
+//! flushing). A connection's reading is edge-triggered instead: one
+//! event per arrival of bytes, to one waiting thread, and no re-arming
+//! system call per request; the read turn is owned through the
+//! connection's `Turn` (see `connection.rs`).
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+/// What a registration stands for (the low two bits of its token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// A connection's socket, readable (requests).
+    Read,
+    /// A connection's socket, writable (queued replies); registered
+    /// through a duplicate descriptor so that it is armed independently
+    /// of the read turn.
+    Write,
+    /// A listening socket.
+    Listener,
+    /// The wake-up eventfd.
+    Wake,
+}
+
+/// A registration's token: an id and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Token {
+    pub(super) id: u64,
+    pub(super) kind: Kind,
+}
+
+impl Token {
+    fn encode(self) -> u64 {
+        let k = match self.kind {
+            Kind::Read => 0,
+            Kind::Write => 1,
+            Kind::Listener => 2,
+            Kind::Wake => 3,
+        };
+        (self.id << 2) | k
+    }
+
+    fn decode(v: u64) -> Token {
+        let kind = match v & 3 {
+            0 => Kind::Read,
+            1 => Kind::Write,
+            2 => Kind::Listener,
+            _ => Kind::Wake,
+        };
+        Token { id: v >> 2, kind }
+    }
+}
+
+/// One epoll instance and its wake-up eventfd.
+pub(super) struct Poller {
+    epoll: OwnedFd,
+    wake: OwnedFd,
+}
+
+fn check(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+impl Poller {
+    /// A new epoll instance with its eventfd registered.
+    pub(super) fn new() -> io::Result<Poller> {
+        // SAFETY: plain system calls without pointers; a non-negative
+        // result is a fresh descriptor that we own from here on.
+        let epoll =
+            unsafe { OwnedFd::from_raw_fd(check(libc::epoll_create1(libc::EPOLL_CLOEXEC))?) };
+        // SAFETY: as above.
+        let wake = unsafe {
+            OwnedFd::from_raw_fd(check(libc::eventfd(
+                0,
+                libc::EFD_CLOEXEC | libc::EFD_NONBLOCK,
+            ))?)
+        };
+        let p = Poller { epoll, wake };
+        p.ctl(
+            libc::EPOLL_CTL_ADD,
+            p.wake.as_raw_fd(),
+            interest(Kind::Wake),
+            Token {
+                id: 0,
+                kind: Kind::Wake,
+            },
+        )?;
+        Ok(p)
+    }
+
+    fn ctl(&self, op: libc::c_int, fd: RawFd, events: libc::c_int, token: Token) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: events as u32,
+            u64: token.encode(),
+        };
+        // SAFETY: `ev` is a valid event for the duration of the call; the
+        // kernel copies it. `fd` is open (borrowed by the caller).
+        check(unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), op, fd, &mut ev) })?;
+        Ok(())
+    }
+
+    /// Registers `fd` for readability (or writability for
+    /// [`Kind::Write`]), armed.
+    pub(super) fn add(&self, fd: RawFd, token: Token) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_ADD, fd, interest(token.kind), token)
+    }
+
+    /// Re-arms a registration whose event was taken.
+    pub(super) fn rearm(&self, fd: RawFd, token: Token) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_MOD, fd, interest(token.kind), token)
+    }
+
+    /// Turns a connection's read events off (`false`) or back on; on,
+    /// bytes already waiting are reported at once.
+    ///
+    /// Off removes the registration rather than clearing its interest:
+    /// a registered socket runs epoll's callback on every arriving
+    /// packet even when nothing is wanted, and a thread dwelling on the
+    /// connection receives a stream of them.
+    pub(super) fn read_interest(&self, fd: RawFd, id: u64, on: bool) -> io::Result<()> {
+        let token = Token {
+            id,
+            kind: Kind::Read,
+        };
+        if on {
+            self.ctl(libc::EPOLL_CTL_ADD, fd, interest(Kind::Read), token)
+        } else {
+            self.ctl(libc::EPOLL_CTL_DEL, fd, 0, token)
+        }
+    }
+
+    /// Removes a registration.
+    pub(super) fn delete(&self, fd: RawFd) {
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: as in `ctl` (the event is ignored for DEL but must be
+        // non-null on old kernels).
+        unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) };
+    }
+
+    /// Waits for one event (one: the thread runs what it gets inline, so
+    /// it must not hold back events other threads could take). `None` on
+    /// timeout or interruption.
+    pub(super) fn wait(&self, timeout: Option<Duration>) -> Option<Token> {
+        let ms = timeout.map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as libc::c_int);
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: room for exactly one event, as `maxevents` says.
+        let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), &mut ev, 1, ms) };
+        (n == 1).then(|| Token::decode(ev.u64))
+    }
+
+    /// Wakes one waiting thread (the wake registration must be armed:
+    /// whoever takes the wake-up re-arms it with [`Poller::wake_taken`]).
+    pub(super) fn wake(&self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writes 8 bytes from a live array to our eventfd. A full
+        // counter (EAGAIN) already means "wake".
+        unsafe { libc::write(self.wake.as_raw_fd(), one.as_ptr().cast(), 8) };
+    }
+
+    /// Resets the eventfd after a wake-up was taken and re-arms it.
+    pub(super) fn wake_taken(&self) {
+        let mut buf = [0u8; 8];
+        // SAFETY: reads at most 8 bytes into a live array.
+        unsafe { libc::read(self.wake.as_raw_fd(), buf.as_mut_ptr().cast(), 8) };
+        let _ = self.rearm(
+            self.wake.as_raw_fd(),
+            Token {
+                id: 0,
+                kind: Kind::Wake,
+            },
+        );
+    }
+}
+
+fn interest(kind: Kind) -> libc::c_int {
+    match kind {
+        // Edge-triggered, not one-shot: no re-arming system call per
+        // request. Whoever holds the connection's read turn reads until
+        // the socket is drained; an edge that arrives meanwhile only
+        // tells it to look again (see `Turn`).
+        Kind::Read => libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET,
+        Kind::Write => libc::EPOLLOUT | libc::EPOLLONESHOT,
+        Kind::Listener | Kind::Wake => libc::EPOLLIN | libc::EPOLLONESHOT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+
+    #[test]
+    fn tokens_round_trip() {
+        for kind in [Kind::Read, Kind::Write, Kind::Listener, Kind::Wake] {
+            for id in [0, 1, 77, u64::MAX >> 2] {
+                let t = Token { id, kind };
+                assert_eq!(Token::decode(t.encode()), t);
+            }
+        }
+    }
+
+    /// Edge-triggered reads: an event per arrival, not per readable
+    /// state; one-shot wake-ups: once until re-armed.
+    #[test]
+    fn read_events_are_edges_and_wakeups_one_shot() {
+        let p = Poller::new().unwrap();
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        let t = Token {
+            id: 5,
+            kind: Kind::Read,
+        };
+        p.add(s.as_raw_fd(), t).unwrap();
+        c.write_all(b"x").unwrap();
+        assert_eq!(p.wait(Some(Duration::from_secs(5))), Some(t));
+        // Still readable, but no new bytes: no new event.
+        assert_eq!(p.wait(Some(Duration::from_millis(20))), None);
+        c.write_all(b"y").unwrap();
+        assert_eq!(p.wait(Some(Duration::from_secs(5))), Some(t));
+        p.delete(s.as_raw_fd());
+        p.wake();
+        p.wake();
+        let w = p.wait(Some(Duration::from_secs(5))).unwrap();
+        assert_eq!(w.kind, Kind::Wake);
+        // Disarmed until taken.
+        assert_eq!(p.wait(Some(Duration::from_millis(20))), None);
+        p.wake_taken();
+        assert_eq!(p.wait(Some(Duration::from_millis(20))), None);
+        p.wake();
+        assert_eq!(
+            p.wait(Some(Duration::from_secs(5))).map(|t| t.kind),
+            Some(Kind::Wake)
+        );
+    }
+}

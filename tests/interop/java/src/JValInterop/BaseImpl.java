@@ -1,0 +1,10 @@
+package JValInterop;
+
+/** See NodeImpl. */
+public class BaseImpl extends Base {
+  public BaseImpl() {}
+
+  public BaseImpl(int a) {
+    this.a = a;
+  }
+}

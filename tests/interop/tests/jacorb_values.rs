@@ -1,0 +1,179 @@
+//! Objects by value between Peregrine and JacORB 3.9, both directions,
+//! over GIOP 1.2 (`idl/jvalues.idl`):
+//!
+//! * a node graph with a cycle and with sharing (identity kept: a shared
+//!   node is decoded once, a cycle is closed), built by either side;
+//! * value boxes of a string, a struct and a sequence, and null values;
+//! * truncation: each side sends a truncatable derived value that only it
+//!   knows (Peregrine's `RustDerived`, JacORB's `PeerDerived`) to a peer
+//!   that knows only the base;
+//! * a custom value (`Blob`) whose state each side writes by hand
+//!   (`CustomMarshal` in `src/jvalues.rs`, `DataOutputStream` in
+//!   `java/src/JValInterop/BlobImpl.java`).
+//!
+//! The JacORB peers are `java/src/peer/ValuesServer.java` and
+//! `ValuesClient.java`; each side checks what it receives (the Peregrine
+//! client's steps and servant are in `src/jvalues.rs`, shared with the
+//! omniORBpy tests). Where JacORB
+//! or a JDK is missing the tests print that they were skipped (under CI
+//! they fail instead).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use peregrine_interop_tests::bounded;
+use peregrine_interop_tests::jacorb::jacorb;
+use peregrine_interop_tests::jvalues::{client_steps, Server};
+use peregrine_interop_tests::jvalues_idl::j_val_interop as v;
+use peregrine_orb::Orb;
+
+// ---------------------------------------------------------------------
+// Peregrine client -> JacORB server
+// ---------------------------------------------------------------------
+
+/// Every step against a JacORB server speaking at most GIOP 1.`minor`,
+/// asserted; `None`: JacORB not installed, skipped.
+fn peregrine_client(minor: u8) -> Option<()> {
+    let (lines, stderr) = bounded(300, move || {
+        let jacorb = jacorb()?;
+        let mut server = jacorb.spawn("JacORB values server", "peer.ValuesServer", minor, &[]);
+        let t = Duration::from_secs(60);
+        let ior = server.wait_for("VALUES ", t);
+        server.wait_for("READY", t);
+        let orb = Orb::builder()
+            .call_timeout(Duration::from_secs(60))
+            .build()
+            .expect("client ORB");
+        let o = orb.string_to_object(&ior).expect("IOR");
+        let version = o.ior().iiop_profiles().expect("profiles")[0].version;
+        assert_eq!(
+            (version.major, version.minor),
+            (1, minor),
+            "JacORB's profile"
+        );
+        let vals = v::ValuesRef::narrow(o).expect("narrow").expect("a Values");
+        let lines = client_steps("JacORB", &vals);
+        let stderr = server.stderr();
+        drop(server);
+        orb.shutdown(true);
+        Some((lines, stderr))
+    })?;
+    assert_eq!(
+        lines,
+        [
+            "ok cycle",
+            "ok null node",
+            "ok sharing",
+            "ok graph",
+            "ok str box",
+            "ok str box empty",
+            "ok null str box",
+            "ok point box",
+            "ok null point box",
+            "ok longs box",
+            "ok longs box empty",
+            "ok null longs box",
+            "ok truncated",
+            "ok truncated big",
+            "ok null base",
+            "ok base",
+            "ok made derived",
+            // JacORB does not record the values in the part it skips: the
+            // indirection to the link fails (an IndirectionException in
+            // its CDRInputStream, MARSHAL on the wire).
+            "FAIL truncated link: Marshal minor=0x0 completed=No",
+            "ok blob echo",
+            "ok blob made",
+            "ok null blob",
+            "ok blob checked",
+            "ok carrier sent",
+            // JacORB writes the Blob inside the Carrier's chunked state
+            // without chunks (see `docs/interop.md`): not CDR, refused.
+            "FAIL carrier made: Marshal minor=0x0 completed=Yes",
+        ],
+        "GIOP 1.{minor}; server stderr: {stderr}"
+    );
+    Some(())
+}
+
+#[test]
+fn peregrine_client_jacorb_server() {
+    peregrine_client(2);
+}
+
+/// Values need no GIOP 1.2 feature: the same outcome in 1.1 (the
+/// strings through the code set JacORB's IIOP 1.1 profile announces).
+#[test]
+fn peregrine_client_jacorb_server_giop_1_1() {
+    peregrine_client(1);
+}
+
+// ---------------------------------------------------------------------
+// JacORB client -> Peregrine server
+// ---------------------------------------------------------------------
+
+#[test]
+fn jacorb_client_peregrine_server() {
+    let Some((status, lines, stderr)) = bounded(300, || {
+        let jacorb = jacorb()?;
+        let orb = Orb::builder()
+            .listen("127.0.0.1", 0)
+            .call_timeout(Duration::from_secs(60))
+            .build()
+            .expect("server ORB");
+        let root = orb.root_poa();
+        root.manager().activate().expect("activate");
+        let servant = Arc::new(v::ValuesSkeleton::new(Server));
+        let obj = root
+            .servant_to_reference(&servant)
+            .expect("activate Values");
+        let ior = orb.object_to_string(obj.object());
+        let mut client = jacorb.spawn("JacORB values client", "peer.ValuesClient", 2, &[ior]);
+        let status = client.finish(Duration::from_secs(120));
+        let lines = client.lines().to_vec();
+        for l in &lines {
+            println!("JacORB values client -> Peregrine server: {l}");
+        }
+        let stderr = client.stderr();
+        orb.shutdown(true);
+        Some((status, lines, stderr))
+    }) else {
+        return;
+    };
+    let want = [
+        "ok cycle",
+        "ok null node",
+        "ok sharing",
+        "ok graph",
+        "ok str box",
+        "ok str box empty",
+        "ok null str box",
+        "ok point box",
+        "ok null point box",
+        "ok longs box",
+        "ok longs box empty",
+        "ok null longs box",
+        "ok truncated",
+        "ok truncated big",
+        "ok null base",
+        "ok base",
+        "ok made derived",
+        "ok made base",
+        // Peregrine decodes the skipped link where it stands.
+        "ok truncated link",
+        "ok blob echo",
+        "ok blob made",
+        "ok null blob",
+        "ok blob checked",
+        // The same JacORB fault in the request: Peregrine refuses it.
+        "FAIL carrier sent: MARSHAL minor=0x0 completed=NO",
+        "ok carrier made",
+        // JacORB's own encoding of a Blob (checked on the Java side):
+        // the value tag lacks the chunked flag, see `docs/interop.md`.
+        "FAIL blob chunked: tag 0x7fffff02",
+        "DONE 2",
+    ];
+    assert_eq!(lines, want, "{status}\nstderr: {stderr}");
+    // Known failures only: the client exits with 1 for them.
+    assert_eq!(status.code(), Some(1), "{status}\nstderr: {stderr}");
+}
