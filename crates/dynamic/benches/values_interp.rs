@@ -182,8 +182,13 @@ fn inputs() -> Inputs {
     // typedef helpers) make it: the compiled code and the interpreter on
     // one scratch stream each way.
     let any = any_with(seq_tc.clone(), |w| graph.encode(w));
-    let back: Vec<ValueSlot<Node>> =
-        extract_with(&any, &seq_tc, |r| Vec::<ValueSlot<Node>>::decode(r)).unwrap();
+    let back: Vec<ValueSlot<Node>> = extract_with(&any, &seq_tc, |r| {
+        // A block, not the function itself: `extract_with` lends a reader
+        // of any lifetime.
+        let v = Vec::<ValueSlot<Node>>::decode(r)?;
+        Ok(v)
+    })
+    .unwrap();
     assert!(Arc::ptr_eq(
         back[N - 1].get().unwrap().prev.get().unwrap(),
         back[N - 2].get().unwrap()
@@ -257,7 +262,8 @@ fn run(case: &str, inp: &Inputs, w: &mut Writer) {
         }
         "any/extract" => {
             black_box(extract_with(black_box(&inp.any), &inp.seq_tc, |r| {
-                Vec::<ValueSlot<Node>>::decode(r)
+                let v = Vec::<ValueSlot<Node>>::decode(r)?;
+                Ok(v)
             }))
             .unwrap();
         }
