@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use peregrine_cdr::{
-    read_value, write_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo, ValueSlot,
-    ValueType, Writer,
+    read_value, read_values, write_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo,
+    ValueSlot, ValueType, Writer,
 };
 
 struct Node {
@@ -37,15 +37,17 @@ impl ValueType for Node {
     fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
         let v = r.read_i32()?;
         let s = r.read_string()?;
-        let next = read_value::<Node>(r)?;
-        let kids = Vec::<ValueSlot<Node>>::decode(r)?;
+        let mut next = read_value::<Node>(r)?;
+        // A cycle may pass through the sequence too.
+        let mut kids = read_values::<Node>(r, u32::MAX)?;
         let n = Arc::new(Node {
             v,
             s,
-            next: next.slot(),
-            kids,
+            next: next.take_slot(),
+            kids: kids.take(),
         });
         next.fixup(r, &n, |n| &n.next);
+        kids.fixup(r, &n, |n| &n.kids[..]);
         Ok(n)
     }
 }

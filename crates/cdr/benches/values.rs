@@ -4,10 +4,16 @@
 //! sequence of 1,000 structs with the same state and an index in place of
 //! the reference: what sharing and the value headers cost, encode and
 //! decode. `Node` is written as peregrine-idl-rust generates valuetypes.
+//!
+//! For instruction counts, `VALUES_PROFILE=graph/encode` (or
+//! `structs/encode`, `graph/decode`, `structs/decode`) runs that case
+//! `VALUES_ITERS` times (default 100) in `profiled` instead of under
+//! criterion: `valgrind --tool=callgrind --collect-atstart=no
+//! --toggle-collect='*profiled*' target/release/deps/values-*`.
 
 use std::sync::Arc;
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_group, Criterion};
 use peregrine_cdr::{
     read_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo, ValueSlot, ValueType, Writer,
 };
@@ -33,11 +39,11 @@ impl ValueType for Node {
     fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
         let id = i32::decode(r)?;
         let label = String::decode(r)?;
-        let prev = read_value::<Node>(r)?;
+        let mut prev = read_value::<Node>(r)?;
         let v = Arc::new(Node {
             id,
             label,
-            prev: prev.slot(),
+            prev: prev.take_slot(),
         });
         prev.fixup(r, &v, |s| &s.prev);
         Ok(v)
@@ -70,7 +76,14 @@ impl<'de> Decode<'de> for Row {
     }
 }
 
-fn values(c: &mut Criterion) {
+struct Inputs {
+    graph: Vec<ValueSlot<Node>>,
+    rows: Vec<Row>,
+    graph_bytes: Vec<u8>,
+    row_bytes: Vec<u8>,
+}
+
+fn inputs() -> Inputs {
     let mut graph: Vec<ValueSlot<Node>> = Vec::with_capacity(N);
     let mut rows = Vec::with_capacity(N);
     for i in 0..N {
@@ -90,22 +103,6 @@ fn values(c: &mut Criterion) {
         });
     }
     let order = ByteOrder::NATIVE;
-    let mut group = c.benchmark_group("cdr/values");
-    let mut w = Writer::new(order);
-    group.bench_function("graph/encode", |b| {
-        b.iter(|| {
-            w.clear();
-            black_box(&graph).encode(&mut w).unwrap();
-            black_box(w.as_slice());
-        })
-    });
-    group.bench_function("structs/encode", |b| {
-        b.iter(|| {
-            w.clear();
-            black_box(&rows).encode(&mut w).unwrap();
-            black_box(w.as_slice());
-        })
-    });
     let mut enc = Writer::new(order);
     graph.encode(&mut enc).unwrap();
     let graph_bytes = enc.into_vec();
@@ -118,19 +115,76 @@ fn values(c: &mut Criterion) {
         back[1].get().unwrap().prev.get().unwrap(),
         back[0].get().unwrap()
     ));
-    group.bench_function("graph/decode", |b| {
-        b.iter(|| {
-            let mut r = Reader::new(black_box(&graph_bytes), order);
-            black_box(Vec::<ValueSlot<Node>>::decode(&mut r).unwrap())
-        })
-    });
-    group.bench_function("structs/decode", |b| {
-        b.iter(|| {
-            let mut r = Reader::new(black_box(&row_bytes), order);
-            black_box(Vec::<Row>::decode(&mut r).unwrap())
-        })
-    });
+    Inputs {
+        graph,
+        rows,
+        graph_bytes,
+        row_bytes,
+    }
+}
+
+/// One iteration of a case, the same code criterion times.
+fn run(case: &str, inp: &Inputs, w: &mut Writer) {
+    let order = ByteOrder::NATIVE;
+    match case {
+        "graph/encode" => {
+            w.clear();
+            black_box(&inp.graph).encode(w).unwrap();
+            black_box(w.as_slice());
+        }
+        "structs/encode" => {
+            w.clear();
+            black_box(&inp.rows).encode(w).unwrap();
+            black_box(w.as_slice());
+        }
+        "graph/decode" => {
+            let mut r = Reader::new(black_box(&inp.graph_bytes), order);
+            black_box(Vec::<ValueSlot<Node>>::decode(&mut r).unwrap());
+        }
+        "structs/decode" => {
+            let mut r = Reader::new(black_box(&inp.row_bytes), order);
+            black_box(Vec::<Row>::decode(&mut r).unwrap());
+        }
+        other => panic!("unknown case {other}"),
+    }
+}
+
+const CASES: [&str; 4] = [
+    "graph/encode",
+    "structs/encode",
+    "graph/decode",
+    "structs/decode",
+];
+
+#[inline(never)]
+fn profiled(case: &str, inp: &Inputs, w: &mut Writer, iters: usize) {
+    for _ in 0..iters {
+        run(case, inp, w);
+    }
+}
+
+fn values(c: &mut Criterion) {
+    let inp = inputs();
+    let mut w = Writer::new(ByteOrder::NATIVE);
+    let mut group = c.benchmark_group("cdr/values");
+    for case in CASES {
+        group.bench_function(case, |b| b.iter(|| run(case, &inp, &mut w)));
+    }
     group.finish();
+}
+
+fn main() {
+    if let Ok(case) = std::env::var("VALUES_PROFILE") {
+        let iters = std::env::var("VALUES_ITERS").map_or(100, |s| s.parse().unwrap());
+        let inp = inputs();
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        // Warm: the writer's buffer is grown before counting.
+        run(&case, &inp, &mut w);
+        profiled(&case, &inp, &mut w, iters);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
 }
 
 criterion_group! {
@@ -140,4 +194,3 @@ criterion_group! {
         .measurement_time(std::time::Duration::from_secs(2));
     targets = values
 }
-criterion_main!(benches);

@@ -99,7 +99,8 @@ pub enum CdrError {
     /// the value's repository ids (CORBA `MARSHAL`, minor 1).
     NoValueFactory,
     /// An indirection back to a value still being read from a place
-    /// that cannot be completed later (outside a value's members).
+    /// that cannot be completed later (outside a value's members and
+    /// its sequences of values: in a struct, an array, a parameter).
     UnsupportedCycle,
 }
 
@@ -166,7 +167,7 @@ impl fmt::Display for CdrError {
             CdrError::BadChunk => f.write_str("malformed chunked value encoding"),
             CdrError::BadEndTag(t) => write!(f, "end tag {t} closes no open value"),
             CdrError::UnsupportedCycle => {
-                f.write_str("value cycle through a sequence, struct or parameter")
+                f.write_str("value cycle through a struct, array or parameter")
             }
             CdrError::NoValueFactory => {
                 f.write_str("no value factory for any of the value's repository ids")

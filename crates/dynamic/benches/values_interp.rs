@@ -4,18 +4,26 @@
 //! next node, as an indirection), encode and decode; the two write the
 //! same octets (checked before measuring); and the graph into and out
 //! of an `Any` the way generated insertion and extraction do it. `Node`
-//! is written as peregrine-idl-rust generates valuetypes.
+//! is written as peregrine-idl-rust generates valuetypes. The baselines
+//! are the
+//! sequence of the equivalent structs (`long id; string label; long
+//! prev;`), compiled and interpreted.
+//!
+//! For instruction counts, `VALUES_PROFILE=<case>` (see `CASES`) runs
+//! one case `VALUES_ITERS` times (default 100) in `profiled`:
+//! `valgrind --tool=callgrind --collect-atstart=no
+//! --toggle-collect='*profiled*' target/release/deps/values_interp-*`.
 
 use std::sync::Arc;
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_group, Criterion};
 use peregrine_cdr::{
     read_value, ByteOrder, Decode, Encode, Reader, ValueInfo, ValueSlot, ValueType, Writer,
 };
 use peregrine_dynamic::compiled::{any_with, extract_with};
 use peregrine_dynamic::valuetype::VM_NONE;
 use peregrine_dynamic::{
-    decode_value, encode_value, DynValue, TypeCode, ValueMember, ValueNode, ValueRef,
+    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueRef,
 };
 
 const N: usize = 1000;
@@ -39,11 +47,11 @@ impl ValueType for Node {
     fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<Arc<Self>> {
         let id = i32::decode(r)?;
         let label = String::decode(r)?;
-        let prev = read_value::<Node>(r)?;
+        let mut prev = read_value::<Node>(r)?;
         let v = Arc::new(Node {
             id,
             label,
-            prev: prev.slot(),
+            prev: prev.take_slot(),
         });
         prev.fixup(r, &v, |s| &s.prev);
         Ok(v)
@@ -69,11 +77,60 @@ fn node_tc() -> TypeCode {
     )
 }
 
-fn values(c: &mut Criterion) {
+/// `struct Row { long id; string label; long prev; };`
+struct Row {
+    id: i32,
+    label: String,
+    prev: i32,
+}
+
+impl Encode for Row {
+    fn encode(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        self.id.encode(w)?;
+        self.label.encode(w)?;
+        self.prev.encode(w)
+    }
+}
+
+impl<'de> Decode<'de> for Row {
+    fn decode(r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        Ok(Row {
+            id: i32::decode(r)?,
+            label: String::decode(r)?,
+            prev: i32::decode(r)?,
+        })
+    }
+}
+
+struct Inputs {
+    graph: Vec<ValueSlot<Node>>,
+    seq_tc: TypeCode,
+    dyn_graph: DynValue,
+    bytes: Vec<u8>,
+    rows: Vec<Row>,
+    rows_tc: TypeCode,
+    dyn_rows: DynValue,
+    row_bytes: Vec<u8>,
+    any: Any,
+}
+
+fn inputs() -> Inputs {
     let tc = node_tc();
     let seq_tc = TypeCode::sequence_tc(0, tc.clone());
+    let row_tc = TypeCode::struct_tc(
+        "IDL:Bench/Row:1.0",
+        "Row",
+        [
+            ("id", TypeCode::long()),
+            ("label", TypeCode::string_tc(0)),
+            ("prev", TypeCode::long()),
+        ],
+    );
+    let rows_tc = TypeCode::sequence_tc(0, row_tc);
     let mut graph: Vec<ValueSlot<Node>> = Vec::with_capacity(N);
     let mut nodes: Vec<DynValue> = Vec::with_capacity(N);
+    let mut rows = Vec::with_capacity(N);
+    let mut dyn_rows = Vec::with_capacity(N);
     for i in 0..N {
         let prev = graph.last().cloned().unwrap_or_default();
         graph.push(
@@ -95,8 +152,19 @@ fn values(c: &mut Criterion) {
         )
         .unwrap();
         nodes.push(DynValue::Value(Some(ValueRef::new(n))));
+        rows.push(Row {
+            id: i as i32,
+            label: format!("node {i}"),
+            prev: i as i32 - 1,
+        });
+        dyn_rows.push(DynValue::Struct(vec![
+            DynValue::Long(i as i32),
+            DynValue::String(format!("node {i}")),
+            DynValue::Long(i as i32 - 1),
+        ]));
     }
     let dyn_graph = DynValue::Sequence(nodes);
+    let dyn_rows = DynValue::Sequence(dyn_rows);
     let order = ByteOrder::NATIVE;
     let mut enc = Writer::new(order);
     graph.encode(&mut enc).unwrap();
@@ -104,40 +172,19 @@ fn values(c: &mut Criterion) {
     let mut enc = Writer::new(order);
     encode_value(&seq_tc, &dyn_graph, &mut enc).unwrap();
     assert_eq!(enc.as_slice(), bytes, "interpreter and compiled code agree");
-
-    let mut group = c.benchmark_group("dynamic/values");
-    let mut w = Writer::new(order);
-    group.bench_function("compiled/encode", |b| {
-        b.iter(|| {
-            w.clear();
-            black_box(&graph).encode(&mut w).unwrap();
-            black_box(w.as_slice());
-        })
-    });
-    group.bench_function("interpreted/encode", |b| {
-        b.iter(|| {
-            w.clear();
-            encode_value(&seq_tc, black_box(&dyn_graph), &mut w).unwrap();
-            black_box(w.as_slice());
-        })
-    });
-    group.bench_function("compiled/decode", |b| {
-        b.iter(|| {
-            let mut r = Reader::new(black_box(&bytes), order);
-            black_box(Vec::<ValueSlot<Node>>::decode(&mut r).unwrap())
-        })
-    });
-    group.bench_function("interpreted/decode", |b| {
-        b.iter(|| {
-            let mut r = Reader::new(black_box(&bytes), order);
-            black_box(decode_value(&seq_tc, &mut r).unwrap())
-        })
-    });
+    let mut enc = Writer::new(order);
+    rows.encode(&mut enc).unwrap();
+    let row_bytes = enc.into_vec();
+    let mut enc = Writer::new(order);
+    encode_value(&rows_tc, &dyn_rows, &mut enc).unwrap();
+    assert_eq!(enc.as_slice(), row_bytes, "the same for the structs");
     // An `Any` holding the graph, as generated `ToAny`/`FromAny` (and
     // typedef helpers) make it: the compiled code and the interpreter on
     // one scratch stream each way.
     let any = any_with(seq_tc.clone(), |w| graph.encode(w));
     let back: Vec<ValueSlot<Node>> = extract_with(&any, &seq_tc, |r| {
+        // A block, not the function itself: `extract_with` lends a reader
+        // of any lifetime.
         let v = Vec::<ValueSlot<Node>>::decode(r)?;
         Ok(v)
     })
@@ -146,18 +193,114 @@ fn values(c: &mut Criterion) {
         back[N - 1].get().unwrap().prev.get().unwrap(),
         back[N - 2].get().unwrap()
     ));
-    group.bench_function("any/insert", |b| {
-        b.iter(|| black_box(any_with(seq_tc.clone(), |w| black_box(&graph).encode(w))))
-    });
-    group.bench_function("any/extract", |b| {
-        b.iter(|| {
-            black_box(extract_with(black_box(&any), &seq_tc, |r| {
+    Inputs {
+        graph,
+        seq_tc,
+        dyn_graph,
+        bytes,
+        rows,
+        rows_tc,
+        dyn_rows,
+        row_bytes,
+        any,
+    }
+}
+
+const CASES: [&str; 10] = [
+    "compiled/encode",
+    "interpreted/encode",
+    "compiled/decode",
+    "interpreted/decode",
+    "structs-compiled/encode",
+    "structs-interpreted/encode",
+    "structs-compiled/decode",
+    "structs-interpreted/decode",
+    "any/insert",
+    "any/extract",
+];
+
+/// One iteration of a case, the same code criterion times.
+fn run(case: &str, inp: &Inputs, w: &mut Writer) {
+    let order = ByteOrder::NATIVE;
+    match case {
+        "compiled/encode" => {
+            w.clear();
+            black_box(&inp.graph).encode(w).unwrap();
+        }
+        "interpreted/encode" => {
+            w.clear();
+            encode_value(&inp.seq_tc, black_box(&inp.dyn_graph), w).unwrap();
+        }
+        "compiled/decode" => {
+            let mut r = Reader::new(black_box(&inp.bytes), order);
+            black_box(Vec::<ValueSlot<Node>>::decode(&mut r).unwrap());
+        }
+        "interpreted/decode" => {
+            let mut r = Reader::new(black_box(&inp.bytes), order);
+            black_box(decode_value(&inp.seq_tc, &mut r).unwrap());
+        }
+        "structs-compiled/encode" => {
+            w.clear();
+            black_box(&inp.rows).encode(w).unwrap();
+        }
+        "structs-interpreted/encode" => {
+            w.clear();
+            encode_value(&inp.rows_tc, black_box(&inp.dyn_rows), w).unwrap();
+        }
+        "structs-compiled/decode" => {
+            let mut r = Reader::new(black_box(&inp.row_bytes), order);
+            black_box(Vec::<Row>::decode(&mut r).unwrap());
+        }
+        "structs-interpreted/decode" => {
+            let mut r = Reader::new(black_box(&inp.row_bytes), order);
+            black_box(decode_value(&inp.rows_tc, &mut r).unwrap());
+        }
+        "any/insert" => {
+            black_box(any_with(inp.seq_tc.clone(), |w| {
+                black_box(&inp.graph).encode(w)
+            }));
+        }
+        "any/extract" => {
+            black_box(extract_with(black_box(&inp.any), &inp.seq_tc, |r| {
                 let v = Vec::<ValueSlot<Node>>::decode(r)?;
                 Ok(v)
             }))
-        })
-    });
+            .unwrap();
+        }
+        other => panic!("unknown case {other}"),
+    }
+    black_box(w.as_slice());
+}
+
+#[inline(never)]
+fn profiled(case: &str, inp: &Inputs, w: &mut Writer, iters: usize) {
+    for _ in 0..iters {
+        run(case, inp, w);
+    }
+}
+
+fn values(c: &mut Criterion) {
+    let inp = inputs();
+    let mut w = Writer::new(ByteOrder::NATIVE);
+    let mut group = c.benchmark_group("dynamic/values");
+    for case in CASES {
+        group.bench_function(case, |b| b.iter(|| run(case, &inp, &mut w)));
+    }
     group.finish();
+}
+
+fn main() {
+    if let Ok(case) = std::env::var("VALUES_PROFILE") {
+        let iters = std::env::var("VALUES_ITERS").map_or(100, |s| s.parse().unwrap());
+        let inp = inputs();
+        let mut w = Writer::new(ByteOrder::NATIVE);
+        // Warm: the writer's buffer is grown before counting.
+        run(&case, &inp, &mut w);
+        profiled(&case, &inp, &mut w, iters);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
 }
 
 criterion_group! {
@@ -167,4 +310,3 @@ criterion_group! {
         .measurement_time(std::time::Duration::from_secs(2));
     targets = values
 }
-criterion_main!(benches);

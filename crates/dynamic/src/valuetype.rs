@@ -66,6 +66,9 @@ impl ValueNode {
     /// with `state` (checked for its length only; the member types are
     /// checked when the value is encoded).
     pub fn new(tc: TypeCode, state: Vec<DynValue>) -> Result<Arc<Self>> {
+        // Kept resolved (not a recursive reference): the encoder looks
+        // the type's plan up once per value.
+        let tc = tc.resolve()?;
         let want = state_len(&tc)?;
         if state.len() != want {
             return Err(mismatch("value state member count"));
@@ -167,6 +170,14 @@ impl ValueRef {
         match &self.0 {
             Link::Strong(a) => Some(a.clone()),
             Link::Weak(w) => w.upgrade(),
+        }
+    }
+
+    /// The node of a strong reference, borrowed.
+    pub(crate) fn strong(&self) -> Option<&Arc<ValueNode>> {
+        match &self.0 {
+            Link::Strong(a) => Some(a),
+            Link::Weak(_) => None,
         }
     }
 

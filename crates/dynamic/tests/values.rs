@@ -577,3 +577,74 @@ fn bad_chunks_and_end_tags_are_errors() {
         assert!(decode(&base, &chunked(len, end)).is_err(), "{len} {end}");
     }
 }
+
+/// `valuetype Tree { public long id; public sequence<Tree> children;
+/// public Tree parent; }`
+fn tree_tc() -> TypeCode {
+    let id = "IDL:Values/Tree:1.0";
+    TypeCode::value_tc(
+        id,
+        "Tree",
+        VM_NONE,
+        None,
+        vec![
+            member("id", TypeCode::long(), true),
+            member(
+                "children",
+                TypeCode::sequence_tc(0, TypeCode::recursive(id)),
+                true,
+            ),
+            member("parent", TypeCode::recursive(id), true),
+        ],
+    )
+}
+
+/// Written from a leaf, the parent's `children` (a sequence) closes the
+/// cycle to the leaf still being read: a weak edge, so the decoded tree
+/// is freed with the leaf that holds it.
+#[test]
+fn cycle_through_a_sequence_member() {
+    let tc = tree_tc();
+    let tree = |id, children: Vec<DynValue>| {
+        ValueNode::new(
+            tc.clone(),
+            vec![
+                DynValue::Long(id),
+                DynValue::Sequence(children),
+                DynValue::Value(None),
+            ],
+        )
+        .unwrap()
+    };
+    let (a, b) = (tree(1, vec![]), tree(2, vec![]));
+    let root = tree(
+        0,
+        vec![
+            DynValue::Value(Some(a.clone().into())),
+            DynValue::Value(Some(b.clone().into())),
+        ],
+    );
+    for leaf in [&a, &b] {
+        leaf.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&root)));
+    }
+    let bytes = encode(&tc, &DynValue::Value(Some(a.clone().into())));
+    let back = decode(&tc, &bytes).unwrap();
+    let a2 = node_of(&back);
+    let root2 = node_of(&a2.member("parent").unwrap());
+    assert_eq!(root2.member("id"), Some(DynValue::Long(0)));
+    let Some(DynValue::Sequence(kids)) = root2.member("children") else {
+        panic!("children")
+    };
+    let DynValue::Value(Some(first)) = &kids[0] else {
+        panic!("{kids:?}")
+    };
+    assert!(first.is_weak(), "the edge closing the cycle is weak");
+    assert!(Arc::ptr_eq(&first.node().unwrap(), &a2), "cycle lost");
+    let b2 = node_of(&kids[1]);
+    assert!(Arc::ptr_eq(&node_of(&b2.member("parent").unwrap()), &root2));
+    assert_eq!(encode(&tc, &back), bytes);
+
+    let weak_root = Arc::downgrade(&root2);
+    drop((a2, root2, b2, kids, back));
+    assert!(weak_root.upgrade().is_none(), "decoded cycle leaked");
+}

@@ -223,6 +223,16 @@ impl<T: ?Sized> ReadValue<T> {
         }
     }
 
+    /// The member to store now, moved out (null for a cycle, filled by
+    /// [`ReadValue::fixup`]): unlike [`ReadValue::slot`], no reference
+    /// count changes hands.
+    pub fn take_slot(&mut self) -> ValueSlot<T> {
+        match self {
+            ReadValue::Ready(v) => v.take().into(),
+            ReadValue::Cycle(_) => ValueSlot::null(),
+        }
+    }
+
     /// The value, failing for a cycle (outside a value's members there is
     /// no slot to complete later).
     pub fn ready(self) -> Result<Option<Arc<T>>> {
@@ -236,6 +246,7 @@ impl<T: ?Sized> ReadValue<T> {
 impl<T: ValueType> ReadValue<T> {
     /// For a cycle, has the reader fill `field(owner)` once the value it
     /// points to is complete.
+    #[inline]
     pub fn fixup<S: Send + Sync + 'static>(
         self,
         r: &mut Reader<'_>,
@@ -260,8 +271,81 @@ impl<T: ValueType> ReadValue<T> {
     }
 }
 
+/// The values read for a `sequence` state member of a valuetype
+/// ([`read_values`]): the members, and which of them point back to a
+/// value whose state is still being read (a cycle through the sequence,
+/// such as a child's `children` holding its parent), completed through
+/// [`ReadValues::fixup`] once the owner exists.
+#[derive(Debug)]
+pub struct ReadValues<T> {
+    slots: Vec<ValueSlot<T>>,
+    /// Index in `slots` and input index of the value pointed to.
+    cycles: Vec<(usize, usize)>,
+}
+
+/// Reads a `sequence` of values of type `T` with at most `bound`
+/// elements, for a valuetype's state member (see [`ReadValues`]).
+pub fn read_values<T: ValueType>(r: &mut Reader<'_>, bound: u32) -> Result<ReadValues<T>> {
+    let n = r.read_u32()?;
+    if n > bound {
+        return Err(CdrError::BoundExceeded {
+            bound,
+            len: u64::from(n),
+        });
+    }
+    // Each element takes at least a long (a null, a tag, an indirection).
+    let n = r.check_len(n, 4)?;
+    let mut slots = Vec::with_capacity(n);
+    let mut cycles = Vec::new();
+    for i in 0..n {
+        match read_value::<T>(r)? {
+            ReadValue::Ready(v) => slots.push(v.into()),
+            ReadValue::Cycle(at) => {
+                cycles.push((i, at));
+                slots.push(ValueSlot::null());
+            }
+        }
+    }
+    Ok(ReadValues { slots, cycles })
+}
+
+impl<T: ValueType> ReadValues<T> {
+    /// The members to store now (those closing a cycle null until
+    /// [`ReadValues::fixup`] fills them).
+    pub fn take(&mut self) -> Vec<ValueSlot<T>> {
+        core::mem::take(&mut self.slots)
+    }
+
+    /// Has the reader fill the members that close a cycle, in
+    /// `field(owner)`, once the values they point to are complete.
+    pub fn fixup<S: Send + Sync + 'static>(
+        self,
+        r: &mut Reader<'_>,
+        owner: &Arc<S>,
+        field: fn(&S) -> &[ValueSlot<T>],
+    ) {
+        for (i, at) in self.cycles {
+            let owner = owner.clone();
+            r.defer_value(
+                at,
+                Box::new(move |v| {
+                    let v = v
+                        .clone()
+                        .downcast::<T>()
+                        .map_err(|_| CdrError::NoValueFactory)?;
+                    if let Some(slot) = field(&owner).get(i) {
+                        let _ = slot.set(v);
+                    }
+                    Ok(())
+                }),
+            );
+        }
+    }
+}
+
 /// Reads a value of type `T` (or of a type truncatable to `T`, or one a
 /// registered factory turns into a `T`).
+#[inline]
 pub fn read_value<T: ValueType>(r: &mut Reader<'_>) -> Result<ReadValue<T>> {
     let info = match r.read_value_start()? {
         ValueStart::Null => return Ok(ReadValue::Ready(None)),

@@ -22,8 +22,9 @@ mod write;
 
 #[cfg(feature = "std")]
 pub use graph::{
-    lookup_value_factory, read_value, register_value_factory, unregister_value_factory,
-    write_value, CustomMarshal, ReadValue, ValueFactory, ValueSlot, ValueType,
+    lookup_value_factory, read_value, read_values, register_value_factory,
+    unregister_value_factory, write_value, CustomMarshal, ReadValue, ReadValues, ValueFactory,
+    ValueSlot, ValueType,
 };
 #[cfg(feature = "std")]
 pub use poly::{write_value_object, Polymorphic, ValueObject};

@@ -8,7 +8,7 @@ use super::{
     AnyValue, Fixup, RepoIds, ValueInfo, ValueStart, CHUNKED_FLAG, CODEBASE_FLAG, ID_LIST,
     INDIRECTION_TAG, NULL_TAG, SINGLE_ID, TYPE_INFO_MASK, VALUE_TAG_MIN,
 };
-use crate::{CdrError, Reader, Result};
+use crate::{ByteOrder, CdrError, Reader, Result};
 
 /// A value in the reader's position table.
 #[derive(Clone)]
@@ -43,8 +43,11 @@ pub(crate) struct ReadState<'a> {
     pub(crate) level: u32,
     /// An end tag that also closed enclosing values, down to this level.
     pub(crate) pending_end: Option<u32>,
-    /// Values by input index of their tag, in increasing order.
-    values: Vec<(usize, Entry)>,
+    /// Input index of each value's tag, in increasing order: searched
+    /// apart from the entries, so that a lookup touches a dense array.
+    keys: Vec<usize>,
+    /// The values, in the order of `keys`.
+    values: Vec<Entry>,
     /// Repository ids and codebase URLs by input index of their length.
     strings: Vec<(usize, &'a str)>,
     /// Repository id lists by input index of their count.
@@ -61,6 +64,7 @@ impl<'a> ReadState<'a> {
             real_len,
             level: 0,
             pending_end: None,
+            keys: Vec::new(),
             values: Vec::new(),
             strings: Vec::new(),
             lists: Vec::new(),
@@ -76,6 +80,7 @@ impl<'a> ReadState<'a> {
             real_len: self.real_len,
             level: self.level,
             pending_end: self.pending_end,
+            keys: self.keys.clone(),
             values: self.values.clone(),
             strings: self.strings.clone(),
             lists: self.lists.clone(),
@@ -111,19 +116,167 @@ fn find<T>(table: &[(usize, T)], at: usize, offset: i32) -> Result<&T> {
         .map_err(|_| CdrError::BadIndirection(offset))
 }
 
+/// The index in `keys` (sorted) of `at`, searched from the end in
+/// doubling steps and then by bisection: a back edge most often leads
+/// to a value read shortly before (the enclosing one, the previous node
+/// of a list), found in a step or two, and a far one costs twice a
+/// plain bisection at worst.
+#[inline]
+fn find_key(keys: &[usize], at: usize) -> Option<usize> {
+    let n = keys.len();
+    let mut hi = n;
+    let mut step = 1;
+    while step <= n {
+        let i = n - step;
+        if keys[i] <= at {
+            if keys[i] == at {
+                return Some(i);
+            }
+            return keys[i + 1..hi].binary_search(&at).ok().map(|j| i + 1 + j);
+        }
+        hi = i;
+        step *= 2;
+    }
+    keys[..hi].binary_search(&at).ok()
+}
+
 impl<'a> Reader<'a> {
+    /// An aligned long of the value header: read in place when the input
+    /// holds it (the common case), through the general path otherwise
+    /// (which moves on to the next chunk or reports the truncation).
+    #[inline(always)]
+    fn read_long(&mut self) -> Result<u32> {
+        let start = self.pos + (self.position().wrapping_neg() & 3);
+        if start + 4 > self.buf.len() {
+            return self.read_u32();
+        }
+        let b = self.buf.slice(start, start + 4);
+        self.pos = start + 4;
+        let l = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        Ok(if self.order() == ByteOrder::NATIVE {
+            l
+        } else {
+            l.swap_bytes()
+        })
+    }
+
     #[inline]
     fn vstate(&mut self) -> &mut ReadState<'a> {
-        let len = self.buf.len();
-        self.values
-            .get_or_insert_with(|| Box::new(ReadState::new(len)))
+        if self.values.is_none() {
+            self.new_vstate();
+        }
+        match self.values.as_deref_mut() {
+            Some(v) => v,
+            None => unreachable!("made above"),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_vstate(&mut self) {
+        self.values = Some(Box::new(ReadState::new(self.buf.len())));
     }
 
     /// Reads what stands where a value is expected: null, an indirection
     /// to a value read before, or a new value's header (tag, codebase URL
     /// skipped, repository ids). For a new value, decode its state next
     /// and then call [`Reader::finish_value`].
+    #[inline]
     pub fn read_value_start(&mut self) -> Result<ValueStart<'a>> {
+        if self.in_chunked_value() {
+            return self.read_value_start_chunked();
+        }
+        // Outside chunked values (the common case) inline: a null, an
+        // indirection, or a new value's header.
+        let tag = self.read_long()?;
+        let tag_at = self.pos - 4;
+        match tag {
+            NULL_TAG => Ok(ValueStart::Null),
+            INDIRECTION_TAG => {
+                let offset_at = self.pos;
+                let offset = self.read_long()? as i32;
+                self.indirection(target(offset_at, offset, tag_at)?, offset)
+            }
+            _ => self.read_header(tag, tag_at, false),
+        }
+    }
+
+    /// What the indirection to input index `at` stands for.
+    #[inline]
+    fn indirection(&mut self, at: usize, offset: i32) -> Result<ValueStart<'a>> {
+        let st = self.vstate();
+        let i = find_key(&st.keys, at).ok_or(CdrError::BadIndirection(offset))?;
+        match &st.values[i] {
+            Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
+            Entry::Pending => Ok(ValueStart::Cycle(at)),
+            Entry::Skipped(level) => {
+                let level = *level;
+                self.reopen(at, level)
+            }
+        }
+    }
+
+    /// A new value's header after its tag at input index `tag_at`.
+    fn read_header(&mut self, tag: u32, tag_at: usize, in_chunk: bool) -> Result<ValueStart<'a>> {
+        if !(VALUE_TAG_MIN..=0x7fff_ffff).contains(&tag) {
+            return Err(CdrError::BadValueTag(tag));
+        }
+        let level = self.values.as_ref().map_or(0, |v| v.level);
+        let chunked = tag & CHUNKED_FLAG != 0;
+        if in_chunk || (level > 0 && !chunked) {
+            // Values nested in a chunked value are chunked, and
+            // start outside the enclosing value's chunks.
+            return Err(CdrError::BadChunk);
+        }
+        if tag & CODEBASE_FLAG != 0 {
+            self.read_header_string()?;
+        }
+        let ids = match tag & TYPE_INFO_MASK {
+            0 => RepoIds::None,
+            SINGLE_ID => RepoIds::One(self.read_header_string()?),
+            ID_LIST => RepoIds::List(self.read_id_list()?),
+            _ => return Err(CdrError::BadValueTag(tag)),
+        };
+        self.enter()?;
+        let pos = self.pos;
+        let st = self.vstate();
+        match st.keys.last() {
+            Some(&p) if p >= tag_at => {
+                // Read a second time (see `reopen`): recorded when it was
+                // skipped.
+                if let Ok(i) = st.keys.binary_search(&tag_at) {
+                    if let (Entry::Done(v), true) = (&st.values[i], chunked) {
+                        // Decoded since, through an indirection: the same
+                        // value again, its bytes skipped.
+                        let v = v.clone();
+                        st.level += 1;
+                        self.buf.set_len(pos);
+                        self.skip_to_end_tag()?;
+                        self.leave();
+                        return Ok(ValueStart::Shared(v));
+                    }
+                    st.values[i] = Entry::Pending;
+                }
+            }
+            _ => {
+                st.keys.push(tag_at);
+                st.values.push(Entry::Pending);
+            }
+        }
+        if chunked {
+            st.level += 1;
+            // The first read of the state fetches the first chunk.
+            self.buf.set_len(pos);
+        }
+        Ok(ValueStart::New(ValueInfo {
+            pos: tag_at,
+            ids,
+            chunked,
+        }))
+    }
+
+    /// [`Reader::read_value_start`] inside a chunked value's state.
+    fn read_value_start_chunked(&mut self) -> Result<ValueStart<'a>> {
         let level = self.vstate().level;
         let tag_at;
         let tag;
@@ -150,9 +303,8 @@ impl<'a> Reader<'a> {
                 tag = long;
             }
         } else {
-            self.align(4)?;
-            tag_at = self.pos;
-            tag = self.read_u32()?;
+            tag = self.read_long()?;
+            tag_at = self.pos - 4;
         }
         let between_chunks = level > 0 && !in_chunk;
         match tag {
@@ -164,87 +316,41 @@ impl<'a> Reader<'a> {
             }
             INDIRECTION_TAG => {
                 let offset_at = self.pos;
-                let offset = self.read_i32()?;
+                let offset = self.read_long()? as i32;
                 if between_chunks {
                     self.buf.set_len(self.pos);
                 }
-                let at = target(offset_at, offset, tag_at)?;
-                let st = self.vstate();
-                match find(&st.values, at, offset)? {
-                    Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
-                    Entry::Pending => Ok(ValueStart::Cycle(at)),
-                    Entry::Skipped(level) => {
-                        let level = *level;
-                        self.reopen(at, level)
-                    }
-                }
+                self.indirection(target(offset_at, offset, tag_at)?, offset)
             }
-            VALUE_TAG_MIN..=0x7fff_ffff => {
-                let chunked = tag & CHUNKED_FLAG != 0;
-                if in_chunk || (level > 0 && !chunked) {
-                    // Values nested in a chunked value are chunked, and
-                    // start outside the enclosing value's chunks.
-                    return Err(CdrError::BadChunk);
-                }
-                if tag & CODEBASE_FLAG != 0 {
-                    self.read_header_string()?;
-                }
-                let ids = match tag & TYPE_INFO_MASK {
-                    0 => RepoIds::None,
-                    SINGLE_ID => RepoIds::One(self.read_header_string()?),
-                    ID_LIST => RepoIds::List(self.read_id_list()?),
-                    _ => return Err(CdrError::BadValueTag(tag)),
-                };
-                self.enter()?;
-                let pos = self.pos;
-                let st = self.vstate();
-                match st.values.last() {
-                    Some((p, _)) if *p >= tag_at => {
-                        // Read a second time (see `reopen`): recorded when
-                        // it was skipped.
-                        if let Ok(i) = st.values.binary_search_by_key(&tag_at, |(p, _)| *p) {
-                            if let (Entry::Done(v), true) = (&st.values[i].1, chunked) {
-                                // Decoded since, through an indirection:
-                                // the same value again, its bytes skipped.
-                                let v = v.clone();
-                                st.level += 1;
-                                self.buf.set_len(pos);
-                                self.skip_to_end_tag()?;
-                                self.leave();
-                                return Ok(ValueStart::Shared(v));
-                            }
-                            st.values[i].1 = Entry::Pending;
-                        }
-                    }
-                    _ => st.values.push((tag_at, Entry::Pending)),
-                }
-                if chunked {
-                    st.level += 1;
-                    // The first read of the state fetches the first chunk.
-                    self.buf.set_len(pos);
-                }
-                Ok(ValueStart::New(ValueInfo {
-                    pos: tag_at,
-                    ids,
-                    chunked,
-                }))
-            }
-            _ => Err(CdrError::BadValueTag(tag)),
+            _ => self.read_header(tag, tag_at, in_chunk),
         }
     }
 
     /// A repository id or codebase URL: a string, or an indirection to
     /// one read before in this stream.
+    #[inline(always)]
     fn read_header_string(&mut self) -> Result<&'a str> {
-        self.align(4)?;
-        let at = self.pos;
-        let len = self.read_u32()?;
+        let len = self.read_long()?;
+        let at = self.pos - 4;
         if len == INDIRECTION_TAG {
             let offset_at = self.pos;
-            let offset = self.read_i32()?;
+            let offset = self.read_long()? as i32;
             let t = target(offset_at, offset, at)?;
-            return find(&self.vstate().strings, t, offset).copied();
+            let strings = &self.vstate().strings;
+            // Mostly the one id of a graph's values: no search.
+            if let [(p, s)] = strings.as_slice() {
+                if *p == t {
+                    return Ok(s);
+                }
+            }
+            return find(strings, t, offset).copied();
         }
+        self.read_new_header_string(at)
+    }
+
+    /// A repository id or codebase URL not read before, whose length is
+    /// at input index `at`.
+    fn read_new_header_string(&mut self, at: usize) -> Result<&'a str> {
         self.pos = at;
         let s =
             core::str::from_utf8(self.read_string_bytes()?).map_err(|_| CdrError::InvalidText)?;
@@ -285,16 +391,26 @@ impl<'a> Reader<'a> {
     /// of a derived type that was truncated to a base, and values nested
     /// in it) is skipped up to the value's end tag. Fixups registered for
     /// this value ([`Reader::defer_value`]) run now.
+    #[inline]
     pub fn finish_value(&mut self, info: &ValueInfo<'a>, value: AnyValue) -> Result<()> {
-        self.close_value(info, Entry::Done(value.clone()))?;
+        // Moved into the table: the caller keeps its own reference, and
+        // each reference count change is an atomic operation.
+        let i = self.close_value(info, Entry::Done(value))?;
         let st = self.vstate();
         if !st.fixups.is_empty() && st.fixups.iter().any(|(at, _)| *at == info.pos) {
-            let (run, keep) = core::mem::take(&mut st.fixups)
-                .into_iter()
-                .partition::<Vec<_>, _>(|(at, _)| *at == info.pos);
-            self.vstate().fixups = keep;
-            for (_, fixup) in run {
-                fixup(&value)?;
+            let Some(Entry::Done(value)) = i.map(|i| st.values[i].clone()) else {
+                return Ok(());
+            };
+            // Taken out in place (no new vectors): the order the fixups
+            // run in does not matter, each fills a member of its own.
+            let mut k = 0;
+            while let Some((at, _)) = self.vstate().fixups.get(k) {
+                if *at == info.pos {
+                    let (_, fixup) = self.vstate().fixups.swap_remove(k);
+                    fixup(&value)?;
+                } else {
+                    k += 1;
+                }
             }
         }
         Ok(())
@@ -306,19 +422,19 @@ impl<'a> Reader<'a> {
         self.vstate().fixups.push((at, fixup));
     }
 
-    fn close_value(&mut self, info: &ValueInfo<'a>, entry: Entry) -> Result<()> {
+    /// Closes the value `info` and stores `entry` for it, returning its
+    /// index in the table.
+    #[inline]
+    fn close_value(&mut self, info: &ValueInfo<'a>, entry: Entry) -> Result<Option<usize>> {
         if info.chunked {
             self.skip_to_end_tag()?;
         }
         self.leave();
         let st = self.vstate();
         // Usually the last value read (its nested values are done).
-        let i = match st.values.last() {
-            Some((p, _)) if *p == info.pos => Some(st.values.len() - 1),
-            _ => st.values.binary_search_by_key(&info.pos, |(p, _)| *p).ok(),
-        };
+        let i = find_key(&st.keys, info.pos);
         if let Some(i) = i {
-            st.values[i].1 = entry;
+            st.values[i] = entry;
         }
         if st.resume.last().is_some_and(|r| r.value == info.pos) {
             // A skipped value decoded after all: back to the indirection.
@@ -328,7 +444,7 @@ impl<'a> Reader<'a> {
             self.pos = r.pos;
             self.buf.set_len(r.len);
         }
-        Ok(())
+        Ok(i)
     }
 
     /// An indirection led to the value at `at`, skipped with the
@@ -392,7 +508,7 @@ impl<'a> Reader<'a> {
                     self.buf.set_len(self.pos);
                     match self.read_value_start()? {
                         ValueStart::New(inner) => {
-                            self.close_value(&inner, Entry::Skipped(level))?
+                            self.close_value(&inner, Entry::Skipped(level))?;
                         }
                         _ => return Err(CdrError::BadChunk),
                     }

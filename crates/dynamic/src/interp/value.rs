@@ -14,9 +14,8 @@
 //! `custom` valuetypes are `NO_IMPLEMENT` minor 1 both ways: only
 //! application code knows their state.
 
-use std::cell::RefCell;
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
 
 use peregrine_cdr::{CdrError, Reader, ValueInfo, ValueStart, Writer};
 
@@ -39,20 +38,45 @@ pub(crate) fn encode_valuetype(formal: &TypeCode, v: &DynValue, w: &mut Writer) 
         w.write_null_value();
         return Ok(());
     };
-    let node = r
-        .node()
-        .ok_or_else(|| mismatch("weak value reference whose value is gone"))?;
-    let fid = formal.id()?;
-    let fits = match formal.kind() {
-        TcKind::Value => {
-            node.type_code().kind() == TcKind::Value && derives_from(node.type_code(), fid)
+    // A strong reference is used in place (no reference count change).
+    let upgraded;
+    let node = match r.strong() {
+        Some(node) => node,
+        None => {
+            upgraded = r
+                .node()
+                .ok_or_else(|| mismatch("weak value reference whose value is gone"))?;
+            &upgraded
         }
-        _ => node.type_code().kind() == TcKind::ValueBox && node.type_code().id()? == fid,
     };
-    if !fits {
-        return Err(mismatch("value of a type not derived from the formal type"));
+    if !is_type(formal, node.type_code()) {
+        let fid = formal.id()?;
+        let fits = match formal.kind() {
+            TcKind::Value => {
+                node.type_code().kind() == TcKind::Value && derives_from(node.type_code(), fid)
+            }
+            _ => node.type_code().kind() == TcKind::ValueBox && node.type_code().id()? == fid,
+        };
+        if !fits {
+            return Err(mismatch("value of a type not derived from the formal type"));
+        }
     }
-    write_node(&node, w)
+    write_node(node, w)
+}
+
+/// True when `t` is the very TypeCode `formal` stands for (itself, or
+/// the target of a recursive reference): the common case, a value of its
+/// slot's own type, told without comparing ids.
+fn is_type(formal: &TypeCode, t: &TypeCode) -> bool {
+    if formal.ptr_eq(t) {
+        return true;
+    }
+    match formal.body() {
+        Body::Recursive { target, .. } => target
+            .get()
+            .is_some_and(|w| core::ptr::eq(w.as_ptr(), Arc::as_ptr(&t.0))),
+        _ => false,
+    }
 }
 
 /// Writes an abstract interface: `TRUE` and an object reference, or
@@ -82,31 +106,37 @@ pub(crate) fn encode_abstract(v: &DynValue, w: &mut Writer) -> Result<()> {
     }
 }
 
-/// A node's header and state (or an indirection to it).
+/// A node's header and state (or an indirection to it: then neither
+/// the plan nor the state is looked at).
 fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
-    let tc = node.type_code().resolve()?;
-    let plan = plan(&tc)?;
-    let (ids, chunked) = plan.header(&tc)?;
-    let types = plan.state()?;
-    let mut err = None;
-    let written = w.write_value(Arc::as_ptr(node).cast(), ids, chunked, |w| {
-        // Locked only here: a second visit of this node is an
-        // indirection written before this closure would run.
-        let state = node.state();
-        let r = if state.len() != types.len() {
-            Err(mismatch("value state member count"))
-        } else {
+    // The first error of the interpreter, passed through the codec's
+    // callbacks (which return codec errors).
+    let err = Cell::new(None);
+    let fail = |e: DynError| {
+        err.set(Some(e));
+        CdrError::BadEncapsulation
+    };
+    // Nodes hold resolved TypeCodes (`ValueNode::new`, the decoder).
+    let tc = node.type_code();
+    let written = w.write_value_with(
+        Arc::as_ptr(node).cast(),
+        || plan(tc).and_then(ValuePlan::header).map_err(fail),
+        |w| {
+            // Locked only here: a second visit of this node is an
+            // indirection written before this closure would run.
+            let state = node.state();
+            let types = plan(tc).and_then(ValuePlan::state).map_err(fail)?;
+            if state.len() != types.len() {
+                return Err(fail(mismatch("value state member count")));
+            }
             types
                 .iter()
                 .zip(state.iter())
                 .try_for_each(|(t, x)| encode_value(t, x, w))
-        };
-        r.map_err(|e| {
-            err = Some(e);
-            CdrError::BadEncapsulation
-        })
-    });
-    match (written, err) {
+                .map_err(fail)
+        },
+    );
+    match (written, err.into_inner()) {
         (_, Some(e)) => Err(e),
         (Err(e), None) => Err(e.into()),
         (Ok(()), None) => Ok(()),
@@ -119,9 +149,8 @@ fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
 pub struct ValuePlan {
     /// The state members' types in wire order.
     state: Result<Vec<TypeCode>>,
-    /// The header's ids and chunking, made on the first encode (ids are
-    /// kept for the process, so only types actually written spend them).
-    header: OnceLock<Result<(Vec<&'static str>, bool)>>,
+    /// The header's repository ids and chunking.
+    header: Result<(Vec<String>, bool)>,
 }
 
 impl ValuePlan {
@@ -129,7 +158,7 @@ impl ValuePlan {
     pub(crate) fn new(tc: &TypeCode) -> Self {
         Self {
             state: state_types(tc),
-            header: OnceLock::new(),
+            header: header(tc),
         }
     }
 
@@ -137,8 +166,8 @@ impl ValuePlan {
         self.state.as_deref().map_err(Clone::clone)
     }
 
-    fn header(&self, tc: &TypeCode) -> Result<(&[&'static str], bool)> {
-        match self.header.get_or_init(|| header(tc)) {
+    fn header(&self) -> Result<(&[String], bool)> {
+        match &self.header {
             Ok((ids, chunked)) => Ok((ids, *chunked)),
             Err(e) => Err(e.clone()),
         }
@@ -155,7 +184,7 @@ fn plan(tc: &TypeCode) -> Result<&ValuePlan> {
 /// The repository ids a header of a value of type `tc` carries (its own,
 /// then its truncatable bases while they are truncatable), and whether
 /// the state is chunked: what the compiled code sends.
-fn header(tc: &TypeCode) -> Result<(Vec<&'static str>, bool)> {
+fn header(tc: &TypeCode) -> Result<(Vec<String>, bool)> {
     match tc.body() {
         Body::Value(v) => {
             match v.modifier {
@@ -165,7 +194,7 @@ fn header(tc: &TypeCode) -> Result<(Vec<&'static str>, bool)> {
             }
             let mut ids = Vec::with_capacity(1);
             for t in base_chain(tc)? {
-                ids.push(static_id(t.id()?)?);
+                ids.push(t.id()?.to_owned());
                 match t.body() {
                     Body::Value(b) if b.modifier == VM_TRUNCATABLE => {}
                     _ => break,
@@ -173,7 +202,7 @@ fn header(tc: &TypeCode) -> Result<(Vec<&'static str>, bool)> {
             }
             Ok((ids, v.modifier == VM_TRUNCATABLE))
         }
-        _ => Ok((vec![static_id(tc.id()?)?], false)),
+        _ => Ok((vec![tc.id()?.to_owned()], false)),
     }
 }
 
@@ -209,39 +238,6 @@ fn no_factory(what: &'static str) -> DynError {
         minor: minor::MARSHAL_NO_VALUE_FACTORY,
         what,
     }
-}
-
-/// How many distinct repository ids, and how many bytes of them, the
-/// process keeps for the writer at most. The codec keeps the ids it has
-/// written as `&'static str` (compiled code hands it constants), so each
-/// distinct id the interpreter writes is kept for the life of the
-/// process; the bounds stop a stream of TypeCodes with ever new ids (a
-/// bridge forwarding what peers send) from growing memory without end.
-const MAX_STATIC_IDS: usize = 16 * 1024;
-/// See [`MAX_STATIC_IDS`].
-const MAX_STATIC_ID_BYTES: usize = 1 << 20;
-
-/// `id` as a `&'static str`, each distinct id allocated once.
-fn static_id(id: &str) -> Result<&'static str> {
-    static IDS: OnceLock<Mutex<(HashSet<&'static str>, usize)>> = OnceLock::new();
-    let mut guard = IDS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let (set, bytes) = &mut *guard;
-    if let Some(s) = set.get(id) {
-        return Ok(s);
-    }
-    if set.len() >= MAX_STATIC_IDS || *bytes + id.len() > MAX_STATIC_ID_BYTES {
-        return Err(DynError::Marshal {
-            minor: 0,
-            what: "too many distinct valuetype repository ids written by this process",
-        });
-    }
-    let s: &'static str = Box::leak(id.to_owned().into_boxed_str());
-    set.insert(s);
-    *bytes += s.len();
-    Ok(s)
 }
 
 thread_local! {

@@ -41,6 +41,15 @@ impl Gen<'_> {
         }
     }
 
+    /// The element valuetype and bound if `ty` is a sequence of
+    /// concrete values (`Vec<ValueSlot<T>>`).
+    fn value_seq(&self, ty: &Type) -> Option<(DefId, Option<u32>)> {
+        match self.resolve_owned(ty) {
+            Type::Sequence(t, b) => self.value_slot(&t).map(|id| (id, b)),
+            _ => None,
+        }
+    }
+
     /// Why valuetype or box `id` cannot be generated yet, if so.
     pub(super) fn value_problem(&self, id: DefId) -> Option<(Span, String)> {
         let d = self.def(id);
@@ -333,8 +342,8 @@ impl Gen<'_> {
             enc.push_str(&self.enc(&m.ty, &format!("&self.{f}"), cur));
             if let Some(vid) = self.value_slot(&m.ty) {
                 let vt = self.path(cur, vid, "");
-                let _ = writeln!(dec, "let {f} = {cdr}::read_value::<{vt}>(r)?;");
-                inits.push(format!("{f}: {f}.slot()"));
+                let _ = writeln!(dec, "let mut {f} = {cdr}::read_value::<{vt}>(r)?;");
+                inits.push(format!("{f}: {f}.take_slot()"));
                 let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f});");
             } else if let Some(aid) = self.abstract_vt(&m.ty) {
                 // Any value derived from the abstract type; a cycle back
@@ -344,6 +353,17 @@ impl Gen<'_> {
                 let _ = writeln!(dec, "let {f} = {poly}.read_value(r)?;");
                 inits.push(format!("{f}: {f}.slot()"));
                 let _ = writeln!(fixups, "{poly}.fixup({f}, r, &v, |s| &s.{f});");
+            } else if let Some((vid, b)) = self.value_seq(&m.ty) {
+                // A sequence of values may close a cycle too (a child
+                // listing its parent): completed like a value member.
+                let vt = self.path(cur, vid, "");
+                let _ = writeln!(
+                    dec,
+                    "let mut {f} = {cdr}::read_values::<{vt}>(r, {})?;",
+                    super::bound(b)
+                );
+                inits.push(format!("{f}: {f}.take()"));
+                let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f}[..]);");
             } else {
                 let e = self.dec(&m.ty, cur).expr();
                 let _ = writeln!(dec, "let {f} = {e}?;");

@@ -1,0 +1,162 @@
+//! Value marshaling allocates nothing per node beyond the node itself:
+//! encoding an N-node graph with sharing allocates a number of times that
+//! grows with log N (buffer and table growth), decoding N times plus that.
+//! Counted by a global allocator, per thread.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Arc;
+
+use peregrine_cdr::{
+    read_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo, ValueSlot, ValueType, Writer,
+};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the
+// counter is a thread-local `Cell` that allocates nothing.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocs_in(f: impl FnOnce()) -> usize {
+    let before = ALLOCS.with(Cell::get);
+    f();
+    ALLOCS.with(Cell::get) - before
+}
+
+/// `valuetype Link { public long id; public Link prev; public Link self_; };`
+/// (no strings: their allocations would be the state's, not the codec's).
+struct Link {
+    id: i32,
+    prev: ValueSlot<Link>,
+    me: ValueSlot<Link>,
+}
+
+impl ValueType for Link {
+    const REPO_ID: &'static str = "IDL:Test/Link:1.0";
+    const IDS: &'static [&'static str] = &["IDL:Test/Link:1.0"];
+    const CHUNKED: bool = false;
+    fn write_state(&self, w: &mut Writer) -> Result<()> {
+        self.id.encode(w)?;
+        self.prev.encode(w)?;
+        self.me.encode(w)
+    }
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+        let id = i32::decode(r)?;
+        let mut prev = read_value::<Link>(r)?;
+        let mut me = read_value::<Link>(r)?;
+        let v = Arc::new(Link {
+            id,
+            prev: prev.take_slot(),
+            me: me.take_slot(),
+        });
+        prev.fixup(r, &v, |s| &s.prev);
+        me.fixup(r, &v, |s| &s.me);
+        Ok(v)
+    }
+}
+
+/// N nodes, each pointing to the one before (sharing: every node but the
+/// last is written once and referred to once more). Dropping such a
+/// chain recurses once per node, which bounds N in a debug build.
+fn chain(n: usize) -> Vec<ValueSlot<Link>> {
+    let mut out: Vec<ValueSlot<Link>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let prev = out.last().cloned().unwrap_or_default();
+        out.push(
+            Arc::new(Link {
+                id: i as i32,
+                prev,
+                me: ValueSlot::null(),
+            })
+            .into(),
+        );
+    }
+    out
+}
+
+/// Allocations growing the writer's buffer, the tables and the decoded
+/// vector: a few per doubling.
+fn growth(n: usize) -> usize {
+    8 * (usize::BITS - n.leading_zeros()) as usize + 8
+}
+
+#[test]
+fn encoding_a_graph_allocates_nothing_per_node() {
+    for n in [500, 2_000] {
+        let graph = chain(n);
+        let mut bytes = Vec::new();
+        let count = allocs_in(|| {
+            let mut w = Writer::new(ByteOrder::Little);
+            graph.encode(&mut w).unwrap();
+            bytes = w.into_vec();
+        });
+        assert!(count <= growth(n), "{n} nodes: {count} allocations");
+        // Sharing was kept: node i's `prev` is an indirection (so the
+        // encoding is much shorter than N whole headers for `prev`).
+        assert!(bytes.len() < n * 40, "{} bytes", bytes.len());
+    }
+}
+
+#[test]
+fn decoding_a_graph_allocates_the_nodes_only() {
+    for n in [500, 2_000] {
+        let mut w = Writer::new(ByteOrder::Big);
+        chain(n).encode(&mut w).unwrap();
+        let bytes = w.into_vec();
+        let mut back = Vec::new();
+        let count = allocs_in(|| {
+            let mut r = Reader::new(&bytes, ByteOrder::Big);
+            back = Vec::<ValueSlot<Link>>::decode(&mut r).unwrap();
+        });
+        assert!(count <= n + growth(n), "{n} nodes: {count} allocations");
+        assert_eq!(back.len(), n);
+        let last = back[n - 1].get().unwrap();
+        assert_eq!(last.id, n as i32 - 1);
+        assert!(Arc::ptr_eq(
+            last.prev.get().unwrap(),
+            back[n - 2].get().unwrap()
+        ));
+    }
+}
+
+/// A cycle (each node's `me` points to itself) costs one deferred
+/// completion per back edge: allocated only where the graph has cycles.
+#[test]
+fn a_cycle_costs_its_own_completion_only() {
+    let n = 1_000;
+    let graph = chain(n);
+    for v in &graph {
+        let node = v.get().unwrap();
+        node.me.set(node.clone()).map_err(|_| ()).unwrap();
+    }
+    let mut w = Writer::new(ByteOrder::Big);
+    graph.encode(&mut w).unwrap();
+    let bytes = w.into_vec();
+    let mut back = Vec::new();
+    let count = allocs_in(|| {
+        let mut r = Reader::new(&bytes, ByteOrder::Big);
+        back = Vec::<ValueSlot<Link>>::decode(&mut r).unwrap();
+    });
+    assert!(count <= 2 * n + growth(n), "{count} allocations");
+    let first = back[0].get().unwrap();
+    assert!(Arc::ptr_eq(first.me.get().unwrap(), first));
+}
