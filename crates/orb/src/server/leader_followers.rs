@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use peregrine_cdr::{ByteOrder, CodeSets, Writer};
+use peregrine_cdr::{ByteOrder, Writer};
 use peregrine_giop::{decode_message, Assembled, Limits, Message};
 
 use super::connection::{Conn, NoRead};
@@ -552,9 +552,6 @@ fn serve_turn(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker) {
 /// `conn` (see the module's comment) when it returns.
 fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mut bool) {
     let limits = orb.inner().config.limits;
-    // The connection's code sets, as its requests negotiate them (read
-    // once per turn: a lock per request costs).
-    let mut codesets = *lock(&conn.codesets);
     let mut buf = lock(&conn.rx)
         .take()
         .unwrap_or_else(|| std::mem::take(&mut w.spare));
@@ -630,7 +627,7 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                     Some(v) => v,
                     None => buf.message(len),
                 });
-                let mut cx = context(orb, conn, w, codesets);
+                let mut cx = context(orb, conn, w);
                 if counted {
                     pool.upcall_begin(orb.inner_arc(), *dwelling);
                     cx.upcall = Some(&pool.in_upcall);
@@ -640,7 +637,6 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                     None => cx.handle_laid_out(buf.message_mut(len), layout.as_ref()),
                 };
                 cx.upcall_done();
-                codesets = cx.codesets;
                 next
             };
             buf.consume(len);
@@ -686,11 +682,10 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
             }
         }
         pool.upcall_begin(orb.inner_arc(), *dwelling);
-        let mut cx = context(orb, conn, w, codesets);
+        let mut cx = context(orb, conn, w);
         cx.upcall = Some(&pool.in_upcall);
         let next = cx.handle_laid_out(mine.message_mut(mlen), layout.as_ref());
         cx.upcall_done();
-        codesets = cx.codesets;
         let unread = mine.unread().len();
         mine.consume(unread);
         mine.shrink_if_idle(1 << 20);
@@ -762,7 +757,10 @@ fn split(mut buf: RxBuf, len: usize) -> (RxBuf, Option<RxBuf>) {
     }
 }
 
-fn context<'a>(orb: &'a Orb, conn: &'a Conn, w: &'a mut Worker, codesets: CodeSets) -> ConnCtx<'a> {
+fn context<'a>(orb: &'a Orb, conn: &'a Conn, w: &'a mut Worker) -> ConnCtx<'a> {
+    // Read per request, not once per turn: another thread may still be
+    // running the request that negotiates them when this turn begins.
+    let codesets = *lock(&conn.codesets);
     ConnCtx {
         orb,
         slot: conn,
