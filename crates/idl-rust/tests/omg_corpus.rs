@@ -264,16 +264,6 @@ const REJECTED: &[(&str, &str, &str, &str)] = &[
 /// construct that gains a mapping must leave the list). None of them is
 /// an abstract interface.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    // CORBA::CustomMarshal's operations take the abstract valuetypes
-    // DataOutputStream and DataInputStream.
-    (
-        "CORBA_CustomMarshal.idl:6",
-        "abstract valuetype `::CORBA::DataOutputStream` is not supported yet",
-    ),
-    (
-        "CORBA_CustomMarshal.idl:7",
-        "abstract valuetype `::CORBA::DataInputStream` is not supported yet",
-    ),
     // ValueBase as an operation's type.
     (
         "CORBA_Stream.idl:46",
@@ -290,11 +280,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "DynamicAny.idl:121",
         "`ValueBase` (valuetypes) is not supported yet",
-    ),
-    // A sequence of the abstract valuetype ObjectReferenceTemplate.
-    (
-        "PortableInterceptor.idl:168",
-        "abstract valuetype `::PortableInterceptor::ObjectReferenceTemplate` is not supported yet",
     ),
     // The POA's native types: a servant is a Rust object, not IDL.
     (
