@@ -18,25 +18,31 @@ fn node(id: i32, label: &str, next: Option<Arc<v::Node>>) -> Arc<v::Node> {
     Arc::new(v::Node::new(id, label.into(), next.into()))
 }
 
+/// omniORB's values server (kept running while the `Peer` lives), a
+/// client ORB, and the object the server printed after `tag`.
+fn omniorb_values_server(tag: &str) -> (Peer, Orb, peregrine_orb::ObjectRef) {
+    let p = peers();
+    let mut args = extra_args();
+    args.extend([
+        "-ORBendPoint".to_string(),
+        "giop:tcp:127.0.0.1:".to_string(),
+    ]);
+    let mut server = Peer::spawn("omniORB values_server", &p.values_server, &args);
+    let ior = server.wait_for(&format!("{tag} "), Duration::from_secs(30));
+    server.wait_for("READY", Duration::from_secs(30));
+    let orb = Orb::builder()
+        .call_timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let obj = orb.string_to_object(&ior).unwrap();
+    (server, orb, obj)
+}
+
 #[test]
 fn peregrine_client_omniorb_server() {
     bounded(120, || {
-        let p = peers();
-        let mut args = extra_args();
-        args.extend([
-            "-ORBendPoint".to_string(),
-            "giop:tcp:127.0.0.1:".to_string(),
-        ]);
-        let mut server = Peer::spawn("omniORB values_server", &p.values_server, &args);
-        let ior = server.wait_for("VALUES ", Duration::from_secs(30));
-        server.wait_for("READY", Duration::from_secs(30));
-        let orb = Orb::builder()
-            .call_timeout(Duration::from_secs(20))
-            .build()
-            .unwrap();
-        let vals = v::ValuesRef::narrow(orb.string_to_object(&ior).unwrap())
-            .unwrap()
-            .expect("a Values");
+        let (_server, _orb, obj) = omniorb_values_server("VALUES");
+        let vals = v::ValuesRef::narrow(obj).unwrap().expect("a Values");
 
         // a -> b -> a, through omniORB and back.
         let a = node(1, "a", None);
@@ -89,22 +95,8 @@ fn peregrine_client_omniorb_server() {
 #[test]
 fn any_holding_values_to_omniorb_and_back() {
     bounded(120, || {
-        let p = peers();
-        let mut args = extra_args();
-        args.extend([
-            "-ORBendPoint".to_string(),
-            "giop:tcp:127.0.0.1:".to_string(),
-        ]);
-        let mut server = Peer::spawn("omniORB values_server", &p.values_server, &args);
-        let ior = server.wait_for("ANYECHO ", Duration::from_secs(30));
-        server.wait_for("READY", Duration::from_secs(30));
-        let orb = Orb::builder()
-            .call_timeout(Duration::from_secs(20))
-            .build()
-            .unwrap();
-        let echo = v::AnyEchoRef::narrow(orb.string_to_object(&ior).unwrap())
-            .unwrap()
-            .expect("an AnyEcho");
+        let (_server, _orb, obj) = omniorb_values_server("ANYECHO");
+        let echo = v::AnyEchoRef::narrow(obj).unwrap().expect("an AnyEcho");
 
         // a -> b -> a: omniORB checks the cycle and adds 1000 to a's id.
         let a = node(1, "a", None);
