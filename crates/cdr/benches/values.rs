@@ -3,7 +3,8 @@
 //! referred to once more, by the next node, as an indirection) against a
 //! sequence of 1,000 structs with the same state and an index in place of
 //! the reference: what sharing and the value headers cost, encode and
-//! decode. `Node` is written as peregrine-idl-rust generates valuetypes.
+//! decode. Both are built in `value_graph`, which the dynamic crate's
+//! value bench shares.
 //!
 //! For instruction counts, `VALUES_PROFILE=graph/encode` (or
 //! `structs/encode`, `graph/decode`, `structs/decode`) runs that case
@@ -11,70 +12,14 @@
 //! criterion: `valgrind --tool=callgrind --collect-atstart=no
 //! --toggle-collect='*profiled*' target/release/deps/values-*`.
 
+#[path = "value_graph/mod.rs"]
+mod value_graph;
+
 use std::sync::Arc;
 
 use criterion::{black_box, criterion_group, Criterion};
-use peregrine_cdr::{
-    read_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo, ValueSlot, ValueType, Writer,
-};
-
-const N: usize = 1000;
-
-/// `valuetype Node { public long id; public string label; public Node prev; };`
-struct Node {
-    id: i32,
-    label: String,
-    prev: ValueSlot<Node>,
-}
-
-impl ValueType for Node {
-    const REPO_ID: &'static str = "IDL:Bench/Node:1.0";
-    const IDS: &'static [&'static str] = &["IDL:Bench/Node:1.0"];
-    const CHUNKED: bool = false;
-    fn write_state(&self, w: &mut Writer) -> Result<()> {
-        self.id.encode(w)?;
-        self.label.encode(w)?;
-        self.prev.encode(w)
-    }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
-        let id = i32::decode(r)?;
-        let label = String::decode(r)?;
-        let mut prev = read_value::<Node>(r)?;
-        let v = Arc::new(Node {
-            id,
-            label,
-            prev: prev.take_slot(),
-        });
-        prev.fixup(r, &v, |s| &s.prev);
-        Ok(v)
-    }
-}
-
-/// `struct Row { long id; string label; long prev; };`
-#[derive(Clone)]
-struct Row {
-    id: i32,
-    label: String,
-    prev: i32,
-}
-
-impl Encode for Row {
-    fn encode(&self, w: &mut Writer) -> Result<()> {
-        self.id.encode(w)?;
-        self.label.encode(w)?;
-        self.prev.encode(w)
-    }
-}
-
-impl<'de> Decode<'de> for Row {
-    fn decode(r: &mut Reader<'de>) -> Result<Self> {
-        Ok(Row {
-            id: i32::decode(r)?,
-            label: String::decode(r)?,
-            prev: i32::decode(r)?,
-        })
-    }
-}
+use peregrine_cdr::{ByteOrder, Decode, Encode, Reader, ValueSlot, Writer};
+use value_graph::{Node, Row};
 
 struct Inputs {
     graph: Vec<ValueSlot<Node>>,
@@ -84,24 +29,8 @@ struct Inputs {
 }
 
 fn inputs() -> Inputs {
-    let mut graph: Vec<ValueSlot<Node>> = Vec::with_capacity(N);
-    let mut rows = Vec::with_capacity(N);
-    for i in 0..N {
-        let prev = graph.last().cloned().unwrap_or_default();
-        graph.push(
-            Arc::new(Node {
-                id: i as i32,
-                label: format!("node {i}"),
-                prev,
-            })
-            .into(),
-        );
-        rows.push(Row {
-            id: i as i32,
-            label: format!("node {i}"),
-            prev: i as i32 - 1,
-        });
-    }
+    let graph = value_graph::graph();
+    let rows = value_graph::rows();
     let order = ByteOrder::NATIVE;
     let mut enc = Writer::new(order);
     graph.encode(&mut enc).unwrap();

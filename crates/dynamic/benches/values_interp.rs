@@ -3,60 +3,30 @@
 //! sharing (each node written once and referred to once more, by the
 //! next node, as an indirection), encode and decode; the two write the
 //! same octets (checked before measuring); and the graph into and out
-//! of an `Any` the way generated insertion and extraction do it. `Node`
-//! is written as peregrine-idl-rust generates valuetypes. The baselines
-//! are the
-//! sequence of the equivalent structs (`long id; string label; long
-//! prev;`), compiled and interpreted.
+//! of an `Any` the way generated insertion and extraction do it. The
+//! baselines are the sequence of the equivalent structs (`long id;
+//! string label; long prev;`), compiled and interpreted. The compiled
+//! graph and structs are those of peregrine-cdr's value bench (its
+//! `value_graph` module, included here).
 //!
 //! For instruction counts, `VALUES_PROFILE=<case>` (see `CASES`) runs
 //! one case `VALUES_ITERS` times (default 100) in `profiled`:
 //! `valgrind --tool=callgrind --collect-atstart=no
 //! --toggle-collect='*profiled*' target/release/deps/values_interp-*`.
 
+#[path = "../../cdr/benches/value_graph/mod.rs"]
+mod value_graph;
+
 use std::sync::Arc;
 
 use criterion::{black_box, criterion_group, Criterion};
-use peregrine_cdr::{
-    read_value, ByteOrder, Decode, Encode, Reader, ValueInfo, ValueSlot, ValueType, Writer,
-};
+use peregrine_cdr::{ByteOrder, Decode, Encode, Reader, ValueSlot, Writer};
 use peregrine_dynamic::compiled::{any_with, extract_with};
 use peregrine_dynamic::valuetype::VM_NONE;
 use peregrine_dynamic::{
     decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueRef,
 };
-
-const N: usize = 1000;
-
-/// `valuetype Node { public long id; public string label; public Node prev; };`
-struct Node {
-    id: i32,
-    label: String,
-    prev: ValueSlot<Node>,
-}
-
-impl ValueType for Node {
-    const REPO_ID: &'static str = "IDL:Bench/Node:1.0";
-    const IDS: &'static [&'static str] = &["IDL:Bench/Node:1.0"];
-    const CHUNKED: bool = false;
-    fn write_state(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
-        self.id.encode(w)?;
-        self.label.encode(w)?;
-        self.prev.encode(w)
-    }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<Arc<Self>> {
-        let id = i32::decode(r)?;
-        let label = String::decode(r)?;
-        let mut prev = read_value::<Node>(r)?;
-        let v = Arc::new(Node {
-            id,
-            label,
-            prev: prev.take_slot(),
-        });
-        prev.fixup(r, &v, |s| &s.prev);
-        Ok(v)
-    }
-}
+use value_graph::{label, Node, Row, N};
 
 fn node_tc() -> TypeCode {
     let m = |name: &str, tc| ValueMember {
@@ -75,31 +45,6 @@ fn node_tc() -> TypeCode {
             m("prev", TypeCode::recursive("IDL:Bench/Node:1.0")),
         ],
     )
-}
-
-/// `struct Row { long id; string label; long prev; };`
-struct Row {
-    id: i32,
-    label: String,
-    prev: i32,
-}
-
-impl Encode for Row {
-    fn encode(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
-        self.id.encode(w)?;
-        self.label.encode(w)?;
-        self.prev.encode(w)
-    }
-}
-
-impl<'de> Decode<'de> for Row {
-    fn decode(r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
-        Ok(Row {
-            id: i32::decode(r)?,
-            label: String::decode(r)?,
-            prev: i32::decode(r)?,
-        })
-    }
 }
 
 struct Inputs {
@@ -127,39 +72,22 @@ fn inputs() -> Inputs {
         ],
     );
     let rows_tc = TypeCode::sequence_tc(0, row_tc);
-    let mut graph: Vec<ValueSlot<Node>> = Vec::with_capacity(N);
+    // The compiled graph and structs, and the same in `DynValue`s.
+    let graph = value_graph::graph();
+    let rows = value_graph::rows();
     let mut nodes: Vec<DynValue> = Vec::with_capacity(N);
-    let mut rows = Vec::with_capacity(N);
     let mut dyn_rows = Vec::with_capacity(N);
     for i in 0..N {
-        let prev = graph.last().cloned().unwrap_or_default();
-        graph.push(
-            Arc::new(Node {
-                id: i as i32,
-                label: format!("node {i}"),
-                prev,
-            })
-            .into(),
-        );
         let prev = nodes.last().cloned().unwrap_or(DynValue::Value(None));
         let n = ValueNode::new(
             tc.clone(),
-            vec![
-                DynValue::Long(i as i32),
-                DynValue::String(format!("node {i}")),
-                prev,
-            ],
+            vec![DynValue::Long(i as i32), DynValue::String(label(i)), prev],
         )
         .unwrap();
         nodes.push(DynValue::Value(Some(ValueRef::new(n))));
-        rows.push(Row {
-            id: i as i32,
-            label: format!("node {i}"),
-            prev: i as i32 - 1,
-        });
         dyn_rows.push(DynValue::Struct(vec![
             DynValue::Long(i as i32),
-            DynValue::String(format!("node {i}")),
+            DynValue::String(label(i)),
             DynValue::Long(i as i32 - 1),
         ]));
     }
