@@ -245,20 +245,51 @@ thread_local! {
     /// index of their tag: what an indirection closing a cycle points
     /// to. Pushed and popped in stack order (a guard pops on error), so
     /// a nested decode of another stream sees its own entries on top.
-    static PENDING: RefCell<Vec<(usize, Arc<ValueNode>)>> = const { RefCell::new(Vec::new()) };
+    static PENDING: RefCell<Vec<(usize, Pending)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A value whose state is being decoded.
+enum Pending {
+    /// Its type: no indirection has pointed back to it (yet).
+    Type(TypeCode),
+    /// The node made for an indirection that closes a cycle, its state
+    /// filled in once read.
+    Node(Arc<ValueNode>),
 }
 
 /// Pops the pending entries pushed since it was made.
 struct PendingGuard(usize);
 
 impl PendingGuard {
-    fn push(at: usize, node: Arc<ValueNode>) -> Self {
+    fn push(at: usize, tc: TypeCode) -> Self {
         PENDING.with(|p| {
             let mut p = p.borrow_mut();
             let len = p.len();
-            p.push((at, node));
+            p.push((at, Pending::Type(tc)));
             PendingGuard(len)
         })
+    }
+
+    /// The node of the value this guard's entry stands for, with `state`.
+    /// Only a value met again inside its own state has a node already
+    /// (and takes its state through the lock); any other is made now,
+    /// complete, and never locked here.
+    fn finish(self, state: Vec<DynValue>) -> Arc<ValueNode> {
+        let entry = PENDING.with(|p| {
+            let mut p = p.borrow_mut();
+            let entry = p.pop();
+            // Entries above ours were popped by their own guards.
+            debug_assert_eq!(p.len(), self.0);
+            entry
+        });
+        match entry {
+            Some((_, Pending::Node(node))) => {
+                *node.state_mut() = state;
+                node
+            }
+            Some((_, Pending::Type(tc))) => Arc::new(ValueNode::unchecked(tc, state)),
+            None => unreachable!("pushed by this guard"),
+        }
     }
 }
 
@@ -268,13 +299,20 @@ impl Drop for PendingGuard {
     }
 }
 
+/// The node of the value at input index `at` whose state is being
+/// decoded, made now if this is the first indirection back to it.
 fn pending(at: usize) -> Option<Arc<ValueNode>> {
     PENDING.with(|p| {
-        p.borrow()
-            .iter()
-            .rev()
-            .find(|(pos, _)| *pos == at)
-            .map(|(_, n)| n.clone())
+        let mut p = p.borrow_mut();
+        let (_, entry) = p.iter_mut().rev().find(|(pos, _)| *pos == at)?;
+        Some(match entry {
+            Pending::Node(node) => node.clone(),
+            Pending::Type(tc) => {
+                let node = Arc::new(ValueNode::unchecked(tc.clone(), Vec::new()));
+                *entry = Pending::Node(node.clone());
+                node
+            }
+        })
     })
 }
 
@@ -300,14 +338,12 @@ pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) ->
     let tc = choose_type(formal, &info)?;
     let types = plan(&tc)?.state()?;
     let mut state = Vec::with_capacity(types.len());
-    let node = Arc::new(ValueNode::unchecked(tc.clone(), Vec::new()));
-    {
-        let _guard = PendingGuard::push(info.pos, node.clone());
-        for t in types {
-            state.push(decode_value(t, r)?);
-        }
+    // The node is made once the state is read (see `PendingGuard::finish`).
+    let guard = PendingGuard::push(info.pos, tc.clone());
+    for t in types {
+        state.push(decode_value(t, r)?);
     }
-    *node.state_mut() = state;
+    let node = guard.finish(state);
     r.finish_value(&info, node.clone())?;
     Ok(DynValue::Value(Some(ValueRef::new(node))))
 }
