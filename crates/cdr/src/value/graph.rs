@@ -347,34 +347,30 @@ impl<T: ValueType> ReadValues<T> {
 /// registered factory turns into a `T`).
 #[inline]
 pub fn read_value<T: ValueType>(r: &mut Reader<'_>) -> Result<ReadValue<T>> {
-    // The header is used where it stands: moved out, it would be copied
-    // through the stack in parts and loaded whole, which stalls.
-    let start = r.read_value_start();
-    let info = match start {
-        Ok(ValueStart::New(ref info)) => info,
-        Ok(ValueStart::Null) => return Ok(ReadValue::Ready(None)),
-        Ok(ValueStart::Shared(v)) => {
+    let info = match r.read_value_start()? {
+        ValueStart::Null => return Ok(ReadValue::Ready(None)),
+        ValueStart::Shared(v) => {
             return v
                 .downcast::<T>()
                 .map(|v| ReadValue::Ready(Some(v)))
                 .map_err(|_| CdrError::NoValueFactory)
         }
-        Ok(ValueStart::Cycle(at)) => return Ok(ReadValue::Cycle(at)),
-        Err(e) => return Err(e),
+        ValueStart::Cycle(at) => return Ok(ReadValue::Cycle(at)),
+        ValueStart::New(info) => info,
     };
     let v = match info.repo_id() {
-        None => T::read_state(r, info)?,
-        Some(id) if id == T::REPO_ID => T::read_state(r, info)?,
+        None => T::read_state(r, &info)?,
+        Some(id) if id == T::REPO_ID => T::read_state(r, &info)?,
         Some(id) => match lookup_value_factory(id) {
             Some(f) => f
-                .read_state(r, info)?
+                .read_state(r, &info)?
                 .downcast::<T>()
                 .map_err(|_| CdrError::NoValueFactory)?,
-            None if info.may_read_as(T::REPO_ID) => T::read_state(r, info)?,
+            None if info.may_read_as(T::REPO_ID) => T::read_state(r, &info)?,
             None => return Err(CdrError::NoValueFactory),
         },
     };
-    r.finish_value(info, v.clone())?;
+    r.finish_value(&info, v.clone())?;
     Ok(ReadValue::Ready(Some(v)))
 }
 

@@ -217,6 +217,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A new value's header after its tag at input index `tag_at`.
+    #[inline]
     fn read_header(&mut self, tag: u32, tag_at: usize, in_chunk: bool) -> Result<ValueStart<'a>> {
         if !(VALUE_TAG_MIN..=0x7fff_ffff).contains(&tag) {
             return Err(CdrError::BadValueTag(tag));
