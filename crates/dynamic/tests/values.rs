@@ -648,3 +648,54 @@ fn cycle_through_a_sequence_member() {
     drop((a2, root2, b2, kids, back));
     assert!(weak_root.upgrade().is_none(), "decoded cycle leaked");
 }
+
+/// Two edges back to one value whose state is still being read (both
+/// children of the root point to it): the decoder makes the root's node
+/// at the first and hands the same node to the second, and the root's
+/// state, read last, fills that node.
+#[test]
+fn two_edges_back_to_one_pending_value() {
+    let tc = tree_tc();
+    let tree = |id, children: Vec<DynValue>| {
+        ValueNode::new(
+            tc.clone(),
+            vec![
+                DynValue::Long(id),
+                DynValue::Sequence(children),
+                DynValue::Value(None),
+            ],
+        )
+        .unwrap()
+    };
+    let (a, b) = (tree(1, vec![]), tree(2, vec![]));
+    let root = tree(
+        0,
+        vec![
+            DynValue::Value(Some(a.clone().into())),
+            DynValue::Value(Some(b.clone().into())),
+        ],
+    );
+    for leaf in [&a, &b] {
+        leaf.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&root)));
+    }
+    let bytes = encode(&tc, &DynValue::Value(Some(root.clone().into())));
+    let back = decode(&tc, &bytes).unwrap();
+    let root2 = node_of(&back);
+    assert_eq!(root2.member("id"), Some(DynValue::Long(0)));
+    let Some(DynValue::Sequence(kids)) = root2.member("children") else {
+        panic!("children")
+    };
+    assert_eq!(kids.len(), 2);
+    for kid in &kids {
+        let parent = match node_of(kid).member("parent") {
+            Some(DynValue::Value(Some(r))) => r,
+            other => panic!("{other:?}"),
+        };
+        assert!(parent.is_weak(), "the edge closing the cycle is weak");
+        assert!(Arc::ptr_eq(&parent.node().unwrap(), &root2), "cycle lost");
+    }
+    assert_eq!(encode(&tc, &back), bytes);
+    let weak_root = Arc::downgrade(&root2);
+    drop((root2, kids, back));
+    assert!(weak_root.upgrade().is_none(), "decoded cycle leaked");
+}
