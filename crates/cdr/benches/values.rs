@@ -29,8 +29,7 @@ struct Inputs {
 }
 
 fn inputs() -> Inputs {
-    let graph = value_graph::graph();
-    let rows = value_graph::rows();
+    let (graph, rows) = value_graph::graph_and_rows(|_| {});
     let order = ByteOrder::NATIVE;
     let mut enc = Writer::new(order);
     graph.encode(&mut enc).unwrap();

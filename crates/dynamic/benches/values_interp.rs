@@ -73,11 +73,9 @@ fn inputs() -> Inputs {
     );
     let rows_tc = TypeCode::sequence_tc(0, row_tc);
     // The compiled graph and structs, and the same in `DynValue`s.
-    let graph = value_graph::graph();
-    let rows = value_graph::rows();
     let mut nodes: Vec<DynValue> = Vec::with_capacity(N);
     let mut dyn_rows = Vec::with_capacity(N);
-    for i in 0..N {
+    let (graph, rows) = value_graph::graph_and_rows(|i| {
         let prev = nodes.last().cloned().unwrap_or(DynValue::Value(None));
         let n = ValueNode::new(
             tc.clone(),
@@ -90,7 +88,7 @@ fn inputs() -> Inputs {
             DynValue::String(label(i)),
             DynValue::Long(i as i32 - 1),
         ]));
-    }
+    });
     let dyn_graph = DynValue::Sequence(nodes);
     let dyn_rows = DynValue::Sequence(dyn_rows);
     let order = ByteOrder::NATIVE;

@@ -78,10 +78,15 @@ pub fn label(i: usize) -> String {
     format!("node {i}")
 }
 
-/// The graph: node `i` has id `i`, `label(i)`, and node `i - 1` as `prev`
-/// (null for the first).
-pub fn graph() -> Vec<ValueSlot<Node>> {
+/// The graph and the equivalent structs, built node by node: node `i`
+/// has id `i`, `label(i)` and node `i - 1` as `prev` (null for the
+/// first); row `i` the same with the index `i - 1` (-1 for the first).
+/// `also(i)` runs between node `i` and row `i`: a bench building more
+/// inputs per node (the dynamic crate's `DynValue`s) does it there, so
+/// that the inputs' allocations interleave the same way in every run.
+pub fn graph_and_rows(mut also: impl FnMut(usize)) -> (Vec<ValueSlot<Node>>, Vec<Row>) {
     let mut graph: Vec<ValueSlot<Node>> = Vec::with_capacity(N);
+    let mut rows = Vec::with_capacity(N);
     for i in 0..N {
         let prev = graph.last().cloned().unwrap_or_default();
         graph.push(
@@ -92,18 +97,12 @@ pub fn graph() -> Vec<ValueSlot<Node>> {
             })
             .into(),
         );
-    }
-    graph
-}
-
-/// The equivalent structs: `prev` is the index of the previous row (-1
-/// for the first).
-pub fn rows() -> Vec<Row> {
-    (0..N)
-        .map(|i| Row {
+        also(i);
+        rows.push(Row {
             id: i as i32,
             label: label(i),
             prev: i as i32 - 1,
-        })
-        .collect()
+        });
+    }
+    (graph, rows)
 }
