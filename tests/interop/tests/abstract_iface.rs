@@ -1,10 +1,14 @@
-//! Abstract interfaces between Peregrine and omniORB, and between
-//! Peregrine and JacORB 3.9, both directions, over GIOP 1.2
+//! Abstract interfaces between Peregrine and omniORB, JacORB 3.9 and
+//! omniORBpy, both directions, over GIOP 1.2
 //! (`idl/abstract.idl`): a `Named` slot holding an object
 //! reference (served by either side), a `Label` value, and nil, as
 //! arguments and as results, with `name()` called on each where it
 //! arrives (remotely on a reference, locally on a value: the text tells
 //! which side's code ran).
+//!
+//! The peers are `cxx/abs_server.cc` and `cxx/abs_client.cc`,
+//! `java/src/peer/AbsPeer.java`, and `python/abs_server.py` and
+//! `python/abs_client.py`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +16,7 @@ use std::time::Duration;
 use peregrine_interop_tests::abstract_idl::abs_interop as a;
 use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::jacorb::jacorb;
+use peregrine_interop_tests::omniorbpy::omniorbpy;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
 use peregrine_orb::{Orb, SystemException};
 
@@ -77,7 +82,7 @@ fn orb_with_thing() -> (Orb, a::ThingRef) {
 }
 
 /// The checks of a Peregrine client against a peer's hub: `peer` is the
-/// prefix of the names the peer's code gives ("cxx", "java").
+/// prefix of the names the peer's code gives ("cxx", "java", "py").
 fn call_hub(hub: &a::HubRef, mine: &a::ThingRef, peer: &str) {
     // Results: the peer's Thing (name() is a call to the peer), a Label
     // (name() runs here), nil.
@@ -224,6 +229,38 @@ fn jacorb_client_peregrine_server() {
         let Some(j) = jacorb() else { return };
         let (orb, hub) = serve_hub();
         let mut client = j.spawn("JacORB AbsPeer", "peer.AbsPeer", 2, &["client".into(), hub]);
+        let status = client.finish(Duration::from_secs(120));
+        let lines = client.lines().to_vec();
+        let stderr = client.stderr();
+        assert!(status.success(), "{status}: {lines:#?}\n{stderr}");
+        assert_eq!(oks(&lines), CLIENT_STEPS, "{lines:#?}\n{stderr}");
+        assert_eq!(lines.last().map(String::as_str), Some("DONE 0"));
+        drop(orb);
+    });
+}
+
+#[test]
+fn peregrine_client_omniorbpy_server() {
+    bounded(180, || {
+        let Some(py) = omniorbpy() else { return };
+        let mut server = py.spawn("omniORBpy abs_server", "abs_server.py", &[]);
+        let t = Duration::from_secs(60);
+        let ior = server.wait_for("HUB ", t);
+        server.wait_for("READY", t);
+        let (orb, mine) = orb_with_thing();
+        let hub = a::HubRef::narrow(orb.string_to_object(&ior).unwrap())
+            .unwrap()
+            .expect("a Hub");
+        call_hub(&hub, &mine, "py");
+    });
+}
+
+#[test]
+fn omniorbpy_client_peregrine_server() {
+    bounded(180, || {
+        let Some(py) = omniorbpy() else { return };
+        let (orb, hub) = serve_hub();
+        let mut client = py.spawn("omniORBpy abs_client", "abs_client.py", &[hub]);
         let status = client.finish(Duration::from_secs(120));
         let lines = client.lines().to_vec();
         let stderr = client.stderr();
