@@ -3,12 +3,9 @@
 Peregrine client (tests/abstract_iface.rs). Prints "HUB <ior>" then
 "READY" and serves until killed."""
 
-import sys
-
-from omniORB import CORBA
-
 import AbsInterop__POA
 from abs_common import LabelImpl, ThingImpl, describe, register_label_factory
+from peer import serve
 
 
 class Hub(AbsInterop__POA.Hub):
@@ -29,18 +26,10 @@ class Hub(AbsInterop__POA.Hub):
         return None
 
 
-def main():
-    args = sys.argv + ["-ORBendPoint", "giop:tcp:127.0.0.1:"]
-    orb = CORBA.ORB_init(args, CORBA.ORB_ID)
+def hub(orb):
     register_label_factory(orb)
-    poa = orb.resolve_initial_references("RootPOA")
-    thing = ThingImpl()._this()
-    ref = Hub(thing)._this()
-    poa._get_the_POAManager().activate()
-    print("HUB " + orb.object_to_string(ref), flush=True)
-    print("READY", flush=True)
-    orb.run()
+    return Hub(ThingImpl()._this())
 
 
 if __name__ == "__main__":
-    main()
+    serve("HUB", hub)

@@ -65,6 +65,18 @@ pub mod abstract_idl {
     }
 }
 
+/// A Peregrine ORB serving on an ephemeral loopback port, its root POA's
+/// manager active, calls (callbacks included) timing out after a minute.
+pub fn serving_orb() -> peregrine_orb::Orb {
+    let orb = peregrine_orb::Orb::builder()
+        .listen("127.0.0.1", 0)
+        .call_timeout(std::time::Duration::from_secs(60))
+        .build()
+        .expect("server ORB");
+    orb.root_poa().manager().activate().expect("activate");
+    orb
+}
+
 /// Runs `f` on a thread and fails the test if it takes longer than `secs`
 /// (so a hang in the ORB or a peer fails instead of blocking CI).
 pub fn bounded<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {

@@ -23,7 +23,7 @@ use std::time::Duration;
 use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::jacorb::jacorb;
 use peregrine_interop_tests::jvalues::{
-    client_steps, serve_client, values_client, CLIENT_COMMON_STEPS, SERVER_COMMON_STEPS,
+    client_outcome, client_steps, serve_client, server_outcome, values_client,
 };
 
 // ---------------------------------------------------------------------
@@ -68,7 +68,7 @@ fn peregrine_client(minor: u8) -> Option<()> {
     ];
     assert_eq!(
         lines,
-        [&CLIENT_COMMON_STEPS[..], &peer].concat(),
+        client_outcome(&peer),
         "GIOP 1.{minor}; server stderr: {stderr}"
     );
     Some(())
@@ -113,7 +113,7 @@ fn jacorb_client_peregrine_server() {
         "FAIL blob chunked: tag 0x7fffff02",
         "DONE 2",
     ];
-    let want = [&SERVER_COMMON_STEPS[..], &peer].concat();
+    let want = server_outcome(&peer);
     assert_eq!(lines, want, "{status}\nstderr: {stderr}");
     // Known failures only: the client exits with 1 for them.
     assert_eq!(status.code(), Some(1), "{status}\nstderr: {stderr}");

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::jvalues::{
-    client_steps, serve_client, values_client, CLIENT_COMMON_STEPS, SERVER_COMMON_STEPS,
+    client_outcome, client_steps, serve_client, server_outcome, values_client,
 };
 use peregrine_interop_tests::omniorbpy::omniorbpy;
 
@@ -61,11 +61,7 @@ fn peregrine_client_omniorbpy_server() {
         // connection drops, and the server is gone.
         "FAIL carrier sent: CommFailure minor=0x0 completed=Maybe",
     ];
-    assert_eq!(
-        lines,
-        [&CLIENT_COMMON_STEPS[..], &peer].concat(),
-        "server stderr: {stderr}"
-    );
+    assert_eq!(lines, client_outcome(&peer), "server stderr: {stderr}");
     assert!(stderr.contains("pd_nestLevel == 0"), "{stderr}");
 }
 
@@ -89,7 +85,7 @@ fn omniorbpy_client_peregrine_server() {
         // Reading a Blob nested in Peregrine's chunked Carrier, omniORB
         // fails an assertion and aborts: no line, no DONE.
     ];
-    let want = [&SERVER_COMMON_STEPS[..], &peer].concat();
+    let want = server_outcome(&peer);
     assert_eq!(lines, want, "{status}\nstderr: {stderr}");
     assert_eq!(status.signal(), Some(6), "{status}\nstderr: {stderr}");
     assert!(stderr.contains("pd_nestLevel == 0"), "{stderr}");
