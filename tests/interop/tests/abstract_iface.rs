@@ -13,14 +13,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use peregrine_dynamic::{Any, TypeCode};
-use peregrine_giop::system_exception::minor::MARSHAL_INVALID_BOOLEAN;
 use peregrine_interop_tests::abstract_idl::abs_interop as a;
 use peregrine_interop_tests::jacorb::jacorb;
 use peregrine_interop_tests::omniorbpy::omniorbpy;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
 use peregrine_interop_tests::{bounded, serving_orb};
-use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind};
+use peregrine_orb::{Orb, SystemException};
 
 use a::Named as _;
 
@@ -250,37 +248,5 @@ fn omniorbpy_client_peregrine_server() {
     bounded(180, || {
         let Some(py) = omniorbpy() else { return };
         serve_client(|hub| py.spawn("omniORBpy abs_client", "abs_client.py", &[hub]));
-    });
-}
-
-/// A discriminator other than FALSE (value) or TRUE (reference), sent to
-/// the generated skeleton over TCP: the argument is refused with MARSHAL
-/// and Peregrine's minor code for it, before the servant runs.
-#[test]
-fn bad_discriminator_is_marshal_invalid_boolean() {
-    bounded(60, || {
-        let (orb, hub) = serve_hub();
-        let obj = orb.string_to_object(&hub).unwrap();
-        for d in [2u8, 0xff] {
-            // `inspect(in Named n)` with an octet where the discriminator
-            // goes.
-            let mut req = obj.request("inspect");
-            req.add_in_arg("n", Any::from(d))
-                .set_return_type(TypeCode::string_tc(0));
-            let e = req.invoke().unwrap_err();
-            let e = e.system().expect("a system exception");
-            assert_eq!(
-                (e.kind, e.minor, e.completed),
-                (
-                    SystemExceptionKind::Marshal,
-                    MARSHAL_INVALID_BOOLEAN,
-                    CompletionStatus::No
-                ),
-                "{e}"
-            );
-        }
-        // The connection and the servant are fine afterwards.
-        let hub = a::HubRef::narrow(obj).unwrap().expect("a Hub");
-        assert_eq!(hub.inspect(None).unwrap(), "nil");
     });
 }
