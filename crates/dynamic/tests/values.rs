@@ -305,7 +305,7 @@ fn abstract_interface_carries_a_value_or_a_reference() {
 }
 
 #[test]
-fn abstract_interface_minor_codes() {
+fn value_and_abstract_interface_minor_codes() {
     use peregrine_giop::system_exception::minor::MARSHAL_INVALID_BOOLEAN;
     let tc = TypeCode::abstract_interface_tc("IDL:Values/Shape:1.0", "Shape");
     let kind_minor = |e: &DynError| {
@@ -333,6 +333,17 @@ fn abstract_interface_minor_codes() {
             minor::BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE
         )
     );
+    // Not a value where a valuetype goes, or a value of another type.
+    let e = encode_value(&node_tc(), &DynValue::Long(1), &mut w).unwrap_err();
+    let mismatch = (
+        SystemExceptionKind::BadParam,
+        minor::BAD_PARAM_TYPE_MISMATCH,
+    );
+    assert_eq!(kind_minor(&e), mismatch);
+    let base = base_tc();
+    let b = ValueNode::new(base.clone(), vec![DynValue::Long(1)]).unwrap();
+    let e = encode_value(&node_tc(), &DynValue::Value(Some(b.into())), &mut w).unwrap_err();
+    assert_eq!(kind_minor(&e), mismatch, "{e}");
 }
 
 #[test]

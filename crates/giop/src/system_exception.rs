@@ -152,10 +152,10 @@ pub mod minor {
     }
 
     /// Peregrine's vendor minor codeset id (`PG` in the high bits), for
-    /// malformed input the OMG's table has no code for (omniORB and JacORB
-    /// use codes of their own, or 0, for the same conditions). The OMG
-    /// assigned it to no one else; it keeps these codes apart from the
-    /// OMG's and from other vendors'.
+    /// conditions the OMG's table has no code for (omniORB and JacORB use
+    /// codes of their own, or 0, for the same conditions). Not assigned
+    /// by the OMG: chosen to stay apart from the OMG's id (`0x4f4d0000`)
+    /// and omniORB's (`0x41540000`), whose codes peers send.
     pub const PEREGRINE_VMCID: u32 = 0x5047_0000;
 
     /// `PEREGRINE_VMCID | n`.
@@ -176,6 +176,11 @@ pub mod minor {
 
     codes! {
         peregrine, PEREGRINE_TABLE;
+
+        /// BAD_PARAM (Peregrine) 1: a value that does not match the type
+        /// it is sent as (a DII argument, a DSI result, the contents of
+        /// an Any, a value in a valuetype slot).
+        BAD_PARAM_TYPE_MISMATCH = 1;
 
         /// MARSHAL (Peregrine) 1: a boolean octet other than 0 or 1, the
         /// discriminator of an abstract interface (reference or value)
@@ -881,6 +886,11 @@ mod tests {
         );
         assert_eq!(minor::MARSHAL_INVALID_BOOLEAN, 0x5047_0001);
         assert_eq!(name(K::Marshal, minor::peregrine(7)), None);
+        // Numbered per exception, as the OMG's codes are.
+        assert_eq!(
+            name(K::BadParam, minor::peregrine(1)).as_deref(),
+            Some("BAD_PARAM_TypeMismatch")
+        );
         assert_eq!(
             name(K::BadParam, minor::BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE).as_deref(),
             Some("BAD_PARAM_IncorrectAbstractIntfType")
