@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use peregrine_cdr::ValueSlot;
 use peregrine_dynamic::Any;
-use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
 use peregrine_interop_tests::values_idl::val_interop as v;
+use peregrine_interop_tests::{bounded, serving_orb};
 use peregrine_orb::{Orb, SystemException, SystemExceptionKind};
 
 fn node(id: i32, label: &str, next: Option<Arc<v::Node>>) -> Arc<v::Node> {
@@ -183,15 +183,9 @@ impl v::Values for Server {
 fn omniorb_client_peregrine_server() {
     bounded(120, || {
         let p = peers();
-        let orb = Orb::builder()
-            .listen("127.0.0.1", 0)
-            .call_timeout(Duration::from_secs(20))
-            .build()
-            .unwrap();
-        let root = orb.root_poa();
-        root.manager().activate().unwrap();
+        let orb = serving_orb();
         let s = Arc::new(v::ValuesSkeleton::new(Server));
-        let obj = root.servant_to_reference(&s).unwrap();
+        let obj = orb.root_poa().servant_to_reference(&s).unwrap();
         let mut args = vec![orb.object_to_string(obj.object())];
         args.extend(extra_args());
         let mut client = Peer::spawn("omniORB values_client", &p.values_client, &args);
