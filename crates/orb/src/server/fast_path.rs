@@ -1,23 +1,19 @@
 //! The common request read at fixed offsets: a whole GIOP 1.2 Request
 //! addressed by object key with no service contexts, and the reply
-//! header written as three words. Everything else takes the full decode.
+//! header written as three words.
+//!
+//! This is the prefix of the connection's GIOP machine
+//! ([`peregrine_giop::conn::ServerConnection`]): a message it takes is
+//! one for which the machine would report the same plain request (the
+//! tests below check that), so it goes straight to dispatch, and the
+//! machine is only told that such a request came (once per connection,
+//! for the version of CloseConnection). Everything else — fragments,
+//! service contexts (the code sets of the first request), other
+//! versions, LocateRequest, CancelRequest, CloseConnection, malformed
+//! input — goes through the machine.
 
 use peregrine_cdr::{ByteOrder, GiopVersion, Reader, Writer};
-use peregrine_giop::{MsgType, HEADER_LEN};
-
-/// A GIOP 1.2 Request with no more fragments to follow (its header
-/// already checked by `RxBuf::read_message`).
-pub(super) fn is_unfragmented_request_1_2(m: &[u8]) -> bool {
-    m.len() >= peregrine_giop::HEADER_LEN
-        && m[4] == 1
-        && m[5] == 2
-        && m[6] & 0x02 == 0
-        && m[7] == MsgType::Request as u8
-}
-
-pub(super) fn is_request(m: &[u8]) -> bool {
-    m.len() > 7 && m[7] == MsgType::Request as u8
-}
+use peregrine_giop::HEADER_LEN;
 
 /// The parts of a Request the server uses.
 pub(super) struct Incoming<'a> {
@@ -31,6 +27,9 @@ pub(super) struct Incoming<'a> {
     pub(super) args: Reader<'a>,
     /// Already looked up in the thread's resolve cache, in vain.
     pub(super) missed: bool,
+    /// Came through the connection's machine, which waits for it to be
+    /// answered (the fast path's requests never do).
+    pub(super) tracked: bool,
 }
 
 fn u32_at(m: &[u8], at: usize, little: bool) -> Option<u32> {
@@ -289,6 +288,7 @@ mod tests {
             operation,
             args: at.args(body),
             missed: false,
+            tracked: false,
         })
     }
 
@@ -377,6 +377,47 @@ mod tests {
         let mut m = request(ByteOrder::Little, ResponseFlags::None, b"k", "op", &[]);
         m[5] = 1;
         assert!(fast_layout(&m).is_none());
+    }
+
+    /// The fast path is the machine's prefix: every request it takes,
+    /// the connection's machine reports as the same plain request, in
+    /// flight until answered (whatever it says of the code sets or the
+    /// version is what an untouched connection says).
+    #[test]
+    fn fast_path_takes_only_what_the_machine_reports_the_same() {
+        use peregrine_giop::conn::{Config, ServerConnection, ServerEvent};
+        let now = std::time::Instant::now();
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            for flags in [ResponseFlags::None, ResponseFlags::SyncWithTarget] {
+                for (key, op, body) in [
+                    (&b"PGR1\x01\x04\x00ttcpi"[..], "sendNoParams_2way", &[][..]),
+                    (b"k", "a", &[1, 2, 3][..]),
+                    (b"", "sync", &[9; 17][..]),
+                ] {
+                    let m = request(order, flags, key, op, body);
+                    let mut mc = m.clone();
+                    let fast = fast_request(&mut mc).expect("fast path");
+                    let mut machine = ServerConnection::new(Config::default(), now);
+                    machine.handle_input(&m, now);
+                    let Some(ServerEvent::Request(r)) = machine.poll_event() else {
+                        panic!("the machine reports a request");
+                    };
+                    assert!(machine.poll_event().is_none());
+                    assert!(machine.poll_transmit(now).is_none(), "nothing to answer");
+                    assert!(r.service_contexts.is_empty());
+                    assert_eq!(machine.negotiated_codesets(), None);
+                    assert_eq!(r.id.0, fast.request_id);
+                    assert_eq!(r.response_flags.response_expected(), fast.expected);
+                    assert_eq!(r.object_key(), Some(fast.key));
+                    assert_eq!(r.operation(), fast.operation);
+                    let b = r.body();
+                    assert_eq!(fast.args.rest(), b.bytes);
+                    assert_eq!(fast.args.position(), b.offset);
+                    assert_eq!(b.version, GiopVersion::V1_2);
+                    assert_eq!(machine.in_flight(), usize::from(fast.expected));
+                }
+            }
+        }
     }
 
     /// `u16 a; u64 b;` (padding 2..8): its first element after a

@@ -5,7 +5,8 @@
 //! * [`acceptor`]: listening sockets, accepted by whichever thread waits.
 //! * [`leader_followers`]: the threads, each reading a connection's
 //!   request and running it inline after handing the read turn on.
-//! * [`connection`]: one connection's state.
+//! * [`connection`]: one connection's state, its GIOP machine
+//!   ([`peregrine_giop::conn::ServerConnection`]) included.
 //! * [`outbound`]: reply writing, serialized per connection, bounded.
 //! * [`dispatch`]: demultiplexing a request and calling the servant.
 //! * [`fast_path`]: the common request read at fixed offsets.
@@ -132,6 +133,7 @@ impl Server {
             sock,
             pool.poller.clone(),
             o.config.limits,
+            o.config.fragment_size,
             o.config.server.max_write_queue,
         ));
         self.conns
