@@ -444,21 +444,23 @@ impl Conn {
     /// Writes what the machine has to send (replies it encoded,
     /// MessageError, CloseConnection), in order; once it sent its last
     /// message, stops sending. The caller holds the machine's lock, so
-    /// its messages go out in the order it queued them.
+    /// its messages go out in the order it queued them. (The buffers are
+    /// dropped, not recycled: off the fast path messages are few, and an
+    /// idle connection keeps no spare.)
     pub(super) fn flush_machine(&self, m: &mut ServerConnection) {
-        let mut failed = false;
+        let mut pieces = Vec::new();
         while let Some(t) = m.poll_transmit(Instant::now()) {
-            if !failed {
-                let r = if t.head().is_empty() {
-                    self.write_bufs(&[t.payload()])
-                } else {
-                    self.write_bufs(&[t.head(), t.payload()])
-                };
-                failed = r.is_err();
-            }
-            if let Some(buf) = t.into_buffer() {
-                m.recycle(buf);
-            }
+            pieces.push(t);
+        }
+        if !pieces.is_empty() {
+            // One write: a fragmented message's pieces are not interleaved
+            // with replies other threads write (GIOP 1.1 forbids it).
+            let bufs: Vec<&[u8]> = pieces
+                .iter()
+                .flat_map(|t| [t.head(), t.payload()])
+                .filter(|b| !b.is_empty())
+                .collect();
+            let _ = self.write_bufs(&bufs);
         }
         if m.is_closed() {
             self.out.shutdown_write(&self.sock.stream);

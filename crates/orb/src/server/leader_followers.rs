@@ -741,6 +741,7 @@ fn through_machine(orb: &Orb, conn: &Conn, msg: &[u8]) -> Step {
     let mut m = lock(&conn.machine);
     m.handle_input(msg, Instant::now());
     let mut step = Step::Nothing;
+    let mut locate = None;
     while let Some(e) = m.poll_event() {
         match e {
             ServerEvent::Request(r) => {
@@ -749,12 +750,7 @@ fn through_machine(orb: &Orb, conn: &Conn, msg: &[u8]) -> Step {
                 }
                 step = Step::Request(r);
             }
-            ServerEvent::LocateRequest(l) => {
-                let (status, body) = super::dispatch::locate(orb, &l);
-                if m.send_locate_reply(l.id, status, &body).is_err() {
-                    m.forget_request(l.id);
-                }
-            }
+            ServerEvent::LocateRequest(l) => locate = Some(l),
             // The request runs on (its reply, if any, goes out and the
             // client drops it).
             ServerEvent::Cancelled { .. } => {}
@@ -762,6 +758,17 @@ fn through_machine(orb: &Orb, conn: &Conn, msg: &[u8]) -> Step {
         }
     }
     conn.flush_machine(&mut m);
+    drop(m);
+    if let Some(l) = locate {
+        // Found without the machine's lock: finding a POA may run an
+        // adapter activator.
+        let (status, body) = super::dispatch::locate(orb, &l);
+        let mut m = lock(&conn.machine);
+        if m.send_locate_reply(l.id, status, &body).is_err() {
+            m.forget_request(l.id);
+        }
+        conn.flush_machine(&mut m);
+    }
     step
 }
 
