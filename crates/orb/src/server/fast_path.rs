@@ -275,7 +275,7 @@ mod tests {
         }
     }
 
-    /// The fast path as `handle` takes it: layout, split, request.
+    /// The fast path as dispatch takes it: layout, split, request.
     fn fast_request(m: &mut [u8]) -> Option<Incoming<'_>> {
         let at = fast_layout(m)?;
         let (head, body) = m.split_at_mut(at.body);
@@ -491,8 +491,9 @@ mod tests {
     }
 
     /// An operation that is not UTF-8 passes the layout check but not
-    /// `incoming`, and the full decode reports exactly the error `handle`
-    /// then answers with.
+    /// `key_and_operation`, and the full decode (the machine's) reports
+    /// exactly the error dispatch then answers with (MARSHAL, as the
+    /// machine answers it).
     #[test]
     fn fast_request_rejects_non_utf8_operation() {
         let limits = peregrine_giop::Limits::default();
