@@ -123,7 +123,23 @@ impl ConnCtx<'_> {
     #[inline(always)]
     pub(super) fn fast(&mut self, m: &mut [u8], at: &FastLayout) -> Next {
         let (head, body) = m.split_at_mut(at.body);
-        self.fast_request(at, head, body)
+        match self.fast_request(at, head, body) {
+            Some(next) => next,
+            None => self.refused(m),
+        }
+    }
+
+    /// A message the fast path refused after all (its operation is not
+    /// UTF-8, or holds a NUL): the machine answers it, as it answers
+    /// every malformed request (MARSHAL).
+    #[cold]
+    #[inline(never)]
+    fn refused(&mut self, m: &[u8]) -> Next {
+        match super::machine::feed(self.orb, self.slot, m) {
+            super::machine::Step::Nothing => Next::Continue,
+            super::machine::Step::Close => Next::Close,
+            super::machine::Step::Request(r) => self.machine_request(&r),
+        }
     }
 
     /// Dispatches one request and sends its reply (if one is expected).
@@ -153,16 +169,16 @@ impl ConnCtx<'_> {
     /// active object map, found in (or refilled into) this thread's
     /// resolve cache ([`poa::ResolveCache::lookup_or_refill`]). The
     /// `ServerRequest` is built once, in place, with the NO_EXCEPTION
-    /// reply header already written; anything else goes the general way.
+    /// reply header already written; a target elsewhere goes the general
+    /// way. `None`: the operation is not a name the full decode reads
+    /// (not UTF-8, or a NUL inside), for the machine to answer.
     #[inline(always)]
-    fn fast_request(&mut self, at: &FastLayout, head: &mut [u8], body: &mut [u8]) -> Next {
+    fn fast_request(&mut self, at: &FastLayout, head: &mut [u8], body: &mut [u8]) -> Option<Next> {
         let head: &[u8] = head;
-        let Some((key, operation)) = at.key_and_operation(head) else {
-            return self.bad_operation(at.request_id);
-        };
+        let (key, operation) = at.key_and_operation(head)?;
         self.slot.note_fast_request();
         if !self.slot.begin_request() {
-            return Next::Continue;
+            return Some(Next::Continue);
         }
         // The level check alone while nobody listens (docs/PERFORMANCE.md,
         // step 38).
@@ -182,7 +198,7 @@ impl ConnCtx<'_> {
                 missed: true,
                 tracked: false,
             };
-            return self.counted_request(GiopVersion::V1_2, req);
+            return Some(self.counted_request(GiopVersion::V1_2, req));
         };
         args.set_codesets(self.codesets);
         self.tx.set_codesets(self.codesets);
@@ -227,22 +243,7 @@ impl ConnCtx<'_> {
         // The upcall is over: release the servant and the POA count
         // before the reply goes out (`req`'s borrows end here too).
         drop(hit);
-        self.respond(GiopVersion::V1_2, at.request_id, at.expected, false, res)
-    }
-
-    /// A request the fast path took whose operation is not UTF-8: the
-    /// MARSHAL reply the connection's machine gives any request whose
-    /// header does not decode (it did not run).
-    #[cold]
-    #[inline(never)]
-    fn bad_operation(&mut self, request_id: u32) -> Next {
-        self.slot.note_fast_request();
-        if !self.slot.begin_request() {
-            return Next::Continue;
-        }
-        let e = peregrine_giop::GiopError::Cdr(peregrine_cdr::CdrError::InvalidText)
-            .to_system_exception(CompletionStatus::No);
-        self.respond(GiopVersion::V1_2, request_id, true, false, Err(e))
+        Some(self.respond(GiopVersion::V1_2, at.request_id, at.expected, false, res))
     }
 
     /// `request` once counted in the connection's busy count.

@@ -125,15 +125,23 @@ pub(super) fn fast_layout(m: &[u8]) -> Option<FastLayout> {
     })
 }
 
-/// The operation name as text: IDL identifiers are ASCII, checked a word
-/// at a time (~15 instructions for a 17-byte name where `str::from_utf8`
-/// takes ~50); anything else gets the full UTF-8 check.
+/// The operation name as text, as the full decode reads it: UTF-8 with
+/// no NUL inside. IDL identifiers are ASCII, checked a word at a time
+/// together with the NUL (~20 instructions for a 17-byte name where
+/// `str::from_utf8` alone takes ~50); anything else gets the full check.
 #[inline]
 fn op_str(op: &[u8]) -> Option<&str> {
     const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW: u64 = 0x0101_0101_0101_0101;
     let n = op.len();
-    let word = |at: usize| u64::from_ne_bytes(op[at..at + 8].try_into().expect("8 bytes"));
-    let ascii = if n >= 8 {
+    // A byte of 1..=0x7f has neither its own high bit nor, less one, the
+    // high bit; without a zero byte nothing borrows, so a word is flagged
+    // exactly when it holds a zero or a byte of 0x80 and above.
+    let word = |at: usize| {
+        let w = u64::from_ne_bytes(op[at..at + 8].try_into().expect("8 bytes"));
+        w | w.wrapping_sub(LOW)
+    };
+    let plain = if n >= 8 {
         // Whole words, the last one overlapping the one before; names of
         // up to 24 bytes (most) without a loop.
         let mut acc = word(0) | word(n - 8);
@@ -147,11 +155,13 @@ fn op_str(op: &[u8]) -> Option<&str> {
         }
         acc & HIGH == 0
     } else {
-        op.iter().all(|&b| b < 0x80)
+        op.iter().all(|&b| b.wrapping_sub(1) < 0x7f)
     };
-    if ascii {
+    if plain {
         // SAFETY: every byte is below 0x80, and ASCII is valid UTF-8.
         Some(unsafe { std::str::from_utf8_unchecked(op) })
+    } else if op.contains(&0) {
+        None
     } else {
         std::str::from_utf8(op).ok()
     }
@@ -159,7 +169,8 @@ fn op_str(op: &[u8]) -> Option<&str> {
 
 impl FastLayout {
     /// The object key and the operation (`None` if the operation is not
-    /// UTF-8: checked here, once, rather than in `fast_layout`).
+    /// UTF-8 or holds a NUL, which the full decode refuses: checked here,
+    /// once, rather than in `fast_layout`).
     #[inline]
     pub(super) fn key_and_operation<'a>(&self, head: &'a [u8]) -> Option<(&'a [u8], &'a str)> {
         Some((
@@ -271,6 +282,21 @@ mod tests {
                 utf8.splice(at..at + 1, "é".bytes());
                 assert_eq!(op_str(&utf8), std::str::from_utf8(&utf8).ok());
                 assert!(op_str(&utf8).is_some());
+                // A NUL anywhere inside, alone or beside a 0x01 (which a
+                // borrow turns to 0xff): refused, as the full decode
+                // refuses it.
+                let mut nul = op.to_vec();
+                nul[at] = 0;
+                assert_eq!(op_str(&nul), None, "{nul:?}");
+                if at + 1 < n {
+                    nul[at + 1] = 1;
+                    assert_eq!(op_str(&nul), None, "{nul:?}");
+                }
+                let mut one = op.to_vec();
+                one[at] = 1;
+                assert_eq!(op_str(&one), std::str::from_utf8(&one).ok());
+                utf8[at] = 0;
+                assert_eq!(op_str(&utf8), None, "{utf8:?}");
             }
         }
     }
@@ -417,6 +443,41 @@ mod tests {
                     assert_eq!(machine.in_flight(), usize::from(fast.expected));
                 }
             }
+        }
+    }
+
+    /// What the fast path refuses after its layout check (an operation
+    /// the full decode refuses) the machine does not report as a request
+    /// either: it answers it (MARSHAL).
+    #[test]
+    fn fast_path_refuses_what_the_machine_refuses() {
+        use peregrine_giop::conn::{Config, ServerConnection, ServerEvent};
+        let now = std::time::Instant::now();
+        for bad in [&b"op\0x"[..], b"\0", b"sendNoParams\0_2way", b"op\xff"] {
+            // The name's bytes as they go on the wire (the encoder would
+            // refuse them as a &str).
+            let placeholder = "#".repeat(bad.len());
+            let mut m = request(
+                ByteOrder::Little,
+                ResponseFlags::SyncWithTarget,
+                b"k",
+                &placeholder,
+                &[1; 8],
+            );
+            let at = m
+                .windows(bad.len())
+                .position(|w| w == placeholder.as_bytes())
+                .unwrap();
+            m[at..at + bad.len()].copy_from_slice(bad);
+            assert!(fast_layout(&m).is_some(), "{bad:?}");
+            assert!(fast_request(&mut m.clone()).is_none(), "{bad:?}");
+            let mut machine = ServerConnection::new(Config::default(), now);
+            machine.handle_input(&m, now);
+            assert!(
+                !matches!(machine.poll_event(), Some(ServerEvent::Request(_))),
+                "{bad:?}"
+            );
+            assert!(machine.poll_transmit(now).is_some(), "{bad:?}: answered");
         }
     }
 

@@ -28,15 +28,16 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use peregrine_cdr::{ByteOrder, Writer};
-use peregrine_giop::conn::{IncomingRequest, ServerEvent};
+use peregrine_giop::conn::IncomingRequest;
 use peregrine_giop::Limits;
 
 use super::connection::{Conn, NoRead};
 use super::dispatch::{ConnCtx, Next};
 use super::fast_path::{fast_layout, FastLayout};
+use super::machine;
 use super::poller::{Kind, Poller, Token};
 use super::TICK;
 use crate::client::lock;
@@ -585,7 +586,7 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
             }
             Err(FrameError::Garbage(_)) => {
                 // The machine answers it with MessageError.
-                through_machine(orb, conn, buf.unread());
+                machine::feed(orb, conn, buf.unread());
                 close(orb, conn);
                 return;
             }
@@ -611,15 +612,15 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                 continue;
             }
             None => {
-                let step = through_machine(orb, conn, buf.message(len));
+                let step = machine::feed(orb, conn, buf.message(len));
                 buf.consume(len);
                 match step {
-                    Step::Nothing => continue,
-                    Step::Close => {
+                    machine::Step::Nothing => continue,
+                    machine::Step::Close => {
                         close(orb, conn);
                         return;
                     }
-                    Step::Request(req) if !req.response_flags.response_expected() => {
+                    machine::Step::Request(req) if !req.response_flags.response_expected() => {
                         // A oneway, as above.
                         if let Next::Close =
                             inline(orb, pool, conn, w, *dwelling, |cx| cx.machine_request(&req))
@@ -629,7 +630,7 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                         }
                         continue;
                     }
-                    Step::Request(req) => Job::Machine(req),
+                    machine::Step::Request(req) => Job::Machine(req),
                 }
             }
         };
@@ -720,56 +721,6 @@ enum Job {
     Fast(FastLayout),
     /// A twoway request the machine reported.
     Machine(IncomingRequest),
-}
-
-/// What came of a message passed through the machine.
-enum Step {
-    /// Nothing more to do (a LocateRequest answered, a fragment kept, a
-    /// CancelRequest, a MARSHAL reply to a malformed request ...).
-    Nothing,
-    /// A request to dispatch.
-    Request(IncomingRequest),
-    /// The connection is over (CloseConnection or MessageError received,
-    /// or MessageError sent).
-    Close,
-}
-
-/// Passes one whole framed message (or bytes that do not frame) to
-/// `conn`'s machine, answers what it answers itself (LocateRequest) and
-/// writes what it has to send.
-fn through_machine(orb: &Orb, conn: &Conn, msg: &[u8]) -> Step {
-    let mut m = lock(&conn.machine);
-    m.handle_input(msg, Instant::now());
-    let mut step = Step::Nothing;
-    let mut locate = None;
-    while let Some(e) = m.poll_event() {
-        match e {
-            ServerEvent::Request(r) => {
-                if let Some(cs) = m.negotiated_codesets() {
-                    conn.adopt_codesets(cs);
-                }
-                step = Step::Request(r);
-            }
-            ServerEvent::LocateRequest(l) => locate = Some(l),
-            // The request runs on (its reply, if any, goes out and the
-            // client drops it).
-            ServerEvent::Cancelled { .. } => {}
-            ServerEvent::Closed { .. } => step = Step::Close,
-        }
-    }
-    conn.flush_machine(&mut m);
-    drop(m);
-    if let Some(l) = locate {
-        // Found without the machine's lock: finding a POA may run an
-        // adapter activator.
-        let (status, body) = super::dispatch::locate(orb, &l);
-        let mut m = lock(&conn.machine);
-        if m.send_locate_reply(l.id, status, &body).is_err() {
-            m.forget_request(l.id);
-        }
-        conn.flush_machine(&mut m);
-    }
-    step
 }
 
 /// Runs `f` on the turn's holder (a oneway), counted as an upcall.

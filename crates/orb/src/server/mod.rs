@@ -9,7 +9,9 @@
 //!   ([`peregrine_giop::conn::ServerConnection`]) included.
 //! * [`outbound`]: reply writing, serialized per connection, bounded.
 //! * [`dispatch`]: demultiplexing a request and calling the servant.
-//! * [`fast_path`]: the common request read at fixed offsets.
+//! * [`fast_path`]: the common request read at fixed offsets, the
+//!   machine's prefix.
+//! * [`machine`]: everything else, through the connection's GIOP machine.
 //!
 //! docs/architecture.md explains the design and its alternatives.
 
@@ -18,6 +20,7 @@ mod connection;
 mod dispatch;
 mod fast_path;
 mod leader_followers;
+mod machine;
 mod options;
 mod outbound;
 mod poller;
