@@ -129,7 +129,7 @@ pub(super) fn fast_layout(m: &[u8]) -> Option<FastLayout> {
 /// no NUL inside. IDL identifiers are ASCII, checked a word at a time
 /// together with the NUL (~20 instructions for a 17-byte name where
 /// `str::from_utf8` alone takes ~50); anything else gets the full check.
-#[inline]
+#[inline(always)]
 fn op_str(op: &[u8]) -> Option<&str> {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const LOW: u64 = 0x0101_0101_0101_0101;
@@ -160,7 +160,17 @@ fn op_str(op: &[u8]) -> Option<&str> {
     if plain {
         // SAFETY: every byte is below 0x80, and ASCII is valid UTF-8.
         Some(unsafe { std::str::from_utf8_unchecked(op) })
-    } else if op.contains(&0) {
+    } else {
+        op_str_general(op)
+    }
+}
+
+/// [`op_str`] of a name that is not plain ASCII: out of line, so the
+/// common check stays small enough to inline.
+#[cold]
+#[inline(never)]
+fn op_str_general(op: &[u8]) -> Option<&str> {
+    if op.contains(&0) {
         None
     } else {
         std::str::from_utf8(op).ok()
@@ -171,7 +181,7 @@ impl FastLayout {
     /// The object key and the operation (`None` if the operation is not
     /// UTF-8 or holds a NUL, which the full decode refuses: checked here,
     /// once, rather than in `fast_layout`).
-    #[inline]
+    #[inline(always)]
     pub(super) fn key_and_operation<'a>(&self, head: &'a [u8]) -> Option<(&'a [u8], &'a str)> {
         Some((
             head.get(28..self.key_end)?,
