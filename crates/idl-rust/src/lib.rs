@@ -286,11 +286,19 @@ impl Builder {
         let mut warning_count = 0;
         let mut warning_lines = Vec::new();
         let mut uses_orb = false;
+        let mut uses_value_base = false;
+        let mut values: Vec<String> = Vec::new();
         let mut inputs = Vec::new();
         for spec in specs {
             inputs.extend(source_paths(&spec.sources));
             let g = gen::generate(spec, &self.opts);
             uses_orb |= g.uses_orb;
+            uses_value_base |= g.uses_value_base;
+            for v in &g.values {
+                if !values.contains(v) {
+                    values.push(v.clone());
+                }
+            }
             // The front end's warnings (portability, ignored `import`s)
             // come first, in source order, then the generator's.
             let (errs, warns): (Vec<_>, Vec<_>) = spec
@@ -360,6 +368,7 @@ impl Builder {
             &self.opts.cdr,
             &self.opts.orb,
             uses_orb,
+            uses_value_base.then_some(&values[..]),
         ));
         files.push(("_include.rs".into(), format(&include)?));
         Ok(Output {

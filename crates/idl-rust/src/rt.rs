@@ -219,12 +219,62 @@ const ORB: &str = r#"
     }
 "#;
 
-/// The `idl_rt` module source.
-pub fn support_module(cdr: &str, orb: &str, with_orb: bool) -> String {
+/// The `idl_rt` module source; `values` (when some code has `ValueBase`
+/// slots) are the paths, from the generated root, of the concrete
+/// valuetypes and value boxes that such a slot reads.
+pub fn support_module(cdr: &str, orb: &str, with_orb: bool, values: Option<&[String]>) -> String {
     let mut s = CORE.to_string();
     if with_orb {
         s.push_str(ORB);
     }
+    if let Some(values) = values {
+        s.push_str(&value_base(values));
+    }
     s.push_str("}\n");
     s.replace("{cdr}", cdr).replace("{orb}", orb)
+}
+
+/// `VALUE_BASE`, the reader of `ValueBase` slots: a registered factory
+/// first (by the most derived id), then the generated types by the ids of
+/// the header (truncating a chunked value to a base listed there). The
+/// value read becomes a `ValueObject` by a downcast to its generated
+/// type; a factory's value of another Rust type is refused like an
+/// unknown id (`MARSHAL`, no value factory).
+fn value_base(values: &[String]) -> String {
+    let mut arms = String::new();
+    let mut casts = String::new();
+    for v in values {
+        arms.push_str(&format!(
+            "            super::{v}::REPOSITORY_ID => Some(<super::{v} as {{cdr}}::ValueType>::read_state(r, info).map(|v| v as {{cdr}}::AnyValue)),\n"
+        ));
+        casts.push_str(&format!(
+            "        let v = match v.downcast::<super::{v}>() {{ Ok(t) => return Ok(t), Err(v) => v }};\n"
+        ));
+    }
+    let read_body = if arms.is_empty() {
+        "        let _ = (id, r, info);\n        None\n".to_string()
+    } else {
+        format!("        match id {{\n{arms}            _ => None,\n        }}\n")
+    };
+    format!(
+        r#"
+    /// Reads the values of `ValueBase` slots: any concrete valuetype or
+    /// value box of the generated code (a registered factory first).
+    pub const VALUE_BASE: {{cdr}}::Polymorphic<dyn {{cdr}}::ValueObject> =
+        {{cdr}}::Polymorphic {{ read: read_value_base, cast: cast_value_base }};
+
+    fn read_value_base(
+        id: &str,
+        r: &mut {{cdr}}::Reader<'_>,
+        info: &{{cdr}}::ValueInfo<'_>,
+    ) -> Option<{{cdr}}::Result<{{cdr}}::AnyValue>> {{
+{read_body}    }}
+
+    fn cast_value_base(
+        v: {{cdr}}::AnyValue,
+    ) -> Result<std::sync::Arc<dyn {{cdr}}::ValueObject>, {{cdr}}::AnyValue> {{
+{casts}        Err(v)
+    }}
+"#
+    )
 }

@@ -69,8 +69,7 @@ impl Gen<'_> {
                     BasicType::Object => {
                         format!("{dy}::TypeCode::objref_tc(\"IDL:omg.org/CORBA/Object:1.0\", \"Object\")")
                     }
-                    // Filtered as unsupported before generation.
-                    BasicType::ValueBase => simple("null"),
+                    BasicType::ValueBase => simple("value_base"),
                 }
             }
             Type::TypeCode => simple("tc_typecode"),
