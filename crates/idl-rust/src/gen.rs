@@ -106,8 +106,9 @@ pub struct Generated {
     /// `idl_rt::VALUE_BASE`).
     pub uses_value_base: bool,
     /// Paths, from the root of the generated code, of the concrete
-    /// valuetypes and value boxes generated: what a `ValueBase` slot reads.
-    pub values: Vec<String>,
+    /// valuetypes and value boxes generated (what a `ValueBase` slot
+    /// reads) and of their TypeCode functions.
+    pub values: Vec<(String, String)>,
 }
 
 /// How to decode a value: a function path callable as `p(r)`, or an

@@ -287,7 +287,7 @@ impl Builder {
         let mut warning_lines = Vec::new();
         let mut uses_orb = false;
         let mut uses_value_base = false;
-        let mut values: Vec<String> = Vec::new();
+        let mut values: Vec<(String, String)> = Vec::new();
         let mut inputs = Vec::new();
         for spec in specs {
             inputs.extend(source_paths(&spec.sources));
@@ -367,6 +367,7 @@ impl Builder {
         include.push_str(&rt::support_module(
             &self.opts.cdr,
             &self.opts.orb,
+            &self.opts.dynamic,
             uses_orb,
             uses_value_base.then_some(&values[..]),
         ));

@@ -221,8 +221,15 @@ const ORB: &str = r#"
 
 /// The `idl_rt` module source; `values` (when some code has `ValueBase`
 /// slots) are the paths, from the generated root, of the concrete
-/// valuetypes and value boxes that such a slot reads.
-pub fn support_module(cdr: &str, orb: &str, with_orb: bool, values: Option<&[String]>) -> String {
+/// valuetypes and value boxes that such a slot reads, and of their
+/// TypeCode functions.
+pub fn support_module(
+    cdr: &str,
+    orb: &str,
+    dynamic: &str,
+    with_orb: bool,
+    values: Option<&[(String, String)]>,
+) -> String {
     let mut s = CORE.to_string();
     if with_orb {
         s.push_str(ORB);
@@ -231,7 +238,9 @@ pub fn support_module(cdr: &str, orb: &str, with_orb: bool, values: Option<&[Str
         s.push_str(&value_base(values));
     }
     s.push_str("}\n");
-    s.replace("{cdr}", cdr).replace("{orb}", orb)
+    s.replace("{cdr}", cdr)
+        .replace("{orb}", orb)
+        .replace("{dy}", dynamic)
 }
 
 /// `VALUE_BASE`, the reader of `ValueBase` slots: a registered factory
@@ -240,10 +249,12 @@ pub fn support_module(cdr: &str, orb: &str, with_orb: bool, values: Option<&[Str
 /// value read becomes a `ValueObject` by a downcast to its generated
 /// type; a factory's value of another Rust type is refused like an
 /// unknown id (`MARSHAL`, no value factory).
-fn value_base(values: &[String]) -> String {
+fn value_base(values: &[(String, String)]) -> String {
     let mut arms = String::new();
     let mut casts = String::new();
-    for v in values {
+    let mut tcs = String::new();
+    for (v, tc) in values {
+        tcs.push_str(&format!("            super::{tc}(),\n"));
         arms.push_str(&format!(
             "            super::{v}::REPOSITORY_ID => Some(<super::{v} as {{cdr}}::ValueType>::read_state(r, info).map(|v| v as {{cdr}}::AnyValue)),\n"
         ));
@@ -256,6 +267,7 @@ fn value_base(values: &[String]) -> String {
     } else {
         format!("        match id {{\n{arms}            _ => None,\n        }}\n")
     };
+    let n = values.len();
     format!(
         r#"
     /// Reads the values of `ValueBase` slots: any concrete valuetype or
@@ -274,6 +286,26 @@ fn value_base(values: &[String]) -> String {
         v: {{cdr}}::AnyValue,
     ) -> Result<std::sync::Arc<dyn {{cdr}}::ValueObject>, {{cdr}}::AnyValue> {{
 {casts}        Err(v)
+    }}
+
+    /// Registers the TypeCodes of the generated valuetypes and value boxes
+    /// with the dynamic layer (once; an id registered before keeps its
+    /// TypeCode), so that the interpreter reads them in `ValueBase` slots:
+    /// what putting a `ValueBase` into an `Any` needs. The generated `Any`
+    /// support calls it; DII and DSI code building its own `Any`s may too.
+    pub fn register_value_types() {{
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {{
+            let tcs: [{{dy}}::TypeCode; {n}] = [
+{tcs}            ];
+            for tc in tcs {{
+                if let Ok(id) = tc.id() {{
+                    if {{dy}}::valuetype::lookup_value_type(id).is_none() {{
+                        let _ = {{dy}}::register_value_type(tc.clone());
+                    }}
+                }}
+            }}
+        }});
     }}
 "#
     )

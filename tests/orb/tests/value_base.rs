@@ -5,21 +5,23 @@
 //! members and a cycle through a `ValueBase` state member; the
 //! table-driven interface; a chunked value of an unknown type cut down to
 //! a known base listed in its header; an unknown type refused with
-//! `MARSHAL` minor 1 (no value factory); and a DSI servant, which reads
-//! the values through registered TypeCodes, called by the generated stub.
+//! `MARSHAL` minor 1 (no value factory); a DSI servant, which reads the
+//! values through registered TypeCodes, called by the generated stub; and
+//! `ValueBase` holders into and out of an `Any`.
 
 use std::sync::Arc;
 
 use peregrine_cdr::{Reader, ValueObject, ValueSlot, Writer};
-use peregrine_dynamic::{register_value_type, Any, DynValue, TypeCode};
+use peregrine_dynamic::valuetype::lookup_value_type;
+use peregrine_dynamic::{Any, DynValue, TypeCode};
 use peregrine_giop::system_exception::minor::MARSHAL_NO_VALUE_FACTORY;
 use peregrine_orb::{
     CompletionStatus, DynServerRequest, DynamicImplementation, DynamicServant, NVList, Orb,
     Servant, SystemException, SystemExceptionKind as K,
 };
 use peregrine_orb_tests::idl::any_values::{
-    tc_point, tc_text, Keeper, KeeperRef, KeeperSkeleton, KeeperTable, KeeperTableRef,
-    KeeperTableSkeleton, Name, Point, Tagged, Text,
+    tc_name, tc_point, tc_text, values_from_any, values_to_any, Keeper, KeeperRef, KeeperSkeleton,
+    KeeperTable, KeeperTableRef, KeeperTableSkeleton, Name, Point, Tagged, Text,
 };
 use peregrine_orb_tests::{bounded, client};
 
@@ -375,8 +377,13 @@ impl DynamicImplementation for DynKeeper {
 #[test]
 fn dsi_servant_reads_value_base_through_registered_typecodes() {
     bounded(30, || {
-        register_value_type(tc_point()).unwrap();
-        register_value_type(tc_text()).unwrap();
+        // What generated `Any` support does before the interpreter reads
+        // a `ValueBase`: the generated value TypeCodes, registered.
+        peregrine_orb_tests::idl::idl_rt::register_value_types();
+        for tc in [tc_point(), tc_text(), tc_name()] {
+            let id = tc.id().unwrap();
+            assert!(lookup_value_type(id).is_some_and(|t| t.equal(&tc)), "{id}");
+        }
         let server = Orb::builder().listen("127.0.0.1", 0).build().unwrap();
         let root = server.root_poa();
         root.manager().activate().unwrap();
@@ -399,8 +406,51 @@ fn dsi_servant_reads_value_base_through_registered_typecodes() {
         let (ret, again) = k.echo(&slot(&point(1, 1)), &mut io).unwrap();
         assert_eq!(describe(&ret), "Point(1,1)");
         assert!(same(&ret, &again) && same(&ret, &io));
-        // A box nobody registered: the DSI servant has no factory.
-        let e = k.describe(&slot(&Arc::new(Name("n".into())))).unwrap_err();
-        assert_eq!((e.kind, e.minor), (K::Marshal, MARSHAL_NO_VALUE_FACTORY));
+        assert_eq!(
+            k.describe(&slot(&Arc::new(Name("n".into())))).unwrap(),
+            "IDL:AnyValues/Name:1.0 String(\"n\")"
+        );
     });
+}
+
+#[test]
+fn value_base_holders_go_into_an_any_and_out() {
+    // A struct member: the value comes out as its generated type.
+    let t = Tagged {
+        tag: "a".into(),
+        v: slot(&point(2, 3)),
+    };
+    let any = Any::insert(&t);
+    assert!(any
+        .tc
+        .equal(&peregrine_orb_tests::idl::any_values::tc_tagged()));
+    let back: Tagged = any.get().expect("a Tagged");
+    assert_eq!(back.tag, "a");
+    assert_eq!(describe(&back.v), "Point(2,3)");
+    // A sequence (typedef) with one value twice, a box and nil: shared in
+    // the `Any` and after extraction.
+    let p = slot(&point(1, 1));
+    let vs = vec![
+        p.clone(),
+        slot(&Arc::new(Name("b".into()))),
+        ValueSlot::null(),
+        p,
+    ];
+    let any = values_to_any(&vs);
+    let DynValue::Sequence(items) = &any.value else {
+        panic!("a sequence: {:?}", any.value);
+    };
+    let node = |v: &DynValue| match v {
+        DynValue::Value(Some(r)) => r.node().expect("alive"),
+        other => panic!("a value: {other:?}"),
+    };
+    assert!(Arc::ptr_eq(&node(&items[0]), &node(&items[3])));
+    assert_eq!(
+        node(&items[1]).type_code().id().unwrap(),
+        "IDL:AnyValues/Name:1.0"
+    );
+    let back = values_from_any(&any).expect("Values");
+    let got: Vec<String> = back.iter().map(describe).collect();
+    assert_eq!(got, ["Point(1,1)", "Name(b)", "nil", "Point(1,1)"]);
+    assert!(same(&back[0], &back[3]));
 }

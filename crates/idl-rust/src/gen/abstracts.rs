@@ -90,8 +90,9 @@ impl Gen<'_> {
     }
 
     /// Paths from the generated root of the concrete valuetypes and value
-    /// boxes generated: the types a `ValueBase` slot reads.
-    pub(super) fn concrete_values(&self) -> Vec<String> {
+    /// boxes generated (the types a `ValueBase` slot reads) and of their
+    /// TypeCode functions.
+    pub(super) fn concrete_values(&self) -> Vec<(String, String)> {
         self.spec
             .iter()
             .filter(|(id, d)| {
@@ -104,7 +105,12 @@ impl Gen<'_> {
                     } | DefKind::ValueBox { .. }
                 ) && !self.omitted.contains(id)
             })
-            .map(|(id, _)| self.path(&[], id, ""))
+            .map(|(id, _)| {
+                (
+                    self.path(&[], id, ""),
+                    Self::rel(&[], &self.mod_path(id), &self.tc_fn(id)),
+                )
+            })
             .collect()
     }
 
