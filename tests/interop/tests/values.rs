@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use peregrine_cdr::ValueSlot;
+use peregrine_cdr::{ValueObject, ValueSlot};
 use peregrine_dynamic::Any;
 use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
@@ -153,6 +153,66 @@ fn any_holding_values_to_omniorb_and_back() {
             (SystemExceptionKind::BadParam, 1),
             "{e:?}"
         );
+    });
+}
+
+/// `ValueBase` parameters and results against omniORB: values of two
+/// valuetypes, a value box and null, each recognized by omniORB and sent
+/// back as its own type; one value passed twice arrives as one.
+#[test]
+fn value_base_to_omniorb_and_back() {
+    bounded(120, || {
+        let (_server, _orb, obj) = omniorb_values_server("ANYTHING");
+        let any = v::AnythingRef::narrow(obj).unwrap().expect("an Anything");
+        let vb = |v: Arc<dyn ValueObject>| ValueSlot::new(v);
+        let cases = [
+            (vb(node(7, "seven", None)), "Node 7"),
+            (vb(Arc::new(v::Base::new(8))), "Base 8"),
+            (vb(Arc::new(v::StrBox("nine".into()))), "StrBox nine"),
+            (ValueSlot::null(), "null"),
+        ];
+        for (v, want) in &cases {
+            assert_eq!(any.kind(v).unwrap(), *want);
+        }
+        // Back as its own type.
+        let back = any.echo_value(&cases[0].0).unwrap();
+        let n = back
+            .get()
+            .unwrap()
+            .clone()
+            .into_any_value()
+            .downcast::<v::Node>()
+            .expect("a Node");
+        assert_eq!((n.id, n.label.as_str()), (7, "seven"));
+        let back = any.echo_value(&cases[1].0).unwrap();
+        let b = back.get().unwrap().clone().into_any_value();
+        assert_eq!(b.downcast::<v::Base>().expect("a Base").a, 8);
+        assert!(any.echo_value(&ValueSlot::null()).unwrap().is_null());
+        // A cycle through a Node inside a ValueBase.
+        let a = node(1, "a", None);
+        let b = node(2, "b", Some(a.clone()));
+        a.next.set(b).unwrap();
+        let back = any.echo_value(&vb(a)).unwrap();
+        let a2 = back.get().unwrap().clone().into_any_value();
+        let a2 = a2.downcast::<v::Node>().expect("a Node");
+        let b2 = a2.next.get().expect("b").clone();
+        assert!(Arc::ptr_eq(b2.next.get().expect("cycle kept"), &a2));
+        // Sharing across parameters.
+        let x = vb(node(3, "x", None));
+        let (shared, b2) = any.same(&x, &x.clone()).unwrap();
+        assert!(shared, "omniORB saw one value");
+        assert_eq!(
+            b2.get()
+                .unwrap()
+                .clone()
+                .into_any_value()
+                .downcast::<v::Node>()
+                .expect("a Node")
+                .id,
+            3
+        );
+        let (shared, _) = any.same(&x, &vb(node(3, "x", None))).unwrap();
+        assert!(!shared);
     });
 }
 
