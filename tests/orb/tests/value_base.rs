@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use peregrine_cdr::{Reader, ValueObject, ValueSlot, Writer};
 use peregrine_dynamic::valuetype::lookup_value_type;
-use peregrine_dynamic::{Any, DynValue, TypeCode};
+use peregrine_dynamic::{Any, DynValue, TypeCode, ValueNode};
 use peregrine_giop::system_exception::minor::MARSHAL_NO_VALUE_FACTORY;
 use peregrine_orb::{
     CompletionStatus, DynServerRequest, DynamicImplementation, DynamicServant, NVList, Orb,
@@ -453,4 +453,46 @@ fn value_base_holders_go_into_an_any_and_out() {
     let got: Vec<String> = back.iter().map(describe).collect();
     assert_eq!(got, ["Point(1,1)", "Name(b)", "nil", "Point(1,1)"]);
     assert!(same(&back[0], &back[3]));
+}
+
+/// A DII client with hand-built values (`ValueNode`s typed with the
+/// generated TypeCodes) calls the compiled skeleton: `same` sees one value
+/// passed twice as one, `echo` gives it back shared three times.
+#[test]
+fn dii_request_with_value_base_arguments_reaches_the_compiled_servant() {
+    bounded(30, || {
+        let s = setup();
+        peregrine_orb_tests::idl::idl_rt::register_value_types();
+        let vb = TypeCode::value_base();
+        let p = ValueNode::new(tc_point(), vec![DynValue::Long(4), DynValue::Long(5)]).unwrap();
+        let pv = DynValue::Value(Some(p.into()));
+        let obj = s.keeper.object();
+
+        let mut req = obj.request("describe");
+        req.add_in_arg("v", Any::new(vb.clone(), pv.clone()))
+            .set_return_type(TypeCode::string_tc(0));
+        req.invoke().unwrap();
+        assert_eq!(
+            req.return_value().get::<String>().as_deref(),
+            Some("Point(4,5)")
+        );
+
+        let mut req = obj.request("same");
+        req.add_in_arg("a", Any::new(vb.clone(), pv.clone()))
+            .add_in_arg("b", Any::new(vb.clone(), pv.clone()))
+            .add_out_arg("a2", vb.clone())
+            .add_out_arg("b2", vb.clone())
+            .set_return_type(TypeCode::boolean());
+        req.invoke().unwrap();
+        assert_eq!(req.return_value().get::<bool>(), Some(true));
+        let node = |v: &DynValue| match v {
+            DynValue::Value(Some(r)) => r.node().expect("alive"),
+            other => panic!("a value: {other:?}"),
+        };
+        let args = req.arguments();
+        let (a2, b2) = (node(&args[2].value.value), node(&args[3].value.value));
+        assert!(Arc::ptr_eq(&a2, &b2), "one value in the reply");
+        assert_eq!(a2.type_code().id().unwrap(), "IDL:AnyValues/Point:1.0");
+        assert_eq!(a2.member("y"), Some(DynValue::Long(5)));
+    });
 }
