@@ -121,7 +121,7 @@ calls!(KeeperTableRef);
 
 struct Setup {
     _server: Orb,
-    _client: Orb,
+    client: Orb,
     keeper: KeeperRef,
     table: KeeperTableRef,
 }
@@ -149,7 +149,7 @@ fn setup() -> Setup {
     );
     Setup {
         _server: server,
-        _client: client,
+        client,
         keeper,
         table,
     }
@@ -494,5 +494,46 @@ fn dii_request_with_value_base_arguments_reaches_the_compiled_servant() {
         assert!(Arc::ptr_eq(&a2, &b2), "one value in the reply");
         assert_eq!(a2.type_code().id().unwrap(), "IDL:AnyValues/Point:1.0");
         assert_eq!(a2.member("y"), Some(DynValue::Long(5)));
+    });
+}
+
+/// Reads a value of a type no generated code knows as a `Point` (what a
+/// factory for a type from a newer IDL, or an `RMI:` id, does).
+struct LegacyPointFactory;
+
+impl peregrine_cdr::ValueFactory for LegacyPointFactory {
+    fn read_state(
+        &self,
+        r: &mut Reader<'_>,
+        _info: &peregrine_cdr::ValueInfo<'_>,
+    ) -> peregrine_cdr::Result<peregrine_cdr::AnyValue> {
+        let (x, y) = (r.read_i32()?, r.read_i32()?);
+        Ok(Arc::new(Point::new(x, y)))
+    }
+}
+
+#[test]
+fn a_registered_factory_fills_a_value_base_slot() {
+    bounded(30, || {
+        let s = setup();
+        const LEGACY: &str = "IDL:AnyValues/LegacyPoint:1.0";
+        let marker = 1u8;
+        let call = |s: &Setup| {
+            raw_describe(&s.keeper, |w| {
+                w.write_value((&marker as *const u8).cast(), &[LEGACY], false, |w| {
+                    w.write_i32(10);
+                    w.write_i32(20);
+                    Ok(())
+                })
+                .unwrap();
+            })
+        };
+        let e = call(&s).unwrap_err();
+        assert_eq!((e.kind, e.minor), (K::Marshal, MARSHAL_NO_VALUE_FACTORY));
+        s.client
+            .register_value_factory(LEGACY, Arc::new(LegacyPointFactory));
+        let got = call(&s);
+        s.client.unregister_value_factory(LEGACY);
+        assert_eq!(got.unwrap(), "Point(10,20)");
     });
 }
