@@ -239,6 +239,44 @@ impl v::Values for Server {
     }
 }
 
+/// `ValInterop::Anything` for the omniORB client: what arrived, by its
+/// generated type.
+struct AnythingServer;
+
+impl v::Anything for AnythingServer {
+    fn kind(&self, v: &ValueSlot<dyn ValueObject>) -> Result<String, SystemException> {
+        let Some(x) = v.get() else {
+            return Ok("null".into());
+        };
+        let x = x.clone().into_any_value();
+        let x = match x.downcast::<v::Node>() {
+            Ok(n) => return Ok(format!("Node {}", n.id)),
+            Err(x) => x,
+        };
+        let x = match x.downcast::<v::Base>() {
+            Ok(b) => return Ok(format!("Base {}", b.a)),
+            Err(x) => x,
+        };
+        Ok(match x.downcast::<v::StrBox>() {
+            Ok(b) => format!("StrBox {}", b.0),
+            Err(_) => "other".into(),
+        })
+    }
+    fn echo_value(
+        &self,
+        v: &ValueSlot<dyn ValueObject>,
+    ) -> Result<ValueSlot<dyn ValueObject>, SystemException> {
+        Ok(v.clone())
+    }
+    fn same(
+        &self,
+        a: &ValueSlot<dyn ValueObject>,
+        b: &ValueSlot<dyn ValueObject>,
+    ) -> Result<(bool, ValueSlot<dyn ValueObject>), SystemException> {
+        Ok((!a.is_null() && a == b, b.clone()))
+    }
+}
+
 #[test]
 fn omniorb_client_peregrine_server() {
     bounded(120, || {
@@ -252,7 +290,13 @@ fn omniorb_client_peregrine_server() {
         root.manager().activate().unwrap();
         let s = Arc::new(v::ValuesSkeleton::new(Server));
         let obj = root.servant_to_reference(&s).unwrap();
-        let mut args = vec![orb.object_to_string(obj.object())];
+        let any: v::AnythingRef = root
+            .servant_to_reference(&Arc::new(v::AnythingSkeleton::new(AnythingServer)))
+            .unwrap();
+        let mut args = vec![
+            orb.object_to_string(obj.object()),
+            orb.object_to_string(any.object()),
+        ];
         args.extend(extra_args());
         let mut client = Peer::spawn("omniORB values_client", &p.values_client, &args);
         let status = client.finish(Duration::from_secs(90));
@@ -269,7 +313,11 @@ fn omniorb_client_peregrine_server() {
                 "null box",
                 "truncated",
                 "null base",
-                "made"
+                "made",
+                "valuebase kinds",
+                "valuebase truncated",
+                "valuebase echo",
+                "valuebase shared"
             ],
             "{lines:#?}\n{stderr}"
         );
