@@ -990,7 +990,10 @@ impl<'a> Gen<'a> {
                         ),
                         camel(&d.name)
                     );
-                    if self.local_iface(ty).is_some() {
+                    if self.native(ty).is_some() {
+                        // The runtime's own type: nothing to marshal, no
+                        // TypeCode.
+                    } else if self.local_iface(ty).is_some() {
                         // Never marshaled: the TypeCode only, no `Any` helpers.
                         code.push_str(&self.tc_function(id, cur));
                     } else {

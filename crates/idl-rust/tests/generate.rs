@@ -962,9 +962,11 @@ fn poa_natives_map_to_the_runtime_servant_and_cookie() {
     Servant preinvoke(in ObjectId oid, out Cookie the_cookie);
     void postinvoke(in ObjectId oid, in Cookie the_cookie, in Servant the_servant);
   };
+  typedef Servant Held;
   local interface POA {
     ObjectId activate_object(in Servant p_servant);
     attribute Servant current;
+    Held held();
   };
 };
 ";
@@ -990,6 +992,16 @@ fn poa_natives_map_to_the_runtime_servant_and_cookie() {
         &code,
         "fn get_current(&self) -> Result<Servant, ::peregrine::orb::SystemException>;",
     );
+    // A typedef names the same type; nothing is marshaled, so no
+    // TypeCode or `Any` helpers.
+    assert_contains(&code, "pub type Held = Servant;");
+    assert_contains(
+        &code,
+        "fn held(&self) -> Result<Held, ::peregrine::orb::SystemException>;",
+    );
+    for absent in ["tc_servant()", "tc_held()", "held_to_any", "tc_cookie()"] {
+        assert!(!code.contains(absent), "{absent} in\n{code}");
+    }
 }
 
 /// Natives are never marshaled: a non-local interface's operation, a
