@@ -305,6 +305,48 @@ fn abstract_interface_carries_a_value_or_a_reference() {
 }
 
 #[test]
+fn value_and_abstract_interface_minor_codes() {
+    use peregrine_giop::system_exception::minor::MARSHAL_INVALID_BOOLEAN;
+    let tc = TypeCode::abstract_interface_tc("IDL:Values/Shape:1.0", "Shape");
+    let kind_minor = |e: &DynError| {
+        let s = e.system_exception(peregrine_giop::CompletionStatus::No);
+        (s.kind, s.minor)
+    };
+    // A discriminator neither FALSE (value) nor TRUE (reference).
+    for d in [2u8, 0xff] {
+        let mut bytes = encode(&tc, &DynValue::Value(None));
+        bytes[0] = d;
+        let e = decode(&tc, &bytes).unwrap_err();
+        assert_eq!(e, DynError::Cdr(CdrError::InvalidBoolean(d)));
+        assert_eq!(
+            kind_minor(&e),
+            (SystemExceptionKind::Marshal, MARSHAL_INVALID_BOOLEAN)
+        );
+    }
+    // Neither a reference nor a value to send.
+    let mut w = Writer::new(ByteOrder::Big);
+    let e = encode_value(&tc, &DynValue::Long(1), &mut w).unwrap_err();
+    assert_eq!(
+        kind_minor(&e),
+        (
+            SystemExceptionKind::BadParam,
+            minor::BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE
+        )
+    );
+    // Not a value where a valuetype goes, or a value of another type.
+    let e = encode_value(&node_tc(), &DynValue::Long(1), &mut w).unwrap_err();
+    let mismatch = (
+        SystemExceptionKind::BadParam,
+        minor::BAD_PARAM_TYPE_MISMATCH,
+    );
+    assert_eq!(kind_minor(&e), mismatch);
+    let base = base_tc();
+    let b = ValueNode::new(base.clone(), vec![DynValue::Long(1)]).unwrap();
+    let e = encode_value(&node_tc(), &DynValue::Value(Some(b.into())), &mut w).unwrap_err();
+    assert_eq!(kind_minor(&e), mismatch, "{e}");
+}
+
+#[test]
 fn any_holds_a_value_graph() {
     let tc = node_tc();
     let b = node(&tc, 2, "b", None);

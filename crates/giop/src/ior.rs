@@ -8,6 +8,7 @@
 //! for byte (which matters: clients compare and hash references, and some
 //! ORBs sign them).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -252,16 +253,30 @@ impl Ior {
     /// not in canonical form. Profiles of an unknown IIOP major version are
     /// skipped; a malformed one is an error.
     pub fn iiop_profiles(&self) -> std::result::Result<Vec<IiopProfile>, IorError> {
-        let mut v = Vec::new();
+        Ok(self
+            .iiop_profiles_borrowed()?
+            .into_iter()
+            .map(Cow::into_owned)
+            .collect())
+    }
+
+    /// [`Ior::iiop_profiles`] without copying the profiles already in
+    /// typed form: only those kept raw are decoded into new values. A
+    /// client binding a reference reads a few fields of each profile, and
+    /// copying them (key, host, components) was most of that cost.
+    pub fn iiop_profiles_borrowed(
+        &self,
+    ) -> std::result::Result<Vec<Cow<'_, IiopProfile>>, IorError> {
+        let mut v = Vec::with_capacity(self.profiles.len());
         for p in &self.profiles {
             match p {
-                TaggedProfile::Iiop(p) => v.push(p.clone()),
+                TaggedProfile::Iiop(p) => v.push(Cow::Borrowed(p)),
                 TaggedProfile::Other {
                     tag: TAG_INTERNET_IOP,
                     data,
                 } => {
                     if let Some(p) = decode_body(data)? {
-                        v.push(p);
+                        v.push(Cow::Owned(p));
                     }
                 }
                 _ => {}
@@ -316,7 +331,7 @@ impl Ior {
     /// each profile, then its alternate addresses), without duplicates.
     pub fn endpoints(&self) -> std::result::Result<Vec<Endpoint>, IorError> {
         let mut v: Vec<Endpoint> = Vec::new();
-        for p in self.iiop_profiles()? {
+        for p in self.iiop_profiles_borrowed()? {
             for e in p.endpoints() {
                 if !v.contains(&e) {
                     v.push(e);
@@ -352,18 +367,23 @@ impl Ior {
     /// IIOP profile that has one, else of a multiple-components profile.
     /// `None` means the client must assume ISO 8859-1 and no `wchar`.
     pub fn code_sets(&self) -> Option<CodeSetComponentInfo> {
-        let iiop = self.iiop_profiles().unwrap_or_default();
+        self.code_sets_of(&self.iiop_profiles_borrowed().unwrap_or_default())
+    }
+
+    /// [`Ior::code_sets`] given this reference's IIOP profiles (from
+    /// [`Ior::iiop_profiles_borrowed`]), which are then not decoded again.
+    pub fn code_sets_of(&self, iiop: &[Cow<'_, IiopProfile>]) -> Option<CodeSetComponentInfo> {
         iiop.iter()
-            .find_map(IiopProfile::code_sets)
+            .find_map(|p| p.code_sets())
             .or_else(|| find_code_sets(&self.multiple_components()))
     }
 
     /// The vendor ORB type (`TAG_ORB_TYPE`) of the first IIOP profile or
     /// multiple-components profile that has one.
     pub fn orb_type(&self) -> Option<u32> {
-        let iiop = self.iiop_profiles().unwrap_or_default();
+        let iiop = self.iiop_profiles_borrowed().unwrap_or_default();
         iiop.iter()
-            .find_map(IiopProfile::orb_type)
+            .find_map(|p| p.orb_type())
             .or_else(|| find_orb_type(&self.multiple_components()))
     }
 }

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use peregrine_cdr::{ValueObject, ValueSlot};
 use peregrine_dynamic::Any;
-use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
 use peregrine_interop_tests::values_idl::val_interop as v;
+use peregrine_interop_tests::{bounded, serving_orb};
 use peregrine_orb::{Orb, SystemException, SystemExceptionKind};
 
 fn node(id: i32, label: &str, next: Option<Arc<v::Node>>) -> Arc<v::Node> {
@@ -281,14 +281,9 @@ impl v::Anything for AnythingServer {
 fn omniorb_client_peregrine_server() {
     bounded(120, || {
         let p = peers();
-        let orb = Orb::builder()
-            .listen("127.0.0.1", 0)
-            .call_timeout(Duration::from_secs(20))
-            .build()
-            .unwrap();
-        let root = orb.root_poa();
-        root.manager().activate().unwrap();
+        let orb = serving_orb();
         let s = Arc::new(v::ValuesSkeleton::new(Server));
+        let root = orb.root_poa();
         let obj = root.servant_to_reference(&s).unwrap();
         let any: v::AnythingRef = root
             .servant_to_reference(&Arc::new(v::AnythingSkeleton::new(AnythingServer)))

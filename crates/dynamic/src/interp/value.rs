@@ -105,7 +105,10 @@ pub(crate) fn encode_abstract(v: &DynValue, w: &mut Writer) -> Result<()> {
                 }
             }
         }
-        _ => Err(mismatch("expected an object reference or a value")),
+        _ => Err(DynError::BadParam {
+            minor: minor::BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE,
+            what: "expected an object reference or a value",
+        }),
     }
 }
 

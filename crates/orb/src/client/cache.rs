@@ -3,15 +3,16 @@
 //! per object reference.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex};
+use std::hash::{BuildHasher, BuildHasherDefault};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Instant;
 
-use peregrine_cdr::GiopVersion;
-use peregrine_giop::{CodeSetComponentInfo, Endpoint};
+use peregrine_giop::Endpoint;
 
 use super::lock;
 use super::{call::*, conn::*, route::*};
 use crate::error::raise;
+use crate::fasthash::SeededState;
 use crate::orb::Orb;
 use crate::runtime::{Cause, Phase};
 use crate::runtime::{CompletionStatus, SystemException, SystemExceptionKind as K};
@@ -39,29 +40,43 @@ pub(crate) struct ConnCache {
     routes: Mutex<Routes>,
 }
 
-type RouteKey = (Vec<Endpoint>, GiopVersion, Option<CodeSetComponentInfo>);
-
-/// Live routes by what they are made of; dead entries are swept when
-/// the table has doubled since the last sweep.
+/// Live routes by the hash of what they are made of ([`RouteParts`]);
+/// routes with equal hashes are told apart in full. Dead entries are
+/// swept when the table has doubled since the last sweep.
+///
+/// Keyed by the hash, not by the parts: a lookup then needs no copy of
+/// the endpoints and code sets to build a key, and a reference whose
+/// route exists makes none (the common case: many objects, one server).
 #[derive(Default)]
 struct Routes {
-    pub(super) map: HashMap<RouteKey, std::sync::Weak<Route>>,
+    seed: SeededState,
+    map: HashMap<u64, Vec<Weak<Route>>, BuildHasherDefault<IdHasher>>,
     sweep_at: usize,
 }
 
 impl ConnCache {
-    /// The live route equal to `r`, or `r` itself (then remembered).
-    pub(super) fn intern(&self, r: Arc<Route>) -> Arc<Route> {
-        let key: RouteKey = (r.endpoints.clone(), r.version, r.info.clone());
+    /// The live route made of `parts`, else a new one (then remembered).
+    pub(super) fn intern(&self, parts: RouteParts) -> Arc<Route> {
         let mut t = lock(&self.routes);
-        if let Some(old) = t.map.get(&key).and_then(std::sync::Weak::upgrade) {
+        let h = t.seed.hash_one(&parts);
+        let found = t.map.get(&h).and_then(|same_hash| {
+            same_hash
+                .iter()
+                .filter_map(Weak::upgrade)
+                .find(|r| r.is_made_of(&parts))
+        });
+        if let Some(old) = found {
             return old;
         }
         if t.map.len() >= t.sweep_at {
-            t.map.retain(|_, w| w.strong_count() > 0);
+            t.map.retain(|_, rs| {
+                rs.retain(|w| w.strong_count() > 0);
+                !rs.is_empty()
+            });
             t.sweep_at = (t.map.len() * 2).max(64);
         }
-        t.map.insert(key, Arc::downgrade(&r));
+        let r = Arc::new(Route::new(parts));
+        t.map.entry(h).or_default().push(Arc::downgrade(&r));
         r
     }
 

@@ -635,7 +635,8 @@ impl<'o> Call<'o> {
                     .with_detail(format_args!("more than {MAX_FORWARDS} forwards"))
             }));
         }
-        let t = Target::from_ior(&ior, true, self.obj.inner.orb.inner().config.max_giop)?;
+        let max = self.obj.inner.orb.inner().config.max_giop;
+        let t = Target::from_ior(&ior, true, max, |p| Arc::new(Route::new(p)))?;
         self.obj.inner.set_target(Some(Arc::new(t)));
         self.restore_pending(pending);
         self.relocate(w)

@@ -65,9 +65,11 @@ impl RefInner {
         if let Some(t) = self.bound.get() {
             return Ok(TargetRef::Bound(t));
         }
-        let mut new = Target::from_ior(&self.ior, false, self.orb.inner().config.max_giop)?;
+        let orb = self.orb.inner();
         // References to an endpoint already known share its route.
-        new.route = self.orb.inner().cache.intern(new.route);
+        let new = Target::from_ior(&self.ior, false, orb.config.max_giop, |p| {
+            orb.cache.intern(p)
+        })?;
         Ok(TargetRef::Bound(self.bound.get_or_init(|| new)))
     }
 
@@ -130,13 +132,27 @@ pub(crate) struct Route {
     pub(super) headers: HeaderSlots,
 }
 
+/// What a route is made of. References whose parts are equal share one
+/// route ([`super::cache::ConnCache::intern`]).
+#[derive(Hash, PartialEq, Eq)]
+pub(super) struct RouteParts {
+    pub(super) endpoints: Vec<Endpoint>,
+    pub(super) version: GiopVersion,
+    pub(super) info: Option<CodeSetComponentInfo>,
+}
+
 impl Target {
+    /// The target of `ior`'s first IIOP profile, through the route that
+    /// `route` makes of its parts (a shared one, or a new one).
     pub(super) fn from_ior(
         ior: &Ior,
         forwarded: bool,
         max: GiopVersion,
+        route: impl FnOnce(RouteParts) -> Arc<Route>,
     ) -> Result<Target, SystemException> {
-        let profiles = ior.iiop_profiles().map_err(|e| {
+        // Borrowed, not copied: binding reads a few fields of each
+        // profile (copying them was half of a reference's first call).
+        let profiles = ior.iiop_profiles_borrowed().map_err(|e| {
             raise(K::InvObjref, 0, CompletionStatus::No, || {
                 Cause::new(Phase::Resolve)
                     .with_detail(format_args!("malformed IIOP profile in the reference: {e}"))
@@ -162,25 +178,38 @@ impl Target {
             _ => GiopVersion::V1_2,
         }
         .min(max);
-        let info = ior.code_sets();
-        let negotiate = info.is_some() && version >= GiopVersion::V1_1;
+        let info = ior.code_sets_of(&profiles);
         Ok(Target {
-            route: Arc::new(Route {
+            key: ShortBytes::from(first.object_key.as_slice()),
+            route: route(RouteParts {
                 endpoints,
                 version,
-                codesets: choose_codesets(info.as_ref()),
                 info,
-                negotiate,
-                conn: Mutex::new(None),
-                headers: Default::default(),
             }),
-            key: ShortBytes::from(first.object_key.as_slice()),
             forwarded,
         })
     }
 }
 
 impl Route {
+    /// A route of its own (not shared through the cache).
+    pub(super) fn new(p: RouteParts) -> Route {
+        Route {
+            negotiate: p.info.is_some() && p.version >= GiopVersion::V1_1,
+            codesets: choose_codesets(p.info.as_ref()),
+            endpoints: p.endpoints,
+            version: p.version,
+            info: p.info,
+            conn: Mutex::new(None),
+            headers: Default::default(),
+        }
+    }
+
+    /// Whether the route is made of `p`.
+    pub(super) fn is_made_of(&self, p: &RouteParts) -> bool {
+        self.version == p.version && self.endpoints == p.endpoints && self.info == p.info
+    }
+
     /// The code sets for a new connection, preferring `prefer` (what
     /// already-encoded arguments use) when the server accepts them.
     pub(super) fn codesets_preferring(&self, prefer: Option<CodeSets>) -> CodeSets {

@@ -153,3 +153,37 @@ fn socket_timeouts_are_stable_across_calls_and_never_late() {
         assert!(left - s < READ_TIMEOUT_GRANULE, "{left:?} -> {s:?}");
     }
 }
+
+/// References to one server share one route, whatever their object
+/// keys; a different version, endpoint or CODE_SETS component makes
+/// another.
+#[test]
+fn references_with_equal_parts_share_a_route() {
+    use peregrine_giop::{CodeSetComponent, CodeSetComponentInfo, Endpoint};
+    let cache = ConnCache::default();
+    let parts = |port: u16, version: GiopVersion, native: Option<u32>| RouteParts {
+        endpoints: vec![Endpoint::new("127.0.0.1", port)],
+        version,
+        info: native.map(|n| CodeSetComponentInfo {
+            for_char_data: CodeSetComponent {
+                native_code_set: peregrine_cdr::CodeSetId(n),
+                conversion_code_sets: vec![],
+            },
+            for_wchar_data: CodeSetComponent {
+                native_code_set: peregrine_cdr::CodeSetId(0x0001_0109),
+                conversion_code_sets: vec![],
+            },
+        }),
+    };
+    let a = cache.intern(parts(7000, GiopVersion::V1_2, Some(0x0001_0001)));
+    let b = cache.intern(parts(7000, GiopVersion::V1_2, Some(0x0001_0001)));
+    assert!(Arc::ptr_eq(&a, &b), "equal parts: one route");
+    for other in [
+        parts(7001, GiopVersion::V1_2, Some(0x0001_0001)),
+        parts(7000, GiopVersion::V1_1, Some(0x0001_0001)),
+        parts(7000, GiopVersion::V1_2, Some(0x0501_0001)),
+        parts(7000, GiopVersion::V1_2, None),
+    ] {
+        assert!(!Arc::ptr_eq(&a, &cache.intern(other)));
+    }
+}
