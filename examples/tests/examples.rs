@@ -369,19 +369,11 @@ fn dynamic_invocation_and_dynamic_skeleton() {
 }
 
 /// The Python virtual environment holding omniORBpy and omniidl with its
-/// Python back end (`scripts/install-deps.sh` creates it).
+/// Python back end (`scripts/install-deps.sh` creates it), found as the
+/// interop tests find it.
 fn omniorbpy() -> PathBuf {
-    let venv = match std::env::var_os("PEREGRINE_OMNIORBPY_VENV") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
-            .join(".cache/peregrine/omniorbpy-venv"),
-    };
-    assert!(
-        venv.join("bin/omniidl").is_file(),
-        "omniORBpy is not installed in {}: run scripts/install-deps.sh",
-        venv.display()
-    );
-    venv
+    peregrine_interop_tests::omniorbpy::venv()
+        .unwrap_or_else(|why| panic!("{why}: run scripts/install-deps.sh"))
 }
 
 /// Generates the Python stubs of `idl` into a new directory for `test`,

@@ -10,11 +10,16 @@ fn main() {
         .portability_warnings(false)
         // One interface of abstract.idl in the table-driven form.
         .interface_marshal("::Abs::Relay", peregrine_build::Marshal::Interpreted)
+        .interface_marshal(
+            "::AnyValues::KeeperTable",
+            peregrine_build::Marshal::Interpreted,
+        )
         .compile(&[
             "idl/test.idl",
             "idl/dynamic.idl",
             "idl/values.idl",
             "idl/abstract.idl",
+            "idl/value_base.idl",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");

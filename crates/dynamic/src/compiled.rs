@@ -26,7 +26,7 @@ use std::sync::Arc;
 use peregrine_cdr::{write_value, ByteOrder, Decode, Encode, Reader, ValueSlot, ValueType, Writer};
 
 use crate::any::{Any, FromAny, IdlType, ToAny};
-use crate::error::{DynError, Result};
+use crate::error::{mismatch, Result};
 use crate::interp::{decode_value, encode_value};
 use crate::typecode::TypeCode;
 use crate::value::DynValue;
@@ -43,10 +43,9 @@ pub fn to_dyn_with(
     let mut r = Reader::new(&bytes, ByteOrder::NATIVE);
     let v = decode_value(tc, &mut r)?;
     if !r.is_empty() {
-        return Err(DynError::BadParam {
-            minor: 0,
-            what: "compiled encoding longer than its TypeCode describes",
-        });
+        return Err(mismatch(
+            "compiled encoding longer than its TypeCode describes",
+        ));
     }
     Ok(v)
 }
@@ -64,10 +63,7 @@ pub fn from_dyn_with<T>(
     let mut r = Reader::new(&bytes, ByteOrder::NATIVE);
     let out = dec(&mut r)?;
     if !r.is_empty() {
-        return Err(DynError::BadParam {
-            minor: 0,
-            what: "value longer than the compiled type reads",
-        });
+        return Err(mismatch("value longer than the compiled type reads"));
     }
     Ok(out)
 }

@@ -6,13 +6,14 @@ use core::fmt;
 use peregrine_cdr::CdrError;
 use peregrine_giop::{CompletionStatus, SystemException, SystemExceptionKind};
 
-/// OMG minor codes used by this crate (declared, with their names, in
-/// `peregrine_giop`'s one table).
+/// Minor codes used by this crate, the OMG's and Peregrine's (declared,
+/// with their names, in `peregrine_giop`'s one table).
 pub mod minor {
     pub use peregrine_giop::system_exception::minor::{
-        BAD_PARAM_DISCRIMINATOR_TYPE, BAD_PARAM_LABEL_TYPE, BAD_TYPECODE_ILLEGAL_MEMBER,
-        BAD_TYPECODE_ILLEGAL_PARAM, BAD_TYPECODE_INCOMPLETE, MARSHAL_LOCAL_OBJECT,
-        MARSHAL_NO_VALUE_FACTORY, NO_IMPLEMENT_NO_VALUE_IMPL,
+        BAD_PARAM_DISCRIMINATOR_TYPE, BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE, BAD_PARAM_LABEL_TYPE,
+        BAD_PARAM_TYPE_MISMATCH, BAD_TYPECODE_ILLEGAL_MEMBER, BAD_TYPECODE_ILLEGAL_PARAM,
+        BAD_TYPECODE_INCOMPLETE, MARSHAL_LOCAL_OBJECT, MARSHAL_NO_VALUE_FACTORY,
+        NO_IMPLEMENT_NO_VALUE_IMPL,
     };
 }
 
@@ -36,7 +37,7 @@ pub enum DynError {
     /// A value that does not match its TypeCode on encode, or a bad
     /// argument to a TypeCode constructor (`BAD_PARAM`).
     BadParam {
-        /// OMG minor code (0 when the standard names none).
+        /// Minor code (see [`minor`]; 0 when none is named).
         minor: u32,
         /// What was wrong, for humans.
         what: &'static str,
@@ -141,5 +142,8 @@ pub(crate) fn bad_tc(what: &'static str) -> DynError {
 #[cold]
 #[inline(never)]
 pub(crate) fn mismatch(what: &'static str) -> DynError {
-    DynError::BadParam { minor: 0, what }
+    DynError::BadParam {
+        minor: minor::BAD_PARAM_TYPE_MISMATCH,
+        what,
+    }
 }

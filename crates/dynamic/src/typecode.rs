@@ -346,6 +346,32 @@ impl TypeCode {
         tc
     }
 
+    /// `CORBA::ValueBase`, the type every value (valuetype or value box)
+    /// is a kind of: `tk_value` with the id
+    /// [`VALUE_BASE_ID`](crate::valuetype::VALUE_BASE_ID), name
+    /// `ValueBase`, `VM_NONE`, no concrete base and no members (shared).
+    /// A slot of this type carries a value of any type.
+    pub fn value_base() -> TypeCode {
+        static TC: LazyLock<TypeCode> = LazyLock::new(|| {
+            TypeCode::value_tc(
+                crate::valuetype::VALUE_BASE_ID,
+                "ValueBase",
+                crate::valuetype::VM_NONE,
+                None,
+                Vec::new(),
+            )
+        });
+        TC.clone()
+    }
+
+    /// True for `CORBA::ValueBase` (through aliases): a slot where any
+    /// value may stand.
+    pub fn is_value_base(&self) -> bool {
+        self.unalias().is_ok_and(|t| {
+            t.kind() == TcKind::Value && t.id() == Ok(crate::valuetype::VALUE_BASE_ID)
+        })
+    }
+
     /// A value box of `boxed`.
     pub fn value_box_tc(
         id: impl Into<String>,

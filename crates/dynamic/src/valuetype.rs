@@ -45,6 +45,9 @@ pub const VM_ABSTRACT: i16 = 2;
 /// `VM_TRUNCATABLE`: may be read as its concrete base.
 pub const VM_TRUNCATABLE: i16 = 3;
 
+/// The repository id of `CORBA::ValueBase` ([`TypeCode::value_base`]).
+pub const VALUE_BASE_ID: &str = "IDL:omg.org/CORBA/ValueBase:1.0";
+
 /// Longest chain of concrete bases followed (decoded TypeCodes nest at
 /// most 32 deep; a constructed one could be longer, but not usefully).
 const MAX_BASE_CHAIN: usize = 64;

@@ -305,6 +305,48 @@ fn abstract_interface_carries_a_value_or_a_reference() {
 }
 
 #[test]
+fn value_and_abstract_interface_minor_codes() {
+    use peregrine_giop::system_exception::minor::MARSHAL_INVALID_BOOLEAN;
+    let tc = TypeCode::abstract_interface_tc("IDL:Values/Shape:1.0", "Shape");
+    let kind_minor = |e: &DynError| {
+        let s = e.system_exception(peregrine_giop::CompletionStatus::No);
+        (s.kind, s.minor)
+    };
+    // A discriminator neither FALSE (value) nor TRUE (reference).
+    for d in [2u8, 0xff] {
+        let mut bytes = encode(&tc, &DynValue::Value(None));
+        bytes[0] = d;
+        let e = decode(&tc, &bytes).unwrap_err();
+        assert_eq!(e, DynError::Cdr(CdrError::InvalidBoolean(d)));
+        assert_eq!(
+            kind_minor(&e),
+            (SystemExceptionKind::Marshal, MARSHAL_INVALID_BOOLEAN)
+        );
+    }
+    // Neither a reference nor a value to send.
+    let mut w = Writer::new(ByteOrder::Big);
+    let e = encode_value(&tc, &DynValue::Long(1), &mut w).unwrap_err();
+    assert_eq!(
+        kind_minor(&e),
+        (
+            SystemExceptionKind::BadParam,
+            minor::BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE
+        )
+    );
+    // Not a value where a valuetype goes, or a value of another type.
+    let e = encode_value(&node_tc(), &DynValue::Long(1), &mut w).unwrap_err();
+    let mismatch = (
+        SystemExceptionKind::BadParam,
+        minor::BAD_PARAM_TYPE_MISMATCH,
+    );
+    assert_eq!(kind_minor(&e), mismatch);
+    let base = base_tc();
+    let b = ValueNode::new(base.clone(), vec![DynValue::Long(1)]).unwrap();
+    let e = encode_value(&node_tc(), &DynValue::Value(Some(b.into())), &mut w).unwrap_err();
+    assert_eq!(kind_minor(&e), mismatch, "{e}");
+}
+
+#[test]
 fn any_holds_a_value_graph() {
     let tc = node_tc();
     let b = node(&tc, 2, "b", None);
@@ -698,4 +740,90 @@ fn two_edges_back_to_one_pending_value() {
     let weak_root = Arc::downgrade(&root2);
     drop((root2, kids, back));
     assert!(weak_root.upgrade().is_none(), "decoded cycle leaked");
+}
+
+/// `CORBA::_tc_ValueBase`: `tk_value`, its OMG id and name, `VM_NONE`, no
+/// concrete base, no members; the same through CDR.
+#[test]
+fn value_base_typecode_is_the_omg_one() {
+    let tc = TypeCode::value_base();
+    assert_eq!(tc.kind(), TcKind::Value);
+    assert_eq!(tc.id().unwrap(), "IDL:omg.org/CORBA/ValueBase:1.0");
+    assert_eq!(
+        tc.id().unwrap(),
+        peregrine_dynamic::valuetype::VALUE_BASE_ID
+    );
+    assert_eq!(tc.name().unwrap(), "ValueBase");
+    assert_eq!(tc.type_modifier().unwrap(), VM_NONE);
+    assert!(tc.concrete_base_type().unwrap().is_none());
+    assert_eq!(tc.member_count().unwrap(), 0);
+    assert!(tc.is_value_base());
+    let alias = TypeCode::alias_tc("IDL:Values/VB:1.0", "VB", tc.clone());
+    assert!(alias.is_value_base());
+    assert!(!base_tc().is_value_base());
+    let mut w = Writer::new(ByteOrder::Big);
+    write_typecode(&tc, &mut w).unwrap();
+    let bytes = w.into_vec();
+    let back = read_typecode(&mut Reader::new(&bytes, ByteOrder::Big)).unwrap();
+    assert!(back.equal(&tc));
+    assert!(back.is_value_base());
+}
+
+/// A `ValueBase` slot carries values of any type, boxes included, and
+/// null; a value met twice is shared; a type nobody registered is
+/// `MARSHAL` minor 1 (no value factory), and so is a header without ids.
+#[test]
+fn value_base_slot_carries_any_registered_value() {
+    let vb = TypeCode::value_base();
+    let nt = node_tc();
+    register_value_type(nt.clone()).unwrap();
+    let boxed = TypeCode::value_box_tc("IDL:Values/VbBox:1.0", "VbBox", TypeCode::long());
+    register_value_type(boxed.clone()).unwrap();
+    let n = node(&nt, 7, "n", None);
+    let b = ValueNode::boxed(boxed.clone(), DynValue::Long(42)).unwrap();
+    let seq = TypeCode::sequence_tc(0, vb.clone());
+    let v = DynValue::Sequence(vec![
+        DynValue::Value(Some(n.clone().into())),
+        DynValue::Value(Some(b.into())),
+        DynValue::Value(None),
+        DynValue::Value(Some(n.into())),
+    ]);
+    let bytes = encode(&seq, &v);
+    let DynValue::Sequence(back) = decode(&seq, &bytes).unwrap() else {
+        panic!("a sequence");
+    };
+    let first = node_of(&back[0]);
+    assert_eq!(first.type_code().id().unwrap(), "IDL:Values/Node:1.0");
+    assert_eq!(first.member("id"), Some(DynValue::Long(7)));
+    let b = node_of(&back[1]);
+    assert_eq!(b.type_code().kind(), TcKind::ValueBox);
+    assert_eq!(*b.state(), vec![DynValue::Long(42)]);
+    assert_eq!(back[2], DynValue::Value(None));
+    assert!(Arc::ptr_eq(&first, &node_of(&back[3])));
+
+    // The same value in an `Any` typed `ValueBase`.
+    let any = Any::new(vb.clone(), back[1].clone());
+    let mut w = Writer::new(ByteOrder::Little);
+    any.encode_into(&mut w).unwrap();
+    let bytes = w.into_vec();
+    let got = Any::decode_from(&mut Reader::new(&bytes, ByteOrder::Little)).unwrap();
+    assert!(got.tc.is_value_base());
+    assert_eq!(*node_of(&got.value).state(), vec![DynValue::Long(42)]);
+
+    // Unregistered: no factory.
+    let stranger = TypeCode::value_tc(
+        "IDL:Values/Stranger:1.0",
+        "Stranger",
+        VM_NONE,
+        None,
+        vec![member("x", TypeCode::long(), true)],
+    );
+    let s = ValueNode::new(stranger, vec![DynValue::Long(1)]).unwrap();
+    let bytes = encode(&vb, &DynValue::Value(Some(s.into())));
+    for bad in [bytes, vec![0x7f, 0xff, 0xff, 0x00, 0, 0, 0, 1]] {
+        let e = decode(&vb, &bad).unwrap_err();
+        let ex = e.system_exception(peregrine_giop::CompletionStatus::No);
+        assert_eq!(ex.kind, SystemExceptionKind::Marshal, "{e:?}");
+        assert_eq!(ex.minor, minor::MARSHAL_NO_VALUE_FACTORY);
+    }
 }

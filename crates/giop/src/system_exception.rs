@@ -134,9 +134,10 @@ impl fmt::Display for SystemExceptionKind {
 
 /// OMG-assigned minor codes (`OMGVMCID | n`), from the OMG's table of
 /// standard minor exception codes (as also listed in omniORB's
-/// `minorCode.h`). Named `KIND_REASON`; the names are also the table
-/// [`lookup`](minor::lookup) reads, so `Display` names every code declared here and no
-/// second list can drift from it.
+/// `minorCode.h`), and Peregrine's own (`PEREGRINE_VMCID | n`) for
+/// conditions that table has no code for. Named `KIND_REASON`; the names
+/// are also the table [`lookup`](minor::lookup) reads, so `Display` names
+/// every code declared here and no second list can drift from it.
 pub mod minor {
     use core::fmt;
 
@@ -150,23 +151,68 @@ pub mod minor {
         OMGVMCID | n
     }
 
-    /// Declares each code as a constant and lists it, with its name, in
-    /// `TABLE`.
-    macro_rules! codes {
-        ($($(#[$attr:meta])* $name:ident = $n:literal;)*) => {
-            $($(#[$attr])* pub const $name: u32 = omg($n);)*
+    /// Peregrine's vendor minor codeset id (`PG` in the high bits), for
+    /// conditions the OMG's table has no code for (omniORB and JacORB use
+    /// codes of their own, or 0, for the same conditions). Not assigned
+    /// by the OMG: chosen to stay apart from the OMG's id (`0x4f4d0000`)
+    /// and omniORB's (`0x41540000`), whose codes peers send.
+    pub const PEREGRINE_VMCID: u32 = 0x5047_0000;
 
-            /// Every code declared here, by constant name.
-            const TABLE: &[(&str, u32)] = &[$((stringify!($name), $name)),*];
+    /// `PEREGRINE_VMCID | n`.
+    pub const fn peregrine(n: u32) -> u32 {
+        PEREGRINE_VMCID | n
+    }
+
+    /// Declares each code as `vmcid(n)` and lists it, with its name, in
+    /// `table`.
+    macro_rules! codes {
+        ($vmcid:ident, $table:ident; $($(#[$attr:meta])* $name:ident = $n:literal;)*) => {
+            $($(#[$attr])* pub const $name: u32 = $vmcid($n);)*
+
+            /// Every code of this codeset declared here, by constant name.
+            const $table: &[(&str, u32)] = &[$((stringify!($name), $name)),*];
         };
     }
 
     codes! {
+        peregrine, PEREGRINE_TABLE;
+
+        /// BAD_PARAM (Peregrine) 1: a value that does not match the type
+        /// it is sent as (a DII argument, a DSI result, the contents of
+        /// an Any, a value in a valuetype slot).
+        BAD_PARAM_TYPE_MISMATCH = 1;
+
+        /// MARSHAL (Peregrine) 1: a boolean octet other than 0 or 1, the
+        /// discriminator of an abstract interface (reference or value)
+        /// included.
+        MARSHAL_INVALID_BOOLEAN = 1;
+        /// MARSHAL (Peregrine) 2: a long where a value was expected that
+        /// is neither null, an indirection nor a value tag.
+        MARSHAL_INVALID_VALUE_TAG = 2;
+        /// MARSHAL (Peregrine) 3: an indirection (to a value, repository
+        /// id or codebase URL) that leads to nothing read before.
+        MARSHAL_INVALID_INDIRECTION = 3;
+        /// MARSHAL (Peregrine) 4: a chunked value that breaks the chunking
+        /// rules.
+        MARSHAL_INVALID_CHUNKED_ENCODING = 4;
+        /// MARSHAL (Peregrine) 5: an end tag that closes no open value.
+        MARSHAL_INVALID_END_TAG = 5;
+        /// MARSHAL (Peregrine) 6: an indirection back to a value still
+        /// being read, from a place that cannot be completed later.
+        MARSHAL_UNSUPPORTED_VALUE_CYCLE = 6;
+    }
+
+    codes! {
+        omg, TABLE;
+
         /// UNKNOWN 1: an unlisted user exception was raised by the servant.
         UNKNOWN_USER_EXCEPTION = 1;
         /// UNKNOWN 2: a non-standard system exception was raised.
         UNKNOWN_SYSTEM_EXCEPTION = 2;
 
+        /// BAD_PARAM 6: what is marshaled as an abstract interface is
+        /// neither an object reference nor a value.
+        BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE = 6;
         /// BAD_PARAM 7: bad scheme name in a URL.
         BAD_PARAM_BAD_SCHEME_NAME = 7;
         /// BAD_PARAM 8: bad address in a URL.
@@ -312,7 +358,7 @@ pub mod minor {
     /// (`TRANSIENT`, `omg(2)`).
     pub fn lookup(kind: SystemExceptionKind, code: u32) -> Option<MinorName> {
         let k = kind.name();
-        TABLE.iter().find_map(|&(name, c)| {
+        TABLE.iter().chain(PEREGRINE_TABLE).find_map(|&(name, c)| {
             let reason = name.strip_prefix(k)?.strip_prefix('_')?;
             (c == code).then_some(MinorName { name, reason })
         })
@@ -445,7 +491,10 @@ impl SystemException {
     /// `BAD_PARAM` for a broken IDL bound or a `fixed` value that does not
     /// fit its type, `IMP_LIMIT` for a length past
     /// 2^32, `CODESET_INCOMPATIBLE` for a code set the ORB lacks, `MARSHAL`
-    /// minor 1 for a value without a factory, `MARSHAL` for malformed input.
+    /// minor 1 for a value without a factory, `MARSHAL` for malformed input
+    /// (with a Peregrine minor code for a bad boolean or abstract
+    /// interface discriminator and for broken value encodings, 0 for the
+    /// rest).
     pub fn from_cdr(err: &CdrError, completed: CompletionStatus) -> Self {
         use SystemExceptionKind as K;
         let (kind, minor) = match err {
@@ -458,6 +507,12 @@ impl SystemException {
             CdrError::UnsupportedCodeSet(_) => (K::CodesetIncompatible, 0),
             // OMG minor 1: "unable to locate value factory".
             CdrError::NoValueFactory => (K::Marshal, minor::omg(1)),
+            CdrError::InvalidBoolean(_) => (K::Marshal, minor::MARSHAL_INVALID_BOOLEAN),
+            CdrError::BadValueTag(_) => (K::Marshal, minor::MARSHAL_INVALID_VALUE_TAG),
+            CdrError::BadIndirection(_) => (K::Marshal, minor::MARSHAL_INVALID_INDIRECTION),
+            CdrError::BadChunk => (K::Marshal, minor::MARSHAL_INVALID_CHUNKED_ENCODING),
+            CdrError::BadEndTag(_) => (K::Marshal, minor::MARSHAL_INVALID_END_TAG),
+            CdrError::UnsupportedCycle => (K::Marshal, minor::MARSHAL_UNSUPPORTED_VALUE_CYCLE),
             _ => (K::Marshal, 0),
         };
         Self::new(kind, minor, completed)
@@ -823,6 +878,23 @@ mod tests {
             Some("MARSHAL_ServerRequestNVList")
         );
         assert_eq!(name(K::Marshal, 0), None);
+        // Peregrine's codes are named too, and apart from the OMG's with
+        // the same number.
+        assert_eq!(
+            name(K::Marshal, minor::MARSHAL_INVALID_CHUNKED_ENCODING).as_deref(),
+            Some("MARSHAL_InvalidChunkedEncoding")
+        );
+        assert_eq!(minor::MARSHAL_INVALID_BOOLEAN, 0x5047_0001);
+        assert_eq!(name(K::Marshal, minor::peregrine(7)), None);
+        // Numbered per exception, as the OMG's codes are.
+        assert_eq!(
+            name(K::BadParam, minor::peregrine(1)).as_deref(),
+            Some("BAD_PARAM_TypeMismatch")
+        );
+        assert_eq!(
+            name(K::BadParam, minor::BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE).as_deref(),
+            Some("BAD_PARAM_IncorrectAbstractIntfType")
+        );
         assert_eq!(name(K::Timeout, minor::omg(1)), None);
         assert_eq!(
             minor::lookup(K::Unknown, minor::omg(1)).unwrap().constant(),
@@ -1001,14 +1073,39 @@ mod tests {
         );
         assert_eq!(m(CdrError::InvalidFixed).0, K::Marshal);
         assert_eq!(m(CdrError::NoValueFactory), (K::Marshal, minor::omg(1)));
-        assert_eq!(m(CdrError::BadIndirection(-4)).0, K::Marshal);
+        // Malformed values and booleans: Peregrine's own codes.
+        assert_eq!(
+            m(CdrError::InvalidBoolean(2)),
+            (K::Marshal, minor::MARSHAL_INVALID_BOOLEAN)
+        );
+        assert_eq!(
+            m(CdrError::BadValueTag(7)),
+            (K::Marshal, minor::MARSHAL_INVALID_VALUE_TAG)
+        );
+        assert_eq!(
+            m(CdrError::BadIndirection(-4)),
+            (K::Marshal, minor::MARSHAL_INVALID_INDIRECTION)
+        );
+        assert_eq!(
+            m(CdrError::BadChunk),
+            (K::Marshal, minor::MARSHAL_INVALID_CHUNKED_ENCODING)
+        );
+        assert_eq!(
+            m(CdrError::BadEndTag(-1)),
+            (K::Marshal, minor::MARSHAL_INVALID_END_TAG)
+        );
+        assert_eq!(
+            m(CdrError::UnsupportedCycle),
+            (K::Marshal, minor::MARSHAL_UNSUPPORTED_VALUE_CYCLE)
+        );
         assert_eq!(m(CdrError::UnsupportedCodeSet(9)).0, K::CodesetIncompatible);
         assert_eq!(m(CdrError::BadStringTerminator).0, K::Marshal);
+        assert_eq!(m(CdrError::InvalidEnum(9)), (K::Marshal, 0));
         let s: SystemException = CdrError::InvalidBoolean(2).into();
         assert_eq!(s.completed, CompletionStatus::No);
         assert_eq!(
             s.to_string(),
-            "CORBA::MARSHAL (minor 0x00000000, COMPLETED_NO)"
+            "CORBA::MARSHAL (minor 0x50470001 MARSHAL_InvalidBoolean, COMPLETED_NO)"
         );
     }
 }

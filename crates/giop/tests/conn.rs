@@ -802,3 +802,61 @@ fn marshalled_bodies_keep_their_alignment_in_every_version() {
         }
     }
 }
+
+/// A request the driver answers itself holds the orderly shutdown back
+/// until the driver says so; then CloseConnection goes out.
+#[test]
+fn request_answered_by_the_driver_releases_the_shutdown() {
+    let mut p = Pair::default_pair();
+    p.client.send_request(Call::new(b"k", "a"), &[]).unwrap();
+    p.drive();
+    let ra = p.requests().remove(0);
+    p.server.shutdown();
+    p.drive();
+    assert!(!p.server.is_closed(), "`a` still in flight");
+    assert_eq!(p.server.in_flight(), 1);
+    // The driver wrote the reply itself (not through the machine).
+    p.server.forget_request(ra.id);
+    assert_eq!(p.server.in_flight(), 0);
+    let t = p.server.poll_transmit(p.now).expect("CloseConnection");
+    let bytes = t.into_vec();
+    assert_eq!(bytes[7], MsgType::CloseConnection as u8);
+    assert!(p.server.is_closed());
+    // Forgetting twice, or an id never seen, changes nothing.
+    p.server.forget_request(ra.id);
+    p.server.forget_request(RequestId(99));
+    assert_eq!(
+        p.server.send_reply(ra.id, ReplyStatus::NoException, &[]),
+        Err(ConnError::Closed)
+    );
+}
+
+/// Requests taken by the driver's fast path set the version of the
+/// messages the machine starts, unless a message came through it.
+#[test]
+fn fast_path_requests_set_the_version_of_close_connection() {
+    let close_version = |s: &mut ServerConnection, now| {
+        s.shutdown();
+        let t = s.poll_transmit(now).expect("CloseConnection");
+        let h = MessageHeader::decode(&t.into_vec(), &Default::default()).unwrap();
+        assert_eq!(h.msg_type, MsgType::CloseConnection);
+        h.version
+    };
+    let now = Instant::now();
+    let config = Config::default().with_version(GiopVersion::V1_0);
+    let mut s = ServerConnection::new(config.clone(), now);
+    assert_eq!(close_version(&mut s, now), GiopVersion::V1_0);
+    let mut s = ServerConnection::new(config.clone(), now);
+    s.note_fast_request(GiopVersion::V1_2);
+    assert_eq!(close_version(&mut s, now), GiopVersion::V1_2);
+    // A GIOP 1.1 request through the machine first: it counts.
+    let mut c = ClientConnection::new(Config::default().with_version(GiopVersion::V1_1), now);
+    c.send_request(Call::new(b"k", "a").oneway(), &[]).unwrap();
+    let mut s = ServerConnection::new(config, now);
+    while let Some(t) = c.poll_transmit(now) {
+        s.handle_input(&t.into_vec(), now);
+    }
+    assert!(matches!(s.poll_event(), Some(ServerEvent::Request(_))));
+    s.note_fast_request(GiopVersion::V1_2);
+    assert_eq!(close_version(&mut s, now), GiopVersion::V1_1);
+}

@@ -102,6 +102,13 @@ pub struct Generated {
     pub diags: Vec<Diagnostic>,
     /// Whether the code uses the ORB crate.
     pub uses_orb: bool,
+    /// Whether the code has `ValueBase` slots (which read values through
+    /// `idl_rt::VALUE_BASE`).
+    pub uses_value_base: bool,
+    /// Paths, from the root of the generated code, of the concrete
+    /// valuetypes and value boxes generated (what a `ValueBase` slot
+    /// reads) and of their TypeCode functions.
+    pub values: Vec<(String, String)>,
 }
 
 /// How to decode a value: a function path callable as `p(r)`, or an
@@ -151,6 +158,7 @@ struct Gen<'a> {
     recursive: HashSet<DefId>,
     tree: ModTree,
     uses_orb: bool,
+    uses_value_base: bool,
 }
 
 /// Generates Rust for every definition of `spec`.
@@ -166,15 +174,19 @@ pub fn generate(spec: &Spec, o: &Options) -> Generated {
         recursive: HashSet::new(),
         tree: ModTree::default(),
         uses_orb: false,
+        uses_value_base: false,
     };
     g.find_unsupported();
     g.find_recursive();
     let root = spec.root.clone();
     g.scope(&root, &[]);
+    let values = g.concrete_values();
     Generated {
         tree: g.tree,
         diags: g.diags,
         uses_orb: g.uses_orb,
+        uses_value_base: g.uses_value_base,
+        values,
     }
 }
 
@@ -222,12 +234,17 @@ impl<'a> Gen<'a> {
     /// Why `ty` cannot be generated, if it cannot.
     fn unsupported(&self, ty: &Type) -> Option<String> {
         match ty {
-            Type::Basic(BasicType::ValueBase) => {
-                Some("`ValueBase` (valuetypes) is not supported yet".into())
-            }
             Type::Basic(_) => None,
             Type::String(_) | Type::WString(_) | Type::TypeCode | Type::Fixed(_) => None,
-            Type::Sequence(t, _) | Type::Array(t, _) => self.unsupported(t),
+            Type::Sequence(t, _) | Type::Array(t, _) => self.native(t).map_or_else(
+                || self.unsupported(t),
+                |n| {
+                    Some(format!(
+                        "native type `{}` as a sequence or array element is not supported yet",
+                        self.def(n).scoped_name
+                    ))
+                },
+            ),
             Type::Named(id) => {
                 let d = self.def(*id);
                 if self.omitted.contains(id) {
@@ -241,8 +258,10 @@ impl<'a> Gen<'a> {
                         "valuetype `{}` is forward-declared but never defined",
                         d.scoped_name
                     )),
+                    DefKind::Native if self.native_type(*id).is_some() => None,
                     DefKind::Native => Some(format!(
-                        "native type `{}` has no Rust mapping yet",
+                        "native type `{}` has no Rust mapping yet (the mapping knows \
+                         `PortableServer::Servant` and `PortableServer::ServantLocator::Cookie`)",
                         d.scoped_name
                     )),
                     // A local interface is `Option<Arc<dyn L>>` (the front
@@ -287,6 +306,27 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// The native type `ty` is (through typedefs), if any.
+    fn native(&self, ty: &Type) -> Option<DefId> {
+        match self.resolve_owned(ty) {
+            Type::Named(id) if matches!(self.def(id).kind, DefKind::Native) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The Rust type of native `id`, for the natives the mapping knows:
+    /// the ORB runtime's own servant handle and servant locator cookie,
+    /// which the servant manager traits of the runtime pass too.
+    fn native_type(&self, id: DefId) -> Option<String> {
+        match self.def(id).scoped_name.as_str() {
+            "::PortableServer::Servant" => {
+                Some(format!("std::sync::Arc<dyn {}::Servant>", self.o.orb))
+            }
+            "::PortableServer::ServantLocator::Cookie" => Some(format!("{}::Cookie", self.o.orb)),
+            _ => None,
+        }
+    }
+
     /// The reason a definition (or interface member) cannot be generated,
     /// with the location to report.
     fn def_problem(&self, id: DefId) -> Option<(Span, String)> {
@@ -314,6 +354,45 @@ impl<'a> Gen<'a> {
                 )
             })
         };
+        // Natives are the language's own objects: operations of local
+        // interfaces (and of valuetypes, run locally) may pass them, nothing
+        // marshaled may hold them.
+        let member = |ty: &Type, span: Span| {
+            self.native(ty).map(|n| {
+                (
+                    span,
+                    format!(
+                        "a member of native type `{}` is not supported (natives are \
+                         for operations of local interfaces)",
+                        self.def(n).scoped_name
+                    ),
+                )
+            })
+        };
+        let in_local = d.parent.is_some_and(|p| {
+            matches!(
+                self.def(p).kind,
+                DefKind::Interface { is_local: true, .. } | DefKind::Value { .. }
+            )
+        });
+        let passed = |ty: &Type, span: Span| {
+            self.native(ty).filter(|_| !in_local).map(|n| {
+                (
+                    span,
+                    format!(
+                        "native type `{}` cannot be marshaled: only operations of local \
+                         interfaces may use it",
+                        self.def(n).scoped_name
+                    ),
+                )
+            })
+        };
+        let check = |ty: &Type, span: Span| check(ty, span).or_else(|| member(ty, span));
+        let check_op = |ty: &Type, span: Span| {
+            self.unsupported(ty)
+                .map(|m| (span, m))
+                .or_else(|| passed(ty, span))
+        };
         match &d.kind {
             // A struct holding a local interface is a local struct (below).
             DefKind::Struct { members, .. } => members.iter().find_map(|m| check(&m.ty, m.span)),
@@ -329,7 +408,8 @@ impl<'a> Gen<'a> {
                     .iter()
                     .find_map(|b| check(&b.ty, b.span).or_else(|| local(&b.ty, b.span)))
             }),
-            DefKind::Typedef { ty } => check(ty, d.span),
+            // `typedef PortableServer::Servant S;` names the same Rust type.
+            DefKind::Typedef { ty } => self.unsupported(ty).map(|m| (d.span, m)),
             DefKind::Const { ty, value } => check(ty, d.span).or_else(|| match value {
                 ConstValue::WChar(c) if char::from_u32(*c).is_none() => Some((
                     d.span,
@@ -343,8 +423,8 @@ impl<'a> Gen<'a> {
                 raises: r,
                 contexts,
                 ..
-            } => check(result, d.span)
-                .or_else(|| params.iter().find_map(|p| check(&p.ty, p.span)))
+            } => check_op(result, d.span)
+                .or_else(|| params.iter().find_map(|p| check_op(&p.ty, p.span)))
                 .or_else(|| raises(r))
                 .or_else(|| {
                     (!contexts.is_empty())
@@ -355,7 +435,7 @@ impl<'a> Gen<'a> {
                 get_raises,
                 set_raises,
                 ..
-            } => check(ty, d.span)
+            } => check_op(ty, d.span)
                 .or_else(|| raises(get_raises))
                 .or_else(|| raises(set_raises)),
             DefKind::Interface { bases, .. } => bases.iter().find_map(|b| {
@@ -546,8 +626,11 @@ impl<'a> Gen<'a> {
             BasicType::Object => format!("Option<{}::ObjectRef>", self.o.orb),
             BasicType::Void => "()".into(),
             BasicType::Any => format!("{}::Any", self.o.dynamic),
-            // Unreachable for generated definitions (filtered as unsupported).
-            BasicType::ValueBase => "()".into(),
+            // Any value: written through the trait every value has, read
+            // through `idl_rt::VALUE_BASE`.
+            BasicType::ValueBase => {
+                format!("{cdr}::ValueSlot<dyn {cdr}::ValueObject>", cdr = self.o.cdr)
+            }
         }
     }
 
@@ -555,8 +638,10 @@ impl<'a> Gen<'a> {
     fn rty(&mut self, ty: &Type, cur: &[String]) -> String {
         match ty {
             Type::Basic(b) => {
-                if *b == BasicType::Object {
-                    self.uses_orb = true;
+                match b {
+                    BasicType::Object => self.uses_orb = true,
+                    BasicType::ValueBase => self.uses_value_base = true,
+                    _ => {}
                 }
                 self.basic(*b, cur)
             }
@@ -604,7 +689,7 @@ impl<'a> Gen<'a> {
     fn custom(&self, ty: &Type) -> bool {
         match self.resolve(ty) {
             Type::String(Some(_)) | Type::WString(_) => true,
-            Type::Basic(BasicType::Object) => true,
+            Type::Basic(BasicType::Object | BasicType::ValueBase) => true,
             Type::Sequence(t, b) => b.is_some() || self.custom(t),
             Type::Array(t, _) => self.custom(t),
             Type::Named(id) => matches!(
@@ -905,7 +990,10 @@ impl<'a> Gen<'a> {
                         ),
                         camel(&d.name)
                     );
-                    if self.local_iface(ty).is_some() {
+                    if self.native(ty).is_some() {
+                        // The runtime's own type: nothing to marshal, no
+                        // TypeCode.
+                    } else if self.local_iface(ty).is_some() {
                         // Never marshaled: the TypeCode only, no `Any` helpers.
                         code.push_str(&self.tc_function(id, cur));
                     } else {
@@ -914,6 +1002,23 @@ impl<'a> Gen<'a> {
                     self.push(cur, d.scoped_name.clone(), id, code);
                 }
                 DefKind::Const { ty, value } => self.constant(id, ty, value, cur),
+                DefKind::Native => {
+                    if let Some(rt) = self.native_type(id) {
+                        self.uses_orb = true;
+                        let code = format!(
+                            "{}pub type {} = {rt};\n",
+                            doc_attrs(
+                                d.doc.as_deref(),
+                                &format!(
+                                    "IDL native `{}`: the ORB runtime's own type.",
+                                    d.scoped_name
+                                )
+                            ),
+                            camel(&d.name)
+                        );
+                        self.push(cur, d.scoped_name.clone(), id, code);
+                    }
+                }
                 _ => {}
             }
         }
@@ -1883,9 +1988,12 @@ impl {name} {{
                 format!("Option<&{}::ObjectRef>", self.o.orb)
             }
             Type::Basic(BasicType::Any) => format!("&{}::Any", self.o.dynamic),
+            Type::Basic(BasicType::ValueBase) => format!("&{}", self.rty(ty, cur)),
             Type::Basic(_) => self.rty(ty, cur),
             Type::Named(id) => match &self.def(id).kind {
-                DefKind::Enum { .. } => self.rty(ty, cur),
+                // Natives are handed over (as the runtime's servant
+                // manager traits take them), not borrowed.
+                DefKind::Enum { .. } | DefKind::Native => self.rty(ty, cur),
                 DefKind::Interface { is_local: true, .. } => {
                     format!("Option<&std::sync::Arc<dyn {}>>", self.path(cur, id, ""))
                 }
@@ -1907,7 +2015,7 @@ impl {name} {{
 
     fn by_value(&self, ty: &Type) -> bool {
         match self.resolve_owned(ty) {
-            Type::Basic(BasicType::Object | BasicType::Any) => false,
+            Type::Basic(BasicType::Object | BasicType::Any | BasicType::ValueBase) => false,
             Type::Basic(_) => true,
             Type::Named(id) => matches!(self.def(id).kind, DefKind::Enum { .. }),
             _ => false,

@@ -178,9 +178,10 @@ impl Builder {
     }
 
     /// Leave out definitions (operations, attributes, types, constants)
-    /// that use constructs not supported yet (valuetypes, native types,
-    /// ...) and anything depending on
-    /// them, reporting each as a warning, instead of failing.
+    /// that use constructs not supported yet (native types other than the
+    /// POA's `Servant` and `Cookie`, operation contexts, valuetypes
+    /// holding object references) and anything depending on them,
+    /// reporting each as a warning, instead of failing.
     pub fn skip_unsupported(mut self, on: bool) -> Builder {
         self.opts.skip_unsupported = on;
         self
@@ -286,11 +287,19 @@ impl Builder {
         let mut warning_count = 0;
         let mut warning_lines = Vec::new();
         let mut uses_orb = false;
+        let mut uses_value_base = false;
+        let mut values: Vec<(String, String)> = Vec::new();
         let mut inputs = Vec::new();
         for spec in specs {
             inputs.extend(source_paths(&spec.sources));
             let g = gen::generate(spec, &self.opts);
             uses_orb |= g.uses_orb;
+            uses_value_base |= g.uses_value_base;
+            for v in &g.values {
+                if !values.contains(v) {
+                    values.push(v.clone());
+                }
+            }
             // The front end's warnings (portability, ignored `import`s)
             // come first, in source order, then the generator's.
             let (errs, warns): (Vec<_>, Vec<_>) = spec
@@ -359,7 +368,9 @@ impl Builder {
         include.push_str(&rt::support_module(
             &self.opts.cdr,
             &self.opts.orb,
+            &self.opts.dynamic,
             uses_orb,
+            uses_value_base.then_some(&values[..]),
         ));
         files.push(("_include.rs".into(), format(&include)?));
         Ok(Output {

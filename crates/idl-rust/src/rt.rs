@@ -219,12 +219,94 @@ const ORB: &str = r#"
     }
 "#;
 
-/// The `idl_rt` module source.
-pub fn support_module(cdr: &str, orb: &str, with_orb: bool) -> String {
+/// The `idl_rt` module source; `values` (when some code has `ValueBase`
+/// slots) are the paths, from the generated root, of the concrete
+/// valuetypes and value boxes that such a slot reads, and of their
+/// TypeCode functions.
+pub fn support_module(
+    cdr: &str,
+    orb: &str,
+    dynamic: &str,
+    with_orb: bool,
+    values: Option<&[(String, String)]>,
+) -> String {
     let mut s = CORE.to_string();
     if with_orb {
         s.push_str(ORB);
     }
+    if let Some(values) = values {
+        s.push_str(&value_base(values));
+    }
     s.push_str("}\n");
-    s.replace("{cdr}", cdr).replace("{orb}", orb)
+    s.replace("{cdr}", cdr)
+        .replace("{orb}", orb)
+        .replace("{dy}", dynamic)
+}
+
+/// `VALUE_BASE`, the reader of `ValueBase` slots: a registered factory
+/// first (by the most derived id), then the generated types by the ids of
+/// the header (truncating a chunked value to a base listed there). The
+/// value read becomes a `ValueObject` by a downcast to its generated
+/// type; a factory's value of another Rust type is refused like an
+/// unknown id (`MARSHAL`, no value factory).
+fn value_base(values: &[(String, String)]) -> String {
+    let mut arms = String::new();
+    let mut casts = String::new();
+    let mut tcs = String::new();
+    for (v, tc) in values {
+        tcs.push_str(&format!("            super::{tc}(),\n"));
+        arms.push_str(&format!(
+            "            super::{v}::REPOSITORY_ID => Some(<super::{v} as {{cdr}}::ValueType>::read_state(r, info).map(|v| v as {{cdr}}::AnyValue)),\n"
+        ));
+        casts.push_str(&format!(
+            "        let v = match v.downcast::<super::{v}>() {{ Ok(t) => return Ok(t), Err(v) => v }};\n"
+        ));
+    }
+    let read_body = if arms.is_empty() {
+        "        let _ = (id, r, info);\n        None\n".to_string()
+    } else {
+        format!("        match id {{\n{arms}            _ => None,\n        }}\n")
+    };
+    let n = values.len();
+    format!(
+        r#"
+    /// Reads the values of `ValueBase` slots: any concrete valuetype or
+    /// value box of the generated code (a registered factory first).
+    pub const VALUE_BASE: {{cdr}}::Polymorphic<dyn {{cdr}}::ValueObject> =
+        {{cdr}}::Polymorphic {{ read: read_value_base, cast: cast_value_base }};
+
+    fn read_value_base(
+        id: &str,
+        r: &mut {{cdr}}::Reader<'_>,
+        info: &{{cdr}}::ValueInfo<'_>,
+    ) -> Option<{{cdr}}::Result<{{cdr}}::AnyValue>> {{
+{read_body}    }}
+
+    fn cast_value_base(
+        v: {{cdr}}::AnyValue,
+    ) -> Result<std::sync::Arc<dyn {{cdr}}::ValueObject>, {{cdr}}::AnyValue> {{
+{casts}        Err(v)
+    }}
+
+    /// Registers the TypeCodes of the generated valuetypes and value boxes
+    /// with the dynamic layer (once; an id registered before keeps its
+    /// TypeCode), so that the interpreter reads them in `ValueBase` slots:
+    /// what putting a `ValueBase` into an `Any` needs. The generated `Any`
+    /// support calls it; DII and DSI code building its own `Any`s may too.
+    pub fn register_value_types() {{
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {{
+            let tcs: [{{dy}}::TypeCode; {n}] = [
+{tcs}            ];
+            for tc in tcs {{
+                if let Ok(id) = tc.id() {{
+                    if {{dy}}::valuetype::lookup_value_type(id).is_none() {{
+                        let _ = {{dy}}::register_value_type(tc.clone());
+                    }}
+                }}
+            }}
+        }});
+    }}
+"#
+    )
 }

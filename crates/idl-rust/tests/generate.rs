@@ -329,15 +329,14 @@ fn unsupported_constructs_are_diagnosed_at_their_location() {
     let src = "module M {\n  native N;\n  struct S { N nat; };\n  interface I { void f(in N t); long g(); };\n  typedef fixed<5,2> F;\n};\n";
     let err = Builder::new().compile_to_string("u.idl", src).unwrap_err();
     let r = &err.rendered;
+    let unknown = "native type `::M::N` has no Rust mapping yet (the mapping knows \
+                   `PortableServer::Servant` and `PortableServer::ServantLocator::Cookie`)";
     assert!(
-        r.contains("native type `::M::N` has no Rust mapping yet: `::M::S` cannot be generated"),
+        r.contains(&format!("{unknown}: `::M::S` cannot be generated")),
         "{r}"
     );
     assert!(r.contains("u.idl:3:"), "{r}");
-    assert!(
-        r.contains("native type `::M::N` has no Rust mapping yet: `::M::I::f`"),
-        "{r}"
-    );
+    assert!(r.contains(&format!("{unknown}: `::M::I::f`")), "{r}");
     assert!(r.contains("u.idl:4:"), "{r}");
     // `fixed` is supported: the typedef is not diagnosed.
     assert!(!r.contains("fixed"), "{r}");
@@ -948,4 +947,159 @@ fn valuetypes_and_boxes_get_typecodes_and_any_support() {
     assert_contains(&code, "::peregrine::orb::interp::TIn(two)");
     // The stub walks the table instead of compiled code.
     assert_contains(&code, "&i::OP_F,");
+}
+
+/// The POA's natives are the ORB runtime's own types, in the operations
+/// of local interfaces; `in` natives are handed over, as the runtime's
+/// servant manager traits take them.
+#[test]
+fn poa_natives_map_to_the_runtime_servant_and_cookie() {
+    let src = "module PortableServer {
+  native Servant;
+  typedef sequence<octet> ObjectId;
+  local interface ServantLocator {
+    native Cookie;
+    Servant preinvoke(in ObjectId oid, out Cookie the_cookie);
+    void postinvoke(in ObjectId oid, in Cookie the_cookie, in Servant the_servant);
+  };
+  typedef Servant Held;
+  local interface POA {
+    ObjectId activate_object(in Servant p_servant);
+    attribute Servant current;
+    Held held();
+  };
+};
+";
+    let code = gen(src);
+    assert_contains(
+        &code,
+        "pub type Servant = std::sync::Arc<dyn ::peregrine::orb::Servant>;",
+    );
+    assert_contains(&code, "pub type Cookie = ::peregrine::orb::Cookie;");
+    assert_contains(
+        &code,
+        "fn preinvoke(&self, oid: &[u8]) -> Result<(Servant, servant_locator::Cookie), ::peregrine::orb::SystemException,>;",
+    );
+    assert_contains(
+        &code,
+        "fn postinvoke(&self, oid: &[u8], the_cookie: servant_locator::Cookie, the_servant: Servant) -> Result<(), ::peregrine::orb::SystemException>;",
+    );
+    assert_contains(
+        &code,
+        "fn activate_object(&self, p_servant: Servant) -> Result<ObjectId, ::peregrine::orb::SystemException>;",
+    );
+    assert_contains(
+        &code,
+        "fn get_current(&self) -> Result<Servant, ::peregrine::orb::SystemException>;",
+    );
+    // A typedef names the same type; nothing is marshaled, so no
+    // TypeCode or `Any` helpers.
+    assert_contains(&code, "pub type Held = Servant;");
+    assert_contains(
+        &code,
+        "fn held(&self) -> Result<Held, ::peregrine::orb::SystemException>;",
+    );
+    for absent in ["tc_servant()", "tc_held()", "held_to_any", "tc_cookie()"] {
+        assert!(!code.contains(absent), "{absent} in\n{code}");
+    }
+}
+
+/// Natives are never marshaled: a non-local interface's operation, a
+/// member or a sequence element of native type is diagnosed where it is.
+#[test]
+fn natives_outside_local_operations_are_diagnosed() {
+    let src = "module PortableServer {
+  native Servant;
+  interface Remote { void f(in Servant s); };
+  struct Holder { Servant s; };
+  typedef sequence<Servant> Many;
+  valuetype V { public Servant s; };
+};
+";
+    let err = Builder::new().compile_to_string("n.idl", src).unwrap_err();
+    let r = &err.rendered;
+    for (msg, at) in [
+        (
+            "native type `::PortableServer::Servant` cannot be marshaled: only operations of local interfaces may use it: `::PortableServer::Remote::f` cannot be generated",
+            "n.idl:3:",
+        ),
+        (
+            "a member of native type `::PortableServer::Servant` is not supported (natives are for operations of local interfaces): `::PortableServer::Holder` cannot be generated",
+            "n.idl:4:",
+        ),
+        (
+            "native type `::PortableServer::Servant` as a sequence or array element is not supported yet: `::PortableServer::Many` cannot be generated",
+            "n.idl:5:",
+        ),
+        (
+            "a member of native type `::PortableServer::Servant` is not supported (natives are for operations of local interfaces): `::PortableServer::V` cannot be generated",
+            "n.idl:6:",
+        ),
+    ] {
+        assert!(r.contains(msg), "{msg}\n{r}");
+        assert!(r.contains(at), "{at}\n{r}");
+    }
+    assert_eq!(err.errors().count(), 4, "{r}");
+}
+
+/// `ValueBase` is a slot where any value may stand, wherever a type may
+/// appear: written through `cdr::ValueObject`, read through the one
+/// `idl_rt::VALUE_BASE` over every value type of the generated code, with
+/// `CORBA::ValueBase`'s TypeCode.
+#[test]
+fn value_base_is_a_polymorphic_slot_everywhere() {
+    let src = "module M {
+  valuetype A { public long x; };
+  valuetype B { public string s; public ValueBase next; };
+  valuetype SBox string;
+  typedef ValueBase VB;
+  typedef sequence<ValueBase> VBSeq;
+  struct S { ValueBase v; VBSeq all; VB other; };
+  union U switch (long) { case 1: ValueBase v; default: long n; };
+  exception E { ValueBase why; };
+  typedef ValueBase VBArr[2];
+  interface I {
+    ValueBase echo(in ValueBase v, inout ValueBase io, out ValueBase o) raises (E);
+    attribute ValueBase attr;
+  };
+};
+";
+    let code = gen(src);
+    let slot = "::peregrine::cdr::ValueSlot<dyn ::peregrine::cdr::ValueObject>";
+    assert_contains(&code, &format!("pub v: {slot},"));
+    assert_contains(&code, &format!("pub type VbSeq = Vec<{slot}>;"));
+    assert_contains(&code, &format!("pub type VbArr = [{slot}; 2];"));
+    assert_contains(&code, &format!("V({slot}),"));
+    assert_contains(
+        &code,
+        &format!("fn echo(&self, v: &{slot}, io: &mut {slot}) -> Result<({slot}, {slot}), i::EchoError,>;"),
+    );
+    // A value's member closes a cycle like any value member.
+    assert_contains(
+        &code,
+        "let next = super::idl_rt::VALUE_BASE.read_value(r)?;",
+    );
+    assert_contains(
+        &code,
+        "super::idl_rt::VALUE_BASE.fixup(next, r, &v, |s| &s.next);",
+    );
+    assert_contains(
+        &code,
+        "::peregrine::cdr::write_value_object(w, self.v.get())?;",
+    );
+    // The reader knows every concrete valuetype and box of the code.
+    for t in ["A", "B", "SBox"] {
+        assert_contains(
+            &code,
+            &format!("super::m::{t}::REPOSITORY_ID => {{ Some(<super::m::{t} as ::peregrine::cdr::ValueType>::read_state(r, info)"),
+        );
+        assert_contains(
+            &code,
+            &format!("let v = match v.downcast::<super::m::{t}>() {{ Ok(t) => return Ok(t), Err(v) => v }};"),
+        );
+    }
+    assert_contains(&code, "::peregrine::dynamic::TypeCode::value_base()");
+    // Without a `ValueBase` slot there is no reader.
+    let plain = gen("module M { valuetype A { public long x; }; };");
+    assert!(!plain.contains("VALUE_BASE"), "{plain}");
 }

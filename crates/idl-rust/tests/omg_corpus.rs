@@ -256,46 +256,6 @@ const REJECTED: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-/// What the Rust generator has no mapping for yet, in files the front
-/// end accepts: where (`file:line`, or `file:` for any line of it) and a
-/// part of the warning. Generation runs with `skip_unsupported`, which
-/// leaves these definitions out with a warning; any other such warning
-/// fails the test, and so does an entry no file warns about any more (a
-/// construct that gains a mapping must leave the list). None of them is
-/// an abstract interface.
-const UNSUPPORTED: &[(&str, &str)] = &[
-    // ValueBase as an operation's type.
-    (
-        "CORBA_Stream.idl:46",
-        "`ValueBase` (valuetypes) is not supported yet",
-    ),
-    (
-        "CORBA_Stream.idl:122",
-        "`ValueBase` (valuetypes) is not supported yet",
-    ),
-    (
-        "DynamicAny.idl:80",
-        "`ValueBase` (valuetypes) is not supported yet",
-    ),
-    (
-        "DynamicAny.idl:121",
-        "`ValueBase` (valuetypes) is not supported yet",
-    ),
-    // The POA's native types: a servant is a Rust object, not IDL.
-    (
-        "PortableServer.idl:",
-        "native type `::PortableServer::Servant` has no Rust mapping yet",
-    ),
-    (
-        "PortableServer.idl:173",
-        "native type `::PortableServer::ServantLocator::Cookie` has no Rust mapping yet",
-    ),
-    (
-        "RTCORBA.idl:",
-        "native type `::PortableServer::Servant` has no Rust mapping yet",
-    ),
-];
-
 fn idl_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -343,21 +303,12 @@ fn frontend(dir: &Path) -> Frontend {
     Frontend::new().include_dir(dir).define("JACORB", "1")
 }
 
+/// The generator, without `skip_unsupported`: every construct of a file
+/// the front end accepts has a mapping, so leaving one out is a failure.
 fn builder() -> Builder {
     Builder::new()
-        .skip_unsupported(true)
         .portability_warnings(false)
         .cargo_directives(false)
-}
-
-/// `file.idl:line` and the message of a `file:line:col: message` line.
-fn split_warning(line: &str) -> (String, &str) {
-    let mut parts = line.splitn(4, ':');
-    let file = parts.next().unwrap_or("");
-    let line_no = parts.next().unwrap_or("");
-    let _col = parts.next();
-    let msg = parts.next().unwrap_or("").trim();
-    (format!("{}:{line_no}", file_name(Path::new(file))), msg)
 }
 
 fn parse(dir: &Path, file: &str) -> Spec {
@@ -370,24 +321,19 @@ fn parse(dir: &Path, file: &str) -> Spec {
 enum Outcome {
     /// Generated, nothing left out.
     Generated,
-    /// Generated, leaving out what has no mapping yet.
-    LeftOut,
-    /// Rejected by the front end (listed or not).
+    /// Rejected by the front end (listed or not), or by the generator.
     Rejected,
 }
 
 struct Checked {
     outcome: Outcome,
     failures: Vec<String>,
-    /// The `UNSUPPORTED` entries this file's warnings matched.
-    unsupported: Vec<&'static (&'static str, &'static str)>,
 }
 
 /// Runs one file through the front end and, if it checks, the generator.
 fn check_file(dir: &Path, f: &Path) -> Checked {
     let name = file_name(f);
     let mut failures = Vec::new();
-    let mut unsupported = Vec::new();
     let listed = REJECTED.iter().find(|r| r.0 == name);
     let outcome = match (frontend(dir).parse_file(f), listed) {
         (Ok(_), Some((_, why, _, _))) => {
@@ -414,44 +360,16 @@ fn check_file(dir: &Path, f: &Path) -> Checked {
             Outcome::Rejected
         }
         (Ok(spec), None) => match builder().generate_specs(&[spec]) {
-            Ok(out) => {
-                let mut left_out = false;
-                for w in &out.warning_lines {
-                    let (at, msg) = split_warning(w);
-                    if !msg.contains("not supported yet") && !msg.contains("no Rust mapping yet") {
-                        continue; // the front end's warnings
-                    }
-                    left_out = true;
-                    let here = |u: &&(&str, &str)| {
-                        let place = if u.0.ends_with(':') {
-                            at.starts_with(u.0)
-                        } else {
-                            at == u.0
-                        };
-                        place && msg.contains(u.1)
-                    };
-                    match UNSUPPORTED.iter().find(here) {
-                        Some(u) => unsupported.push(u),
-                        None => failures.push(format!("== {name}: not in UNSUPPORTED\n{w}")),
-                    }
-                }
-                if left_out {
-                    Outcome::LeftOut
-                } else {
-                    Outcome::Generated
-                }
-            }
+            // Without `skip_unsupported` nothing is left out: what has no
+            // mapping is an error (below).
+            Ok(_) => Outcome::Generated,
             Err(e) => {
                 failures.push(format!("== {name}: generator\n{e}"));
                 Outcome::Rejected
             }
         },
     };
-    Checked {
-        outcome,
-        failures,
-        unsupported,
-    }
+    Checked { outcome, failures }
 }
 
 #[test]
@@ -481,17 +399,9 @@ fn every_omg_idl_file_checks_and_generates() {
             .collect()
     });
     let mut failures: Vec<String> = results.iter().flat_map(|r| r.failures.clone()).collect();
-    let unsupported_seen: BTreeSet<&(&str, &str)> = results
-        .iter()
-        .flat_map(|r| r.unsupported.iter().copied())
-        .collect();
     let generated = results
         .iter()
         .filter(|r| r.outcome == Outcome::Generated)
-        .count();
-    let with_skip = results
-        .iter()
-        .filter(|r| r.outcome == Outcome::LeftOut)
         .count();
     for (name, why, _, _) in REJECTED {
         if !files.iter().any(|f| file_name(f) == *name) {
@@ -500,18 +410,18 @@ fn every_omg_idl_file_checks_and_generates() {
             ));
         }
     }
-    for u in UNSUPPORTED {
-        if !unsupported_seen.contains(u) {
-            failures.push(format!(
-                "== UNSUPPORTED lists a warning no file gives now: {u:?}"
-            ));
-        }
-    }
     eprintln!(
-        "OMG IDL corpus: {} files; {generated} generate as they are, {with_skip} leave out \
-         what has no mapping yet, {} listed as not IDL on their own",
+        "OMG IDL corpus: {} files; {generated} generate with nothing left out, {} listed \
+         as not IDL on their own",
         files.len(),
         REJECTED.len()
+    );
+    // Every file is either listed as not IDL or generates whole.
+    assert_eq!(
+        generated + REJECTED.len(),
+        files.len(),
+        "{}",
+        failures.join("\n")
     );
     assert!(
         failures.is_empty(),

@@ -41,8 +41,8 @@ struct Args {
     check: bool,
 
     /// Leave out, with a warning, definitions using what has no Rust
-    /// mapping yet (ValueBase and abstract valuetypes as marshaled types,
-    /// abstract interfaces, native types, operation contexts) and what
+    /// mapping yet (native types other than the POA's Servant and Cookie,
+    /// operation contexts, valuetypes holding object references) and what
     /// depends on them, instead of failing
     #[arg(long)]
     skip_unsupported: bool,

@@ -54,20 +54,20 @@ fn errors_exit_1_with_location() {
 
 #[test]
 fn unsupported_is_an_error_unless_skipped() {
-    let d = tmp("valuebase");
+    let d = tmp("native");
     let idl = d.join("a.idl");
     std::fs::write(
         &idl,
-        "interface I {\n  void f(in ValueBase a);\n  void g();\n};\n",
+        "native Handle;\nlocal interface I {\n  void f(in Handle a);\n  void g();\n};\n",
     )
     .unwrap();
     let (code, _, stderr) = idlc(&["--check", idl.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(
-        stderr.contains("`ValueBase` (valuetypes) is not supported yet"),
+        stderr.contains("native type `::Handle` has no Rust mapping yet"),
         "{stderr}"
     );
-    assert!(stderr.contains("a.idl:2:"), "{stderr}");
+    assert!(stderr.contains("a.idl:3:"), "{stderr}");
     let (code, _, stderr) = idlc(&["--check", "--skip-unsupported", idl.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("warning"), "{stderr}");
@@ -115,7 +115,7 @@ fn usage_errors_exit_2() {
     // The help says what is really unsupported: `any`, TypeCode and fixed
     // are supported.
     assert!(
-        stdout.contains("ValueBase and abstract valuetypes"),
+        stdout.contains("native types other than the POA's Servant and Cookie"),
         "{stdout}"
     );
     assert!(!stdout.contains("TypeCode"), "{stdout}");

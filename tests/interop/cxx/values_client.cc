@@ -1,5 +1,5 @@
 // omniORB client of a Peregrine ValInterop::Values (tests/values.rs):
-// argv[1] is the IOR. Prints one "OK <step>" line per check that passed,
+// argv[1] is the IOR, argv[2] that of a ValInterop::Anything. Prints one "OK <step>" line per check that passed,
 // "FAIL <step>" and exits 1 otherwise.
 
 #include <cstring>
@@ -70,6 +70,32 @@ int main(int argc, char** argv) {
 
     ValInterop::Base_var made = v->make_base(7);
     check(made.in() && made->a() == 7, "made");
+
+    // ValueBase: any value.
+    CORBA::Object_var ao = orb->string_to_object(argv[2]);
+    ValInterop::Anything_var any = ValInterop::Anything::_narrow(ao);
+    ValInterop::Node_var n7 = new OBV_ValInterop::Node(7, "seven", 0);
+    ValInterop::Base_var b8 = new OBV_ValInterop::Base(8);
+    ValInterop::StrBox_var s9 = new ValInterop::StrBox("nine");
+    CORBA::String_var k1 = any->kind(n7.in());
+    CORBA::String_var k2 = any->kind(b8.in());
+    CORBA::String_var k3 = any->kind(s9.in());
+    CORBA::String_var k4 = any->kind(0);
+    check(!strcmp(k1, "Node 7") && !strcmp(k2, "Base 8") && !strcmp(k3, "StrBox nine") &&
+              !strcmp(k4, "null"),
+          "valuebase kinds");
+    // The derived value Peregrine does not know, cut down to its Base.
+    CORBA::String_var k5 = any->kind(d.in());
+    check(!strcmp(k5, "Base 41"), "valuebase truncated");
+    CORBA::ValueBase_var e = any->echo_value(n7.in());
+    ValInterop::Node* en = ValInterop::Node::_downcast(e.in());
+    check(en && en->id() == 7 && !strcmp(en->label(), "seven"), "valuebase echo");
+    CORBA::ValueBase_var same_b;
+    CORBA::Boolean one = any->same(b8.in(), b8.in(), same_b.out());
+    ValInterop::Base* sb = ValInterop::Base::_downcast(same_b.in());
+    CORBA::ValueBase_var other_b;
+    CORBA::Boolean two = any->same(b8.in(), n7.in(), other_b.out());
+    check(one && !two && sb && sb->a() == 8, "valuebase shared");
     orb->destroy();
   } catch (CORBA::Exception& e) {
     std::cout << "FAIL exception " << e._name() << std::endl;

@@ -31,6 +31,36 @@ class ValuesImpl : public POA_ValInterop::Values {
   }
 };
 
+// ValueBase parameters: omniORB finds the type by the registered
+// factories (values_common.h).
+class AnythingImpl : public POA_ValInterop::Anything {
+ public:
+  char* kind(CORBA::ValueBase* v) {
+    if (!v) return CORBA::string_dup("null");
+    std::string s;
+    if (ValInterop::Node* n = ValInterop::Node::_downcast(v)) {
+      s = "Node " + std::to_string(n->id());
+    } else if (ValInterop::Base* b = ValInterop::Base::_downcast(v)) {
+      s = "Base " + std::to_string(b->a());
+    } else if (ValInterop::StrBox* x = ValInterop::StrBox::_downcast(v)) {
+      s = std::string("StrBox ") + x->_value();
+    } else {
+      s = "other";
+    }
+    return CORBA::string_dup(s.c_str());
+  }
+  CORBA::ValueBase* echo_value(CORBA::ValueBase* v) {
+    if (v) CORBA::add_ref(v);
+    return v;
+  }
+  CORBA::Boolean same(CORBA::ValueBase* a, CORBA::ValueBase* b,
+                      CORBA::ValueBase_out b2) {
+    if (b) CORBA::add_ref(b);
+    b2 = b;
+    return a != 0 && a == b;
+  }
+};
+
 // Extracts a value from the any by omniidl's TypeCodes (see AnyEcho in
 // idl/values.idl), checks the graph, changes it and sends it back.
 class AnyEchoImpl : public POA_ValInterop::AnyEcho {
@@ -92,6 +122,11 @@ int main(int argc, char** argv) {
     CORBA::Object_var any_ref = root->id_to_reference(any_id);
     CORBA::String_var any_ior = orb->object_to_string(any_ref);
     std::cout << "ANYECHO " << any_ior << std::endl;
+    AnythingImpl* anything = new AnythingImpl;
+    PortableServer::ObjectId_var anything_id = root->activate_object(anything);
+    CORBA::Object_var anything_ref = root->id_to_reference(anything_id);
+    CORBA::String_var anything_ior = orb->object_to_string(anything_ref);
+    std::cout << "ANYTHING " << anything_ior << std::endl;
     std::cout << "READY" << std::endl;
     orb->run();
   } catch (CORBA::Exception& e) {

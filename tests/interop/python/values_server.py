@@ -4,12 +4,11 @@ Prints "VALUES <ior>" then "READY" and serves until killed. What it
 receives is checked too: a Blob that is not the fixed one, or a graph
 whose sharing was lost, raises BAD_PARAM."""
 
-import sys
-
 from omniORB import CORBA
 
 import JValInterop
 import JValInterop__POA
+from peer import serve
 from values_common import blob, diff_blob, graph
 
 
@@ -81,16 +80,5 @@ class Values(JValInterop__POA.Values):
         return self.truncated_link(b, n)
 
 
-def main():
-    args = sys.argv + ["-ORBendPoint", "giop:tcp:127.0.0.1:"]
-    orb = CORBA.ORB_init(args, CORBA.ORB_ID)
-    poa = orb.resolve_initial_references("RootPOA")
-    ref = Values()._this()
-    poa._get_the_POAManager().activate()
-    print("VALUES " + orb.object_to_string(ref), flush=True)
-    print("READY", flush=True)
-    orb.run()
-
-
 if __name__ == "__main__":
-    main()
+    serve("VALUES", lambda orb: Values())

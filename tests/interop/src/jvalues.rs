@@ -2,15 +2,98 @@
 //! omniORBpy (`idl/jvalues.idl`): the custom marshaling of `Blob`, the
 //! fixed values both sides build and check (mirrored in
 //! `java/src/JValInterop/BlobImpl.java` and `python/values_common.py`),
-//! the client's steps and the servant (`tests/jacorb_values.rs`,
+//! the client's steps and the servant, the ORBs of both directions and
+//! the outcomes every peer shares (`tests/jacorb_values.rs`,
 //! `tests/omniorbpy_values.rs`).
 
+use std::process::ExitStatus;
 use std::sync::Arc;
+use std::time::Duration;
 
 use peregrine_cdr::{CustomMarshal, Reader, ValueSlot, Writer};
-use peregrine_orb::{CompletionStatus, SystemException, SystemExceptionKind as K};
+use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind as K};
 
 use crate::jvalues_idl::j_val_interop::{self as v, Blob};
+use crate::peers::Peer;
+use crate::serving_orb;
+
+/// The steps every peer passes in both directions, in order: those
+/// before the ones where the peers differ (custom values, and where a
+/// peer truncates).
+const COMMON_STEPS: [&str; 17] = [
+    "ok cycle",
+    "ok null node",
+    "ok sharing",
+    "ok graph",
+    "ok str box",
+    "ok str box empty",
+    "ok null str box",
+    "ok point box",
+    "ok null point box",
+    "ok longs box",
+    "ok longs box empty",
+    "ok null longs box",
+    "ok truncated",
+    "ok truncated big",
+    "ok null base",
+    "ok base",
+    "ok made derived",
+];
+
+/// What [`client_steps`] reports against a peer's server: the steps
+/// every peer passes, then `peer`'s own outcomes.
+pub fn client_outcome(peer: &[&'static str]) -> Vec<&'static str> {
+    [&COMMON_STEPS[..], peer].concat()
+}
+
+/// What a peer's client reports against [`Server`]: the steps every peer
+/// passes (Peregrine decodes the skipped link of `truncated link` where
+/// it stands), then `peer`'s own outcomes.
+pub fn server_outcome(peer: &[&'static str]) -> Vec<&'static str> {
+    [
+        &COMMON_STEPS[..],
+        &["ok made base", "ok truncated link"],
+        peer,
+    ]
+    .concat()
+}
+
+/// A client ORB and the peer's `Values` at `ior` (calls time out after
+/// a minute).
+pub fn values_client(ior: &str) -> (Orb, v::ValuesRef) {
+    let orb = Orb::builder()
+        .call_timeout(Duration::from_secs(60))
+        .build()
+        .expect("client ORB");
+    let vals = v::ValuesRef::narrow(orb.string_to_object(ior).expect("IOR"))
+        .expect("narrow")
+        .expect("a Values");
+    (orb, vals)
+}
+
+/// What a peer's client did against [`Server`]: its exit status, its
+/// step lines and its stderr.
+pub type ClientRun = (ExitStatus, Vec<String>, String);
+
+/// Serves [`Server`] on a listening ORB, runs the client `spawn` starts
+/// with the servant's IOR (`who` names it in the printed lines), and
+/// shuts the ORB down once the client has ended (two minutes at most).
+pub fn serve_client(who: &str, spawn: impl FnOnce(String) -> Peer) -> ClientRun {
+    let orb = serving_orb();
+    let obj = orb
+        .root_poa()
+        .servant_to_reference(&Arc::new(v::ValuesSkeleton::new(Server)))
+        .expect("activate Values");
+    let mut client = spawn(orb.object_to_string(obj.object()));
+    let status = client.finish(Duration::from_secs(120));
+    let lines = client.lines().to_vec();
+    for l in &lines {
+        println!("{who} values client -> Peregrine server: {l}");
+    }
+    let stderr = client.stderr();
+    orb.shutdown(true);
+    (status, lines, stderr)
+}
 
 /// `Blob`'s state as JacORB's `BlobImpl.marshal` writes it through a
 /// `DataOutputStream`: long, string, octet sequence, double, boolean.

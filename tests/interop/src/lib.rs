@@ -13,8 +13,9 @@
 //! * [`jvalues`]: the Peregrine side of the valuetypes exchanged with
 //!   JacORB and omniORBpy (`idl/jvalues.idl`): custom marshaling, fixed
 //!   values, the client's steps and the servant.
-//! * [`omniorbpy`]: generates the omniORBpy peers' Python stubs
-//!   (`python/`) with omniidl and runs them.
+//! * [`omniorbpy`]: finds omniORBpy's virtual environment, generates the
+//!   omniORBpy peers' Python stubs (`python/`) with omniidl and runs
+//!   them.
 //! * [`jacorb`]: builds the JacORB 3.9 Java peers (`java/src/peer/`) with
 //!   JacORB's IDL compiler + javac (cached likewise) and runs them.
 //!
@@ -23,7 +24,8 @@
 //! Peregrine server), each over GIOP 1.0, 1.1 and 1.2, and
 //! `tests/jacorb.rs` (both directions against JacORB); objects by value
 //! are `tests/values.rs` (omniORB), `tests/jacorb_values.rs` and
-//! `tests/omniorbpy_values.rs`, both directions each.
+//! `tests/omniorbpy_values.rs`, and abstract interfaces
+//! `tests/abstract_iface.rs` (all three peers), both directions each.
 
 pub mod expected;
 pub mod jacorb;
@@ -61,6 +63,18 @@ pub mod abstract_idl {
             Ok(format!("rust label {}", self.text))
         }
     }
+}
+
+/// A Peregrine ORB serving on an ephemeral loopback port, its root POA's
+/// manager active, calls (callbacks included) timing out after a minute.
+pub fn serving_orb() -> peregrine_orb::Orb {
+    let orb = peregrine_orb::Orb::builder()
+        .listen("127.0.0.1", 0)
+        .call_timeout(std::time::Duration::from_secs(60))
+        .build()
+        .expect("server ORB");
+    orb.root_poa().manager().activate().expect("activate");
+    orb
 }
 
 /// Runs `f` on a thread and fails the test if it takes longer than `secs`

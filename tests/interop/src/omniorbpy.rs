@@ -5,8 +5,9 @@
 //! omniORBpy (4.3, PyPI's `jeteve-omniorb` wheel) lives in a virtual
 //! environment that `scripts/install-deps.sh` creates in
 //! `~/.cache/peregrine/omniorbpy-venv` (`PEREGRINE_OMNIORBPY_VENV`
-//! overrides). Where it is missing, [`omniorbpy`] prints that the tests
-//! were skipped and returns `None`; under CI (`CI` set) or with
+//! overrides; [`venv`] finds it, for the examples' tests too). Where it
+//! is missing, [`omniorbpy`] prints that the tests were skipped and
+//! returns `None`; under CI (`CI` set) or with
 //! `PEREGRINE_REQUIRE_OMNIORBPY=1` it panics instead.
 
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const CACHE_DIR: &str = env!("OUT_DIR");
 /// The IDL the Python peers use (compiled without defines: the peers'
 /// side of `#ifdef PEREGRINE_SIDE`).
-const PYTHON_IDL: &str = "idl/jvalues.idl";
+const PYTHON_IDL: [&str; 2] = ["idl/jvalues.idl", "idl/abstract.idl"];
 
 /// The Python interpreter with omniORBpy and the generated stubs.
 #[derive(Debug, Clone)]
@@ -31,11 +32,18 @@ pub struct OmniOrbPy {
     path: String,
 }
 
-fn venv() -> PathBuf {
-    match std::env::var_os("PEREGRINE_OMNIORBPY_VENV") {
+/// The virtual environment holding omniORBpy and omniidl with its Python
+/// back end; `Err` says where it was looked for when it is not there.
+pub fn venv() -> Result<PathBuf, String> {
+    let venv = match std::env::var_os("PEREGRINE_OMNIORBPY_VENV") {
         Some(d) => PathBuf::from(d),
         None => Path::new(&std::env::var_os("HOME").unwrap_or_default())
             .join(".cache/peregrine/omniorbpy-venv"),
+    };
+    if venv.join("bin/omniidl").is_file() {
+        Ok(venv)
+    } else {
+        Err(format!("omniORBpy is not installed in {}", venv.display()))
     }
 }
 
@@ -64,42 +72,38 @@ pub fn omniorbpy() -> Option<&'static OmniOrbPy> {
 /// (generated in a private directory renamed into place, so concurrent
 /// test binaries never see half-written stubs). `Err((missing, why))`.
 fn build() -> Result<OmniOrbPy, (bool, String)> {
-    let venv = venv();
-    let omniidl = venv.join("bin/omniidl");
-    if !omniidl.is_file() {
-        return Err((
-            true,
-            format!("omniORBpy is not installed in {}", venv.display()),
-        ));
-    }
-    let idl = Path::new(CRATE_DIR).join(PYTHON_IDL);
-    let text = std::fs::read(&idl).map_err(|e| (false, format!("{}: {e}", idl.display())))?;
+    let venv = venv().map_err(|why| (true, why))?;
+    let idl = PYTHON_IDL.map(|f| Path::new(CRATE_DIR).join(f));
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     fnv(&mut h, venv.as_os_str().as_encoded_bytes());
-    fnv(&mut h, &text);
+    for f in &idl {
+        let text = std::fs::read(f).map_err(|e| (false, format!("{}: {e}", f.display())))?;
+        fnv(&mut h, &text);
+    }
     let dir = Path::new(CACHE_DIR).join(format!("omniorbpy-stubs-{h:016x}"));
     let py = OmniOrbPy {
         python: venv.join("bin/python"),
         path: format!("{}:{}/python", dir.display(), CRATE_DIR),
     };
-    if dir.join("JValInterop/__init__.py").is_file() {
+    // Renamed into place once complete: there means whole.
+    if dir.is_dir() {
         return Ok(py);
     }
     let tmp = Path::new(CACHE_DIR).join(format!("omniorbpy-stubs-tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| (false, format!("{e}")))?;
     run_build(
-        Command::new(&omniidl)
+        Command::new(venv.join("bin/omniidl"))
             .arg("-bpython")
             .arg("-C")
             .arg(&tmp)
-            .arg(&idl),
+            .args(&idl),
     )
     .map_err(|e| (false, e))?;
     match std::fs::rename(&tmp, &dir) {
         Ok(()) => Ok(py),
         // Another process won the race: use its stubs.
-        Err(_) if dir.join("JValInterop/__init__.py").is_file() => {
+        Err(_) if dir.is_dir() => {
             let _ = std::fs::remove_dir_all(&tmp);
             Ok(py)
         }

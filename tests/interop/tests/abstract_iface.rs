@@ -1,18 +1,23 @@
-//! Abstract interfaces between Peregrine and omniORB, and between
-//! Peregrine and JacORB 3.9, both directions, over GIOP 1.2
+//! Abstract interfaces between Peregrine and omniORB, JacORB 3.9 and
+//! omniORBpy, both directions, over GIOP 1.2
 //! (`idl/abstract.idl`): a `Named` slot holding an object
 //! reference (served by either side), a `Label` value, and nil, as
 //! arguments and as results, with `name()` called on each where it
 //! arrives (remotely on a reference, locally on a value: the text tells
 //! which side's code ran).
+//!
+//! The peers are `cxx/abs_server.cc` and `cxx/abs_client.cc`,
+//! `java/src/peer/AbsPeer.java`, and `python/abs_server.py` and
+//! `python/abs_client.py`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use peregrine_interop_tests::abstract_idl::abs_interop as a;
-use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::jacorb::jacorb;
+use peregrine_interop_tests::omniorbpy::omniorbpy;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
+use peregrine_interop_tests::{bounded, serving_orb};
 use peregrine_orb::{Orb, SystemException};
 
 use a::Named as _;
@@ -63,21 +68,16 @@ fn label(text: &str) -> a::NamedAbstract {
 
 /// A listening ORB with a `Thing` of its own.
 fn orb_with_thing() -> (Orb, a::ThingRef) {
-    let orb = Orb::builder()
-        .listen("127.0.0.1", 0)
-        .call_timeout(Duration::from_secs(20))
-        .build()
-        .unwrap();
-    let root = orb.root_poa();
-    root.manager().activate().unwrap();
-    let thing = root
+    let orb = serving_orb();
+    let thing = orb
+        .root_poa()
         .servant_to_reference(&Arc::new(a::ThingSkeleton::new(Thing)))
         .unwrap();
     (orb, thing)
 }
 
 /// The checks of a Peregrine client against a peer's hub: `peer` is the
-/// prefix of the names the peer's code gives ("cxx", "java").
+/// prefix of the names the peer's code gives ("cxx", "java", "py").
 fn call_hub(hub: &a::HubRef, mine: &a::ThingRef, peer: &str) {
     // Results: the peer's Thing (name() is a call to the peer), a Label
     // (name() runs here), nil.
@@ -121,16 +121,24 @@ fn peregrine_client_omniorb_server() {
             "-ORBendPoint".to_string(),
             "giop:tcp:127.0.0.1:".to_string(),
         ]);
-        let mut server = Peer::spawn("omniORB abs_server", &p.abs_server, &args);
-        let ior = server.wait_for("HUB ", Duration::from_secs(30));
-        server.wait_for("READY", Duration::from_secs(30));
-        let (orb, mine) = orb_with_thing();
-        let hub = a::HubRef::narrow(orb.string_to_object(&ior).unwrap())
-            .unwrap()
-            .expect("a Hub");
-
-        call_hub(&hub, &mine, "cxx");
+        call_server(
+            Peer::spawn("omniORB abs_server", &p.abs_server, &args),
+            "cxx",
+        );
     });
+}
+
+/// The checks of [`call_hub`] against the hub `server` announces
+/// (`HUB <ior>`, then `READY`).
+fn call_server(mut server: Peer, peer: &str) {
+    let t = Duration::from_secs(60);
+    let ior = server.wait_for("HUB ", t);
+    server.wait_for("READY", t);
+    let (orb, mine) = orb_with_thing();
+    let hub = a::HubRef::narrow(orb.string_to_object(&ior).unwrap())
+        .unwrap()
+        .expect("a Hub");
+    call_hub(&hub, &mine, peer);
 }
 
 /// The hub of the omniORB client's test.
@@ -158,17 +166,25 @@ impl a::Hub for Hub {
 fn omniorb_client_peregrine_server() {
     bounded(120, || {
         let p = peers();
-        let (orb, hub) = serve_hub();
-        let mut args = vec![hub];
-        args.extend(extra_args());
-        let mut client = Peer::spawn("omniORB abs_client", &p.abs_client, &args);
-        let status = client.finish(Duration::from_secs(90));
-        let lines = client.lines().to_vec();
-        let stderr = client.stderr();
-        assert!(status.success(), "{status}: {lines:#?}\n{stderr}");
-        assert_eq!(oks(&lines), CLIENT_STEPS, "{lines:#?}\n{stderr}");
-        drop(orb);
+        serve_client(|hub| {
+            let mut args = vec![hub];
+            args.extend(extra_args());
+            Peer::spawn("omniORB abs_client", &p.abs_client, &args)
+        });
     });
+}
+
+/// Serves a hub to the client `spawn` starts with its IOR, and checks
+/// that the client passed every step.
+fn serve_client(spawn: impl FnOnce(String) -> Peer) {
+    let (orb, hub) = serve_hub();
+    let mut client = spawn(hub);
+    let status = client.finish(Duration::from_secs(120));
+    let lines = client.lines().to_vec();
+    let stderr = client.stderr();
+    assert!(status.success(), "{status}: {lines:#?}\n{stderr}");
+    assert_eq!(oks(&lines), CLIENT_STEPS, "{lines:#?}\n{stderr}");
+    drop(orb);
 }
 
 /// The steps the peer clients report, in order.
@@ -206,15 +222,8 @@ fn serve_hub() -> (Orb, String) {
 fn peregrine_client_jacorb_server() {
     bounded(180, || {
         let Some(j) = jacorb() else { return };
-        let mut server = j.spawn("JacORB AbsPeer", "peer.AbsPeer", 2, &["server".into()]);
-        let t = Duration::from_secs(60);
-        let ior = server.wait_for("HUB ", t);
-        server.wait_for("READY", t);
-        let (orb, mine) = orb_with_thing();
-        let hub = a::HubRef::narrow(orb.string_to_object(&ior).unwrap())
-            .unwrap()
-            .expect("a Hub");
-        call_hub(&hub, &mine, "java");
+        let server = j.spawn("JacORB AbsPeer", "peer.AbsPeer", 2, &["server".into()]);
+        call_server(server, "java");
     });
 }
 
@@ -222,14 +231,22 @@ fn peregrine_client_jacorb_server() {
 fn jacorb_client_peregrine_server() {
     bounded(180, || {
         let Some(j) = jacorb() else { return };
-        let (orb, hub) = serve_hub();
-        let mut client = j.spawn("JacORB AbsPeer", "peer.AbsPeer", 2, &["client".into(), hub]);
-        let status = client.finish(Duration::from_secs(120));
-        let lines = client.lines().to_vec();
-        let stderr = client.stderr();
-        assert!(status.success(), "{status}: {lines:#?}\n{stderr}");
-        assert_eq!(oks(&lines), CLIENT_STEPS, "{lines:#?}\n{stderr}");
-        assert_eq!(lines.last().map(String::as_str), Some("DONE 0"));
-        drop(orb);
+        serve_client(|hub| j.spawn("JacORB AbsPeer", "peer.AbsPeer", 2, &["client".into(), hub]));
+    });
+}
+
+#[test]
+fn peregrine_client_omniorbpy_server() {
+    bounded(180, || {
+        let Some(py) = omniorbpy() else { return };
+        call_server(py.spawn("omniORBpy abs_server", "abs_server.py", &[]), "py");
+    });
+}
+
+#[test]
+fn omniorbpy_client_peregrine_server() {
+    bounded(180, || {
+        let Some(py) = omniorbpy() else { return };
+        serve_client(|hub| py.spawn("omniORBpy abs_client", "abs_client.py", &[hub]));
     });
 }

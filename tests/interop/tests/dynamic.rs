@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use peregrine_dynamic::{Any, DynValue, TypeCode};
-use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
+use peregrine_interop_tests::{bounded, serving_orb};
 use peregrine_orb::{
     CompletionStatus, DynServerRequest, DynamicImplementation, DynamicServant, NVList, ObjectRef,
     Orb, RequestError, SystemException, SystemExceptionKind as K,
@@ -286,15 +286,12 @@ impl DynamicImplementation for DynServant {
 fn omniorb_dii_client_against_peregrine_dsi_server() {
     bounded(120, || {
         let p = peers();
-        let orb = Orb::builder()
-            .listen("127.0.0.1", 0)
-            .call_timeout(Duration::from_secs(20))
-            .build()
-            .expect("server ORB");
-        let root = orb.root_poa();
-        root.manager().activate().expect("activate");
+        let orb = serving_orb();
         let servant = Arc::new(DynamicServant::new(DynServant));
-        let obj = root.servant_to_reference(&servant).expect("activate Dyn");
+        let obj = orb
+            .root_poa()
+            .servant_to_reference(&servant)
+            .expect("activate Dyn");
         let args: Vec<String> = [
             orb.object_to_string(&obj),
             "-ORBclientCallTimeOutPeriod".into(),

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use peregrine_cdr::ValueSlot;
+use peregrine_cdr::{ValueObject, ValueSlot};
 use peregrine_dynamic::Any;
-use peregrine_interop_tests::bounded;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
 use peregrine_interop_tests::values_idl::val_interop as v;
+use peregrine_interop_tests::{bounded, serving_orb};
 use peregrine_orb::{Orb, SystemException, SystemExceptionKind};
 
 fn node(id: i32, label: &str, next: Option<Arc<v::Node>>) -> Arc<v::Node> {
@@ -156,6 +156,66 @@ fn any_holding_values_to_omniorb_and_back() {
     });
 }
 
+/// `ValueBase` parameters and results against omniORB: values of two
+/// valuetypes, a value box and null, each recognized by omniORB and sent
+/// back as its own type; one value passed twice arrives as one.
+#[test]
+fn value_base_to_omniorb_and_back() {
+    bounded(120, || {
+        let (_server, _orb, obj) = omniorb_values_server("ANYTHING");
+        let any = v::AnythingRef::narrow(obj).unwrap().expect("an Anything");
+        let vb = |v: Arc<dyn ValueObject>| ValueSlot::new(v);
+        let cases = [
+            (vb(node(7, "seven", None)), "Node 7"),
+            (vb(Arc::new(v::Base::new(8))), "Base 8"),
+            (vb(Arc::new(v::StrBox("nine".into()))), "StrBox nine"),
+            (ValueSlot::null(), "null"),
+        ];
+        for (v, want) in &cases {
+            assert_eq!(any.kind(v).unwrap(), *want);
+        }
+        // Back as its own type.
+        let back = any.echo_value(&cases[0].0).unwrap();
+        let n = back
+            .get()
+            .unwrap()
+            .clone()
+            .into_any_value()
+            .downcast::<v::Node>()
+            .expect("a Node");
+        assert_eq!((n.id, n.label.as_str()), (7, "seven"));
+        let back = any.echo_value(&cases[1].0).unwrap();
+        let b = back.get().unwrap().clone().into_any_value();
+        assert_eq!(b.downcast::<v::Base>().expect("a Base").a, 8);
+        assert!(any.echo_value(&ValueSlot::null()).unwrap().is_null());
+        // A cycle through a Node inside a ValueBase.
+        let a = node(1, "a", None);
+        let b = node(2, "b", Some(a.clone()));
+        a.next.set(b).unwrap();
+        let back = any.echo_value(&vb(a)).unwrap();
+        let a2 = back.get().unwrap().clone().into_any_value();
+        let a2 = a2.downcast::<v::Node>().expect("a Node");
+        let b2 = a2.next.get().expect("b").clone();
+        assert!(Arc::ptr_eq(b2.next.get().expect("cycle kept"), &a2));
+        // Sharing across parameters.
+        let x = vb(node(3, "x", None));
+        let (shared, b2) = any.same(&x, &x.clone()).unwrap();
+        assert!(shared, "omniORB saw one value");
+        assert_eq!(
+            b2.get()
+                .unwrap()
+                .clone()
+                .into_any_value()
+                .downcast::<v::Node>()
+                .expect("a Node")
+                .id,
+            3
+        );
+        let (shared, _) = any.same(&x, &vb(node(3, "x", None))).unwrap();
+        assert!(!shared);
+    });
+}
+
 struct Server;
 
 impl v::Values for Server {
@@ -179,20 +239,59 @@ impl v::Values for Server {
     }
 }
 
+/// `ValInterop::Anything` for the omniORB client: what arrived, by its
+/// generated type.
+struct AnythingServer;
+
+impl v::Anything for AnythingServer {
+    fn kind(&self, v: &ValueSlot<dyn ValueObject>) -> Result<String, SystemException> {
+        let Some(x) = v.get() else {
+            return Ok("null".into());
+        };
+        let x = x.clone().into_any_value();
+        let x = match x.downcast::<v::Node>() {
+            Ok(n) => return Ok(format!("Node {}", n.id)),
+            Err(x) => x,
+        };
+        let x = match x.downcast::<v::Base>() {
+            Ok(b) => return Ok(format!("Base {}", b.a)),
+            Err(x) => x,
+        };
+        Ok(match x.downcast::<v::StrBox>() {
+            Ok(b) => format!("StrBox {}", b.0),
+            Err(_) => "other".into(),
+        })
+    }
+    fn echo_value(
+        &self,
+        v: &ValueSlot<dyn ValueObject>,
+    ) -> Result<ValueSlot<dyn ValueObject>, SystemException> {
+        Ok(v.clone())
+    }
+    fn same(
+        &self,
+        a: &ValueSlot<dyn ValueObject>,
+        b: &ValueSlot<dyn ValueObject>,
+    ) -> Result<(bool, ValueSlot<dyn ValueObject>), SystemException> {
+        Ok((!a.is_null() && a == b, b.clone()))
+    }
+}
+
 #[test]
 fn omniorb_client_peregrine_server() {
     bounded(120, || {
         let p = peers();
-        let orb = Orb::builder()
-            .listen("127.0.0.1", 0)
-            .call_timeout(Duration::from_secs(20))
-            .build()
-            .unwrap();
-        let root = orb.root_poa();
-        root.manager().activate().unwrap();
+        let orb = serving_orb();
         let s = Arc::new(v::ValuesSkeleton::new(Server));
+        let root = orb.root_poa();
         let obj = root.servant_to_reference(&s).unwrap();
-        let mut args = vec![orb.object_to_string(obj.object())];
+        let any: v::AnythingRef = root
+            .servant_to_reference(&Arc::new(v::AnythingSkeleton::new(AnythingServer)))
+            .unwrap();
+        let mut args = vec![
+            orb.object_to_string(obj.object()),
+            orb.object_to_string(any.object()),
+        ];
         args.extend(extra_args());
         let mut client = Peer::spawn("omniORB values_client", &p.values_client, &args);
         let status = client.finish(Duration::from_secs(90));
@@ -209,7 +308,11 @@ fn omniorb_client_peregrine_server() {
                 "null box",
                 "truncated",
                 "null base",
-                "made"
+                "made",
+                "valuebase kinds",
+                "valuebase truncated",
+                "valuebase echo",
+                "valuebase shared"
             ],
             "{lines:#?}\n{stderr}"
         );

@@ -391,10 +391,19 @@ fn raw_inspect(s: &Setup, args: impl Fn(&mut peregrine_cdr::Writer)) -> SystemEx
 fn bad_discriminator_and_foreign_value_are_marshal() {
     bounded(30, || {
         let s = setup();
-        // A discriminator other than 0 or 1.
-        let e = raw_inspect(&s, |w| w.write_u8(2));
-        assert_eq!(e.kind, K::Marshal);
-        assert_eq!(e.completed, CompletionStatus::No);
+        // A discriminator other than 0 or 1: Peregrine's minor code for
+        // it (the OMG's table has none).
+        for d in [2, 0xff] {
+            let e = raw_inspect(&s, |w| w.write_u8(d));
+            assert_eq!(
+                (e.kind, e.minor, e.completed),
+                (
+                    K::Marshal,
+                    peregrine_giop::system_exception::minor::MARSHAL_INVALID_BOOLEAN,
+                    CompletionStatus::No
+                )
+            );
+        }
         // A value of a type that does not support `Described`: no factory
         // (OMG minor 1).
         let e = raw_inspect(&s, |w| {

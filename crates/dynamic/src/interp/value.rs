@@ -10,7 +10,8 @@
 //! [`crate::valuetype::register_value_type`] that derives from it, or,
 //! when the value is chunked and lists the formal type among its
 //! truncatable bases, the formal type with the rest of the state skipped
-//! (truncation). Anything else is `MARSHAL` minor 1 (no value factory).
+//! (truncation). A `ValueBase` slot takes a value of any registered
+//! type. Anything else is `MARSHAL` minor 1 (no value factory).
 //! `custom` valuetypes are `NO_IMPLEMENT` minor 1 both ways: only
 //! application code knows their state.
 
@@ -25,8 +26,8 @@ use crate::kind::TcKind;
 use crate::typecode::{Body, TypeCode};
 use crate::value::DynValue;
 use crate::valuetype::{
-    base_chain, derives_from, lookup_value_type, ValueNode, ValueRef, VM_ABSTRACT, VM_CUSTOM,
-    VM_TRUNCATABLE,
+    base_chain, derives_from, lookup_value_type, ValueNode, ValueRef, VALUE_BASE_ID, VM_ABSTRACT,
+    VM_CUSTOM, VM_TRUNCATABLE,
 };
 
 /// Writes a value of the valuetype or value box `formal`.
@@ -52,6 +53,8 @@ pub(crate) fn encode_valuetype(formal: &TypeCode, v: &DynValue, w: &mut Writer) 
     if !is_type(formal, node.type_code()) {
         let fid = formal.id()?;
         let fits = match formal.kind() {
+            // Every value is a `ValueBase`.
+            TcKind::Value if fid == VALUE_BASE_ID => true,
             TcKind::Value => {
                 node.type_code().kind() == TcKind::Value && derives_from(node.type_code(), fid)
             }
@@ -102,7 +105,10 @@ pub(crate) fn encode_abstract(v: &DynValue, w: &mut Writer) -> Result<()> {
                 }
             }
         }
-        _ => Err(mismatch("expected an object reference or a value")),
+        _ => Err(DynError::BadParam {
+            minor: minor::BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE,
+            what: "expected an object reference or a value",
+        }),
     }
 }
 
@@ -372,6 +378,7 @@ fn check_fits(formal: Option<&TypeCode>, node: &ValueNode) -> Result<()> {
 fn fits(formal: &TypeCode, t: &TypeCode) -> bool {
     let Ok(fid) = formal.id() else { return false };
     match formal.kind() {
+        TcKind::Value if fid == VALUE_BASE_ID => true,
         TcKind::Value => t.kind() == TcKind::Value && derives_from(t, fid),
         _ => t.kind() == TcKind::ValueBox && t.id() == Ok(fid),
     }
@@ -380,6 +387,9 @@ fn fits(formal: &TypeCode, t: &TypeCode) -> bool {
 /// The type to read the value whose header is `info` as (see the module
 /// docs).
 fn choose_type(formal: Option<&TypeCode>, info: &ValueInfo<'_>) -> Result<TypeCode> {
+    // A `ValueBase` slot takes any value of a known type, as an abstract
+    // interface's does (`ValueBase` itself has no instances).
+    let formal = formal.filter(|f| f.id() != Ok(VALUE_BASE_ID));
     let ids = info.ids.as_slice();
     let chosen = if ids.is_empty() {
         formal

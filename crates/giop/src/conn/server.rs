@@ -68,6 +68,8 @@ pub struct ServerConnection {
     /// Version of the last message received, for the messages this end
     /// starts (CloseConnection, MessageError).
     peer_version: GiopVersion,
+    /// A message was received (else `peer_version` is the configured one).
+    seen: bool,
 }
 
 impl ServerConnection {
@@ -75,6 +77,7 @@ impl ServerConnection {
     pub fn new(config: Config, now: Instant) -> Self {
         Self {
             peer_version: config.version,
+            seen: false,
             link: Link::new(config, now),
             in_flight: IdMap::default(),
             events: VecDeque::new(),
@@ -200,6 +203,33 @@ impl ServerConnection {
         Ok(())
     }
 
+    /// The driver took a whole plain Request of `version` without passing
+    /// it in (its own fast path for the common request, which it answers
+    /// itself and holds back at shutdown): the messages this end starts
+    /// go in that version if no other message came through the machine.
+    ///
+    /// A driver with such a fast path may only take requests for which
+    /// the machine would report the same plain
+    /// [`ServerEvent::Request`] (whole, unfragmented, not while the
+    /// connection closes), and must count them itself for an orderly
+    /// shutdown; it need only call this once.
+    pub fn note_fast_request(&mut self, version: GiopVersion) {
+        if !self.seen {
+            self.seen = true;
+            self.peer_version = version;
+        }
+    }
+
+    /// Request `id` needs no answer from the machine: the driver wrote
+    /// the reply itself (encoded whole, say, on the thread that ran the
+    /// request) or dropped the request. The machine stops waiting for
+    /// it, so an orderly shutdown may finish; an unknown `id` is ignored.
+    pub fn forget_request(&mut self, id: RequestId) {
+        if self.in_flight.remove(id.0).is_some() {
+            self.finish_shutdown();
+        }
+    }
+
     /// Starts an orderly shutdown: new requests are ignored (the client
     /// will send them again elsewhere), those in flight are answered,
     /// then CloseConnection goes out and the connection closes.
@@ -303,6 +333,7 @@ impl ServerConnection {
             return self.protocol_error(GiopError::UnexpectedMessage(t));
         }
         let limits = self.link.config.limits;
+        self.seen = true;
         if let Some(r) = fast::read_request(&msg, &limits) {
             self.peer_version = GiopVersion::V1_2;
             if self.link.state != State::Open {

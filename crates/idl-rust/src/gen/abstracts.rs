@@ -14,13 +14,16 @@
 //!
 //! A slot of abstract valuetype type `V` is a `ValueSlot<dyn V>` (the
 //! trait has `cdr::ValueObject` as a supertrait, so the value can be
-//! written through it).
+//! written through it). A `ValueBase` slot, where any value may stand, is
+//! a `ValueSlot<dyn cdr::ValueObject>`.
 //!
 //! Reading either needs the concrete type of the value, which only the
 //! header's repository id names: the inner module of `A` (or `V`) gets a
 //! `cdr::Polymorphic` (`__VALUES`) that reads the concrete valuetypes of
 //! the generated IDL that derive from it (or support it) and casts them
-//! to the trait object. The cast exists only for types that implement
+//! to the trait object. For `ValueBase` that reader is `idl_rt::VALUE_BASE`,
+//! over every concrete valuetype and value box of the generated code
+//! (every value is a `ValueObject`, no probe needed). The cast exists only for types that implement
 //! the trait: it is chosen at compile time (an autoref probe), so a
 //! valuetype whose operations the application has not implemented is
 //! refused at run time (`MARSHAL`, no factory) rather than breaking the
@@ -29,7 +32,7 @@
 
 use std::fmt::Write as _;
 
-use peregrine_idl::{DefId, DefKind, ParamDir, Type};
+use peregrine_idl::{BasicType, DefId, DefKind, ParamDir, Type};
 
 use super::{lit_str, Dec, Gen, ALLOWS};
 use crate::names::{bare, camel, snake};
@@ -71,8 +74,48 @@ impl Gen<'_> {
         }
     }
 
-    /// True if `ty` holds a slot of abstract valuetype type anywhere
-    /// (through sequences, arrays, typedefs and members).
+    /// True if `ty` is `ValueBase` (through typedefs).
+    pub(super) fn is_value_base(&self, ty: &Type) -> bool {
+        matches!(self.resolve_owned(ty), Type::Basic(BasicType::ValueBase))
+    }
+
+    /// The `cdr::Polymorphic` reading values for a slot of type `ty`, if
+    /// it is an abstract valuetype or `ValueBase`, seen from `cur`.
+    pub(super) fn poly_reader(&self, ty: &Type, cur: &[String]) -> Option<String> {
+        if self.is_value_base(ty) {
+            return Some(format!("{}::VALUE_BASE", self.rt(cur)));
+        }
+        self.abstract_vt(ty)
+            .map(|v| format!("{}::__VALUES", self.inner_mod(cur, v)))
+    }
+
+    /// Paths from the generated root of the concrete valuetypes and value
+    /// boxes generated (the types a `ValueBase` slot reads) and of their
+    /// TypeCode functions.
+    pub(super) fn concrete_values(&self) -> Vec<(String, String)> {
+        self.spec
+            .iter()
+            .filter(|(id, d)| {
+                matches!(
+                    d.kind,
+                    DefKind::Value {
+                        is_abstract: false,
+                        defined: true,
+                        ..
+                    } | DefKind::ValueBox { .. }
+                ) && !self.omitted.contains(id)
+            })
+            .map(|(id, _)| {
+                (
+                    self.path(&[], id, ""),
+                    Self::rel(&[], &self.mod_path(id), &self.tc_fn(id)),
+                )
+            })
+            .collect()
+    }
+
+    /// True if `ty` holds a slot of abstract valuetype (or `ValueBase`)
+    /// type anywhere (through sequences, arrays, typedefs and members).
     pub(super) fn holds_abstract_value(&self, ty: &Type) -> bool {
         self.holds_abstract_value_in(ty, &mut Vec::new())
     }
@@ -80,6 +123,7 @@ impl Gen<'_> {
     fn holds_abstract_value_in(&self, ty: &Type, seen: &mut Vec<DefId>) -> bool {
         match ty {
             Type::Sequence(t, _) | Type::Array(t, _) => self.holds_abstract_value_in(t, seen),
+            Type::Basic(BasicType::ValueBase) => true,
             Type::Named(id) => {
                 if seen.contains(id) {
                     return false;
@@ -107,7 +151,7 @@ impl Gen<'_> {
             let h = self.path(cur, a, "Abstract");
             return Some(format!("{h}::encode_opt({base}.as_ref(), w)?;\n"));
         }
-        self.abstract_vt(ty)
+        self.poly_reader(ty, cur)
             .map(|_| format!("{}::write_value_object(w, {base}.get())?;\n", self.o.cdr))
     }
 
@@ -117,10 +161,9 @@ impl Gen<'_> {
             let h = self.path(cur, a, "Abstract");
             return Some(Dec::Expr(format!("{h}::decode_opt(r, orb)")));
         }
-        self.abstract_vt(resolved).map(|v| {
+        self.poly_reader(resolved, cur).map(|poly| {
             Dec::Expr(format!(
-                "{}::__VALUES.read_value(r).and_then(|v| v.ready()).map({}::ValueSlot::from)",
-                self.inner_mod(cur, v),
+                "{poly}.read_value(r).and_then(|v| v.ready()).map({}::ValueSlot::from)",
                 self.o.cdr
             ))
         })

@@ -240,7 +240,7 @@ impl Gen<'_> {
                     BasicType::ULongLong => "ulonglong".to_string(),
                     BasicType::LongDouble => "longdouble".to_string(),
                     BasicType::WChar => "wchar".to_string(),
-                    BasicType::ValueBase => "null".to_string(),
+                    BasicType::ValueBase => "value_base".to_string(),
                     other => other.idl_name().to_string(),
                 };
                 format!("{dy}::TypeCode::{f}()")

@@ -69,8 +69,7 @@ impl Gen<'_> {
                     BasicType::Object => {
                         format!("{dy}::TypeCode::objref_tc(\"IDL:omg.org/CORBA/Object:1.0\", \"Object\")")
                     }
-                    // Filtered as unsupported before generation.
-                    BasicType::ValueBase => simple("null"),
+                    BasicType::ValueBase => simple("value_base"),
                 }
             }
             Type::TypeCode => simple("tc_typecode"),
@@ -288,12 +287,13 @@ pub fn {f}() -> {dy}::TypeCode {{
         let dy = self.o.dynamic.clone();
         let orb = self.o.orb.clone();
         let f = self.tc_fn(id);
+        let reg = self.register_values(&Type::Named(id), cur);
         let mut s = self.tc_function(id, cur);
         let _ = write!(
             s,
             "impl {dy}::IdlType for {name} {{
     fn type_code() -> {dy}::TypeCode {{
-        {f}()
+        {reg}{f}()
     }}
 }}
 
@@ -374,13 +374,14 @@ impl {dy}::FromAny for {name} {{
         let mut s = self.tc_function(id, cur);
         let enc = self.enc(ty, "v", cur);
         let dec = self.dec(ty, cur).expr();
+        let reg = self.register_values(ty, cur);
         let _ = write!(
             s,
             "/// Inserts a `{alias}` into an `Any` typed with the alias TypeCode
 /// [`{f}`] (a value the compiled encoder refuses, e.g. over a bound,
 /// gives a null value that fails when the `Any` is marshaled).
 pub fn {base}_to_any(v: &{alias}) -> {dy}::Any {{
-    {dy}::compiled::any_with({f}(), |w| {{ {enc} Ok(()) }})
+    {reg}{dy}::compiled::any_with({f}(), |w| {{ {enc} Ok(()) }})
 }}
 
 "

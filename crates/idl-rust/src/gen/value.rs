@@ -57,6 +57,16 @@ impl Gen<'_> {
             if let Some(m) = self.unsupported(ty) {
                 return Some((span, m));
             }
+            if let Some(n) = self.native(ty) {
+                return Some((
+                    span,
+                    format!(
+                        "a member of native type `{}` is not supported (natives are \
+                         for operations of local interfaces)",
+                        self.def(n).scoped_name
+                    ),
+                ));
+            }
             let mut memo = std::collections::HashMap::new();
             if self.needs_orb_ro(ty, &mut memo) {
                 return Some((
@@ -345,11 +355,10 @@ impl Gen<'_> {
                 let _ = writeln!(dec, "let mut {f} = {cdr}::read_value::<{vt}>(r)?;");
                 inits.push(format!("{f}: {f}.take_slot()"));
                 let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f});");
-            } else if let Some(aid) = self.abstract_vt(&m.ty) {
-                // Any value derived from the abstract type; a cycle back
-                // to a value still being read is completed later, as for
-                // a concrete member.
-                let poly = format!("{}::__VALUES", self.inner_mod(cur, aid));
+            } else if let Some(poly) = self.poly_reader(&m.ty, cur) {
+                // Any value derived from the abstract type (any value at
+                // all for `ValueBase`); a cycle back to a value still
+                // being read is completed later, as for a concrete member.
                 let _ = writeln!(dec, "let {f} = {poly}.read_value(r)?;");
                 inits.push(format!("{f}: {f}.slot()"));
                 let _ = writeln!(fixups, "{poly}.fixup({f}, r, &v, |s| &s.{f});");

@@ -137,16 +137,48 @@ impl Gen<'_> {
         s
     }
 
-    /// True if `ty` holds a `custom` valuetype (or a `ValueBase`, which
-    /// may be one) anywhere: no `Any` support (the interpreter cannot
-    /// read or write a custom state).
+    /// True if `ty` holds a `custom` valuetype anywhere: no `Any` support
+    /// (the interpreter cannot read or write a custom state). A
+    /// `ValueBase` may hold one too, but is refused only when it does (at
+    /// run time, `NO_IMPLEMENT`).
     pub(super) fn holds_custom_value(&self, ty: &Type) -> bool {
         self.custom_in(ty, &mut HashSet::new())
     }
 
-    fn custom_in(&self, ty: &Type, seen: &mut HashSet<DefId>) -> bool {
+    /// True if `ty` holds a `ValueBase` anywhere: putting it into an `Any`
+    /// needs the TypeCodes of the values that may fill it registered with
+    /// the dynamic layer (`idl_rt::register_value_types`).
+    pub(super) fn holds_value_base(&self, ty: &Type) -> bool {
+        self.value_base_in(ty, &mut HashSet::new())
+    }
+
+    fn value_base_in(&self, ty: &Type, seen: &mut HashSet<DefId>) -> bool {
         match ty {
             Type::Basic(BasicType::ValueBase) => true,
+            Type::Sequence(t, _) | Type::Array(t, _) => self.value_base_in(t, seen),
+            Type::Named(id) => {
+                seen.insert(*id)
+                    && self
+                        .tc_children(*id)
+                        .iter()
+                        .any(|t| self.value_base_in(t, seen))
+            }
+            _ => false,
+        }
+    }
+
+    /// The statement that registers the value TypeCodes a `ValueBase`
+    /// inside `ty` may need, before the interpreter reads it into an `Any`.
+    pub(super) fn register_values(&self, ty: &Type, cur: &[String]) -> String {
+        if self.holds_value_base(ty) {
+            format!("{}::register_value_types();\n", self.rt(cur))
+        } else {
+            String::new()
+        }
+    }
+
+    fn custom_in(&self, ty: &Type, seen: &mut HashSet<DefId>) -> bool {
+        match ty {
             Type::Sequence(t, _) | Type::Array(t, _) => self.custom_in(t, seen),
             Type::Named(id) => {
                 if !seen.insert(*id) {
@@ -186,12 +218,13 @@ impl Gen<'_> {
 /// `ValueSlot<{name}>` comes out of one, sharing and cycles kept.
 impl {dy}::IdlType for {name} {{
     fn type_code() -> {dy}::TypeCode {{
-        {f}()
+        {reg}{f}()
     }}
 }}
 
 ",
                 f = self.tc_fn(id),
+                reg = self.register_values(&Type::Named(id), cur),
             );
         }
         s

@@ -1,16 +1,17 @@
 //! One accepted connection: its socket, the bytes received but not yet
-//! handled, how many of its requests run, its negotiated code sets and
-//! GIOP version, and its reply queue.
+//! handled, how many of its requests run, its negotiated code sets, its
+//! GIOP state machine and its reply queue.
 
 use std::io;
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use peregrine_cdr::{ByteOrder, CharCodeSet, CodeSets, GiopVersion, Writer};
-use peregrine_giop::{encode_close_connection, encode_message_error, Limits, Reassembler};
+use peregrine_cdr::{CharCodeSet, CodeSets, GiopVersion, WcharCodeSet};
+use peregrine_giop::conn::{Config, ServerConnection};
+use peregrine_giop::{CodeSetContext, Limits};
 
 use super::outbound::{Outbound, WriteError};
 use super::poller::{Kind, Poller, Token};
@@ -227,17 +228,19 @@ pub(crate) struct Conn {
     /// that finds either high bit set after counting itself backs out
     /// unprocessed. So no reply is ever written after CloseConnection.
     state: AtomicUsize,
-    /// The GIOP minor version + 1 of the first message (0: none yet), for
-    /// CloseConnection.
-    version: AtomicU8,
+    /// The fast path took a request (for the version of CloseConnection;
+    /// see [`Conn::note_fast_request`]).
+    fast_seen: AtomicBool,
     /// The code sets the client chose.
     pub(super) codesets: Mutex<CodeSets>,
     /// Bytes received and not handled while no thread holds the turn (a
     /// partial message, or messages that arrived behind one being
     /// handled). Empty connections hold no buffer.
     pub(super) rx: Mutex<Option<RxBuf>>,
-    /// Fragments being reassembled (touched by the turn's holder only).
-    pub(super) reasm: Mutex<Reassembler>,
+    /// The connection's GIOP state: every message but the fast path's
+    /// goes in (by the turn's holder), and what it answers goes out from
+    /// whichever thread holds it (see [`Conn::flush_machine`]).
+    pub(super) machine: Mutex<ServerConnection>,
     pub(super) turn: Mutex<Turn>,
     /// The request a thread dwelling on the connection runs while it
     /// keeps the read turn (see [`DwellState`]).
@@ -254,22 +257,29 @@ impl Conn {
         sock: Sock,
         poller: Arc<Poller>,
         limits: Limits,
+        fragment_size: usize,
         queue_limit: usize,
     ) -> Conn {
         let span = crate::trace::server_connection(sock.peer());
+        // GIOP 1.0 for what the server starts before the client spoke:
+        // every peer reads it.
+        let config = Config::default()
+            .with_version(GiopVersion::V1_0)
+            .with_limits(limits)
+            .with_max_fragment_size(fragment_size.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN));
         Conn {
             id,
             sock,
             poller,
             state: AtomicUsize::new(0),
-            version: AtomicU8::new(0),
+            fast_seen: AtomicBool::new(false),
             // Until the client says otherwise (CORBA's defaults).
             codesets: Mutex::new(CodeSets {
                 char: CharCodeSet::Latin1,
                 wchar: None,
             }),
             rx: Mutex::new(None),
-            reasm: Mutex::new(Reassembler::new(limits)),
+            machine: Mutex::new(ServerConnection::new(config, Instant::now())),
             turn: Mutex::new(Turn::default()),
             dwell: DwellState::default(),
             out: Outbound::new(queue_limit),
@@ -421,24 +431,50 @@ impl Conn {
         self.state.fetch_or(CLOSING, Ordering::SeqCst);
     }
 
-    /// Remembers the first message's GIOP version.
+    /// The fast path took a request: the machine learns of it (once,
+    /// and only when it sends CloseConnection) from this flag, so the
+    /// fast path pays a load and a branch, not a lock.
     #[inline]
-    pub(super) fn note_version(&self, v: GiopVersion) {
-        if self.version.load(Ordering::Relaxed) == 0 {
-            let _ = self.version.compare_exchange(
-                0,
-                v.minor() + 1,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
+    pub(super) fn note_fast_request(&self) {
+        if !self.fast_seen.load(Ordering::Relaxed) {
+            self.fast_seen.store(true, Ordering::Relaxed);
         }
     }
 
-    fn version(&self) -> GiopVersion {
-        match self.version.load(Ordering::Relaxed) {
-            0 => GiopVersion::V1_0,
-            n => GiopVersion::from_minor(n - 1),
+    /// Writes what the machine has to send (replies it encoded,
+    /// MessageError, CloseConnection), in order; once it sent its last
+    /// message, stops sending. The caller holds the machine's lock, so
+    /// its messages go out in the order it queued them. (The buffers are
+    /// dropped, not recycled: off the fast path messages are few, and an
+    /// idle connection keeps no spare.)
+    pub(super) fn flush_machine(&self, m: &mut ServerConnection) {
+        let mut pieces = Vec::new();
+        while let Some(t) = m.poll_transmit(Instant::now()) {
+            pieces.push(t);
         }
+        if !pieces.is_empty() {
+            // One write: a fragmented message's pieces are not interleaved
+            // with replies other threads write (GIOP 1.1 forbids it).
+            let bufs: Vec<&[u8]> = pieces
+                .iter()
+                .flat_map(|t| [t.head(), t.payload()])
+                .filter(|b| !b.is_empty())
+                .collect();
+            let _ = self.write_bufs(&bufs);
+        }
+        if m.is_closed() {
+            self.out.shutdown_write(&self.sock.stream);
+        }
+    }
+
+    /// The code sets the machine found in the client's first request
+    /// that carried them, for this and every later request.
+    pub(super) fn adopt_codesets(&self, ctx: CodeSetContext) {
+        let mut c = lock(&self.codesets);
+        if let Some(ch) = CharCodeSet::from_id(ctx.char_data) {
+            c.char = ch;
+        }
+        c.wchar = WcharCodeSet::from_id(ctx.wchar_data);
     }
 
     /// Sends CloseConnection if no request is in progress (a busy
@@ -454,10 +490,16 @@ impl Conn {
         {
             return;
         }
-        let mut w = Writer::new(ByteOrder::NATIVE);
-        if encode_close_connection(&mut w, self.version()).is_ok() {
-            let _ = self.write_bufs(&[w.as_slice()]);
+        let mut m = lock(&self.machine);
+        if self.fast_seen.load(Ordering::Relaxed) {
+            m.note_fast_request(GiopVersion::V1_2);
         }
+        // Nothing is in progress: every request the machine passed on was
+        // answered or dropped (`forget_request`), so CloseConnection goes
+        // out now.
+        m.shutdown();
+        while m.poll_event().is_some() {}
+        self.flush_machine(&mut m);
         self.out.shutdown_write(&self.sock.stream);
     }
 
@@ -465,17 +507,6 @@ impl Conn {
     #[cfg(test)]
     pub(super) fn close_sent(&self) -> bool {
         self.state.load(Ordering::SeqCst) & CLOSE_SENT != 0
-    }
-
-    /// Answers garbage with MessageError (in the version `msg` claims)
-    /// and stops sending.
-    pub(super) fn message_error(&self, msg: &[u8]) {
-        let minor = msg.get(5).copied().unwrap_or(0).min(2);
-        let mut w = Writer::new(ByteOrder::NATIVE);
-        if encode_message_error(&mut w, GiopVersion::from_minor(minor)).is_ok() {
-            let _ = self.write_bufs(&[w.as_slice()]);
-        }
-        self.out.shutdown_write(&self.sock.stream);
     }
 
     pub(super) fn is_closed(&self) -> bool {
@@ -513,18 +544,19 @@ mod tests {
             Sock::new(s, Duration::from_millis(50)).unwrap(),
             poller,
             Limits::default(),
+            usize::MAX,
             1 << 20,
         );
         (c, peer)
     }
 
     /// CloseConnection waits for the requests in progress, goes out once,
-    /// with the connection's GIOP version, and refuses later requests.
+    /// with the connection's GIOP version (here the fast path's), and
+    /// refuses later requests.
     #[test]
     fn close_connection_only_when_idle_and_once() {
         let (c, mut peer) = conn();
-        c.note_version(GiopVersion::V1_1);
-        c.note_version(GiopVersion::V1_2);
+        c.note_fast_request();
         assert!(c.begin_request());
         assert!(c.begin_request());
         c.set_closing();
@@ -543,7 +575,7 @@ mod tests {
         let mut sent = Vec::new();
         peer.read_to_end(&mut sent).unwrap();
         assert_eq!(sent.len(), peregrine_giop::HEADER_LEN, "once");
-        assert_eq!(&sent[..6], b"GIOP\x01\x01");
+        assert_eq!(&sent[..6], b"GIOP\x01\x02");
         assert_eq!(sent[7], MsgType::CloseConnection as u8);
     }
 

@@ -1,21 +1,20 @@
-//! Dispatching one message: demultiplexing a request to its servant
-//! (through the thread's resolve cache or the POA), running the upcall,
-//! and writing the reply; the other GIOP messages a server receives.
+//! Dispatching one request: demultiplexing it to its servant (through
+//! the thread's resolve cache or the POA), running the upcall, and
+//! writing the reply; and the answer to a LocateRequest.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use peregrine_cdr::{ByteOrder, CharCodeSet, CodeSets, GiopVersion, WcharCodeSet, Writer};
+use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion, Writer};
+use peregrine_giop::conn::{IncomingLocate, IncomingRequest, RequestId};
 use peregrine_giop::{
-    decode_message, encode_locate_reply, encode_system_exception_reply, service_context::ids,
-    CodeSetContext, LocateReplyHeader, LocateStatus, Message, MessageHeader, MsgType,
-    ServiceContexts, TaggedProfile, TargetAddress,
+    encode_system_exception_reply, LocateStatus, ServiceContexts, TaggedProfile, TargetAddress,
 };
 
 use super::connection::Conn;
-use super::fast_path::{fast_layout, patch_size, start_reply_1_2, FastLayout, Incoming};
+use super::fast_path::{patch_size, start_reply_1_2, FastLayout, Incoming};
 use crate::client::lock;
 use crate::error::raise;
 use crate::orb::Orb;
@@ -35,7 +34,7 @@ pub(super) enum Next {
     Close,
 }
 
-/// One message's handling on one thread: the connection it came on and
+/// One request's handling on one thread: the connection it came on and
 /// the thread's reply buffer and resolve cache.
 pub(super) struct ConnCtx<'o> {
     pub(super) orb: &'o Orb,
@@ -50,6 +49,49 @@ pub(super) struct ConnCtx<'o> {
     pub(super) upcall: Option<&'o AtomicUsize>,
 }
 
+/// The object key a request or LocateRequest names (empty for a target
+/// this server cannot serve: it is then not found).
+fn key_of<'a>(target: &'a TargetAddress<'_>) -> &'a [u8] {
+    match target {
+        TargetAddress::Key(k) => k,
+        TargetAddress::Profile(TaggedProfile::Iiop(p)) => &p.object_key,
+        TargetAddress::Reference(info) => {
+            match info.ior.profiles.get(info.selected_profile_index as usize) {
+                Some(TaggedProfile::Iiop(p)) => &p.object_key,
+                _ => &[],
+            }
+        }
+        _ => &[],
+    }
+}
+
+/// The answer to a LocateRequest: its status and body (the forward's
+/// IOR, or nothing).
+pub(super) fn locate(orb: &Orb, l: &IncomingLocate) -> (LocateStatus, Vec<u8>) {
+    let target = l.target();
+    // Only an object key or an IIOP profile names an object here (as for
+    // a request addressed by reference, the selected profile would do,
+    // but no client sends a LocateRequest so).
+    let key: &[u8] = match &target {
+        TargetAddress::Reference(_) => &[],
+        t => key_of(t),
+    };
+    match poa::locate(orb.inner(), key) {
+        poa::Located::Here => (LocateStatus::ObjectHere, Vec::new()),
+        poa::Located::Unknown => (LocateStatus::UnknownObject, Vec::new()),
+        poa::Located::Forward(ior) => {
+            // An IOR needs 4-byte alignment at most, which the LocateReply
+            // body has in every version: encoded apart, the bytes are the
+            // same.
+            let mut w = Writer::new(ByteOrder::NATIVE);
+            if peregrine_cdr::Encode::encode(&ior, &mut w).is_err() {
+                return (LocateStatus::UnknownObject, Vec::new());
+            }
+            (LocateStatus::ObjectForward, w.into_vec())
+        }
+    }
+}
+
 impl ConnCtx<'_> {
     /// Ends the upcall's count (once).
     #[inline]
@@ -59,79 +101,67 @@ impl ConnCtx<'_> {
         }
     }
 
-    /// Handles one whole message (lent exclusively: the argument reader
-    /// may decode in place).
-    pub(super) fn handle(&mut self, m: &mut [u8]) -> Next {
-        let at = fast_layout(m);
-        self.handle_laid_out(m, at.as_ref())
-    }
-
-    /// [`ConnCtx::handle`] of a message whose fixed-offset layout the
-    /// caller already read (`None`: not a plain GIOP 1.2 Request).
-    pub(super) fn handle_laid_out(&mut self, m: &mut [u8], at: Option<&FastLayout>) -> Next {
-        if let Some(at) = at {
-            return self.fast(m, at);
-        }
-        let m: &[u8] = m;
-        let limits = self.orb.inner().config.limits;
-        let (h, msg) = match decode_message(m, &limits) {
-            Ok(x) => x,
-            Err(e) => return self.undecodable(m, &e),
+    /// Dispatches a request the connection's machine reported.
+    pub(super) fn machine_request(&mut self, req: &IncomingRequest) -> Next {
+        let target = req.target();
+        let body = req.body();
+        let incoming = Incoming {
+            request_id: req.id.0,
+            expected: req.response_flags.response_expected(),
+            key: key_of(&target),
+            operation: req.operation(),
+            args: body.reader(),
+            missed: false,
+            tracked: true,
         };
-        match msg {
-            Message::Request { header, body } => {
-                let key: &[u8] = match &header.target {
-                    TargetAddress::Key(k) => k,
-                    TargetAddress::Profile(TaggedProfile::Iiop(p)) => &p.object_key,
-                    TargetAddress::Reference(info) => {
-                        match info.ior.profiles.get(info.selected_profile_index as usize) {
-                            Some(TaggedProfile::Iiop(p)) => &p.object_key,
-                            _ => &[],
-                        }
-                    }
-                    _ => &[],
-                };
-                let req = Incoming {
-                    request_id: header.request_id,
-                    expected: header.response_flags.response_expected(),
-                    key,
-                    operation: header.operation,
-                    args: body.reader(),
-                    missed: false,
-                };
-                self.request(h.version, req, header.service_contexts)
-            }
-            msg => {
-                self.slot.note_version(h.version);
-                self.other(m, h.version, msg)
-            }
+        self.request(body.version, incoming)
+    }
+
+    /// Dispatches a message the fast path took, `fast_layout` having read
+    /// it as `at` (lent exclusively: the argument reader may decode in
+    /// place).
+    #[inline(always)]
+    pub(super) fn fast(&mut self, m: &mut [u8], at: &FastLayout) -> Next {
+        let (head, body) = m.split_at_mut(at.body);
+        match self.fast_request(at, head, body) {
+            Some(next) => next,
+            None => self.refused(m),
         }
     }
 
-    /// `handle` for a message `fast_layout` read as `at`.
-    #[inline(always)]
-    fn fast(&mut self, m: &mut [u8], at: &FastLayout) -> Next {
-        let (head, body) = m.split_at_mut(at.body);
-        self.fast_request(at, head, body)
+    /// A message the fast path refused after all (its operation is not
+    /// UTF-8, or holds a NUL): the machine answers it, as it answers
+    /// every malformed request (MARSHAL).
+    #[cold]
+    #[inline(never)]
+    fn refused(&mut self, m: &[u8]) -> Next {
+        match super::machine::feed(self.orb, self.slot, m) {
+            super::machine::Step::Nothing => Next::Continue,
+            super::machine::Step::Close => Next::Close,
+            super::machine::Step::Request(r) => self.machine_request(&r),
+        }
     }
 
     /// Dispatches one request and sends its reply (if one is expected).
-    fn request(
-        &mut self,
-        version: GiopVersion,
-        req: Incoming<'_>,
-        contexts: ServiceContexts<'_>,
-    ) -> Next {
+    fn request(&mut self, version: GiopVersion, req: Incoming<'_>) -> Next {
         // Refuse new work once CloseConnection went out: the client
         // re-sends it elsewhere (it was provably not processed).
-        self.slot.note_version(version);
         if !self.slot.begin_request() {
+            if req.tracked {
+                self.forget(req.request_id);
+            }
             return Next::Continue;
         }
         if crate::trace::on(tracing::Level::DEBUG) {
             crate::trace::server_request(self.slot.peer(), req.operation, req.request_id);
         }
-        self.counted_request(version, req, contexts)
+        self.counted_request(version, req)
+    }
+
+    /// The machine need not wait for request `id` any more.
+    #[cold]
+    fn forget(&self, id: u32) {
+        lock(&self.slot.machine).forget_request(RequestId(id));
     }
 
     /// The common request whole, without intermediate values: a GIOP 1.2
@@ -139,20 +169,16 @@ impl ConnCtx<'_> {
     /// active object map, found in (or refilled into) this thread's
     /// resolve cache ([`poa::ResolveCache::lookup_or_refill`]). The
     /// `ServerRequest` is built once, in place, with the NO_EXCEPTION
-    /// reply header already written; anything else goes the general way.
+    /// reply header already written; a target elsewhere goes the general
+    /// way. `None`: the operation is not a name the full decode reads
+    /// (not UTF-8, or a NUL inside), for the machine to answer.
     #[inline(always)]
-    fn fast_request(&mut self, at: &FastLayout, head: &mut [u8], body: &mut [u8]) -> Next {
+    fn fast_request(&mut self, at: &FastLayout, head: &mut [u8], body: &mut [u8]) -> Option<Next> {
         let head: &[u8] = head;
-        let Some((key, operation)) = at.key_and_operation(head) else {
-            // What the full decode reports for such an operation.
-            return self.undecodable(
-                head,
-                &peregrine_giop::GiopError::Cdr(peregrine_cdr::CdrError::InvalidText),
-            );
-        };
-        self.slot.note_version(GiopVersion::V1_2);
+        let (key, operation) = at.key_and_operation(head)?;
+        self.slot.note_fast_request();
         if !self.slot.begin_request() {
-            return Next::Continue;
+            return Some(Next::Continue);
         }
         // The level check alone while nobody listens (docs/PERFORMANCE.md,
         // step 38).
@@ -170,8 +196,9 @@ impl ConnCtx<'_> {
                 operation,
                 args,
                 missed: true,
+                tracked: false,
             };
-            return self.counted_request(GiopVersion::V1_2, req, ServiceContexts::EMPTY);
+            return Some(self.counted_request(GiopVersion::V1_2, req));
         };
         args.set_codesets(self.codesets);
         self.tx.set_codesets(self.codesets);
@@ -216,25 +243,11 @@ impl ConnCtx<'_> {
         // The upcall is over: release the servant and the POA count
         // before the reply goes out (`req`'s borrows end here too).
         drop(hit);
-        self.respond(GiopVersion::V1_2, at.request_id, at.expected, res)
+        Some(self.respond(GiopVersion::V1_2, at.request_id, at.expected, false, res))
     }
 
     /// `request` once counted in the connection's busy count.
-    fn counted_request(
-        &mut self,
-        version: GiopVersion,
-        req: Incoming<'_>,
-        contexts: ServiceContexts<'_>,
-    ) -> Next {
-        if !contexts.is_empty() {
-            if let Some(data) = contexts.get(ids::CODE_SETS) {
-                if let Ok(ctx) = CodeSetContext::decode(data) {
-                    self.set_codesets(ctx);
-                    // For the connection's later requests, on any thread.
-                    *lock(&self.slot.codesets) = self.codesets;
-                }
-            }
-        }
+    fn counted_request(&mut self, version: GiopVersion, req: Incoming<'_>) -> Next {
         let mut args = req.args;
         args.set_codesets(self.codesets);
         self.tx.set_codesets(self.codesets);
@@ -250,17 +263,19 @@ impl ConnCtx<'_> {
             args,
             req.missed,
         );
-        self.respond(version, req.request_id, req.expected, res)
+        self.respond(version, req.request_id, req.expected, req.tracked, res)
     }
 
     /// Sends the reply in `tx` (or `res`'s exception), if one is
-    /// expected, and ends the request's busy count.
+    /// expected, and ends the request's busy count (`tracked`: in the
+    /// machine's too).
     #[inline(always)]
     fn respond(
         &mut self,
         version: GiopVersion,
         request_id: u32,
         expected: bool,
+        tracked: bool,
         res: Result<(), SystemException>,
     ) -> Next {
         if let Err(e) = res {
@@ -285,59 +300,16 @@ impl ConnCtx<'_> {
             }
             self.send_tx()
         };
+        if tracked {
+            // Before the busy count drops: CloseConnection, sent once it
+            // is zero, finds the machine waiting for nothing.
+            self.forget(request_id);
+        }
         self.slot.end_request();
         if stopping {
             self.slot.send_close();
         }
         out
-    }
-
-    /// Handles a message other than a Request.
-    fn other(&mut self, m: &[u8], version: GiopVersion, msg: Message<'_>) -> Next {
-        match msg {
-            Message::Request { .. } => Next::Continue,
-            Message::LocateRequest(lh) => {
-                let key: &[u8] = match &lh.target {
-                    TargetAddress::Key(k) => k,
-                    TargetAddress::Profile(TaggedProfile::Iiop(p)) => &p.object_key,
-                    _ => &[],
-                };
-                let (status, forward) = match poa::locate(self.orb.inner(), key) {
-                    poa::Located::Here => (LocateStatus::ObjectHere, None),
-                    poa::Located::Unknown => (LocateStatus::UnknownObject, None),
-                    poa::Located::Forward(ior) => (LocateStatus::ObjectForward, Some(ior)),
-                };
-                let rh = LocateReplyHeader {
-                    request_id: lh.request_id,
-                    status,
-                };
-                let Ok(p) = encode_locate_reply(&mut *self.tx, version, &rh) else {
-                    return Next::Close;
-                };
-                if let Some(ior) = forward {
-                    if peregrine_cdr::Encode::encode(&ior, &mut *self.tx).is_err() {
-                        return Next::Close;
-                    }
-                }
-                match p.finish(&mut *self.tx) {
-                    Ok(()) => self.send_tx(),
-                    Err(_) => Next::Close,
-                }
-            }
-            Message::CancelRequest { .. } => Next::Continue,
-            Message::CloseConnection | Message::MessageError => Next::Close,
-            Message::Reply { .. } | Message::LocateReply { .. } | Message::Fragment { .. } => {
-                self.slot.message_error(m);
-                Next::Close
-            }
-        }
-    }
-
-    fn set_codesets(&mut self, ctx: CodeSetContext) {
-        if let Some(c) = CharCodeSet::from_id(ctx.char_data) {
-            self.codesets.char = c;
-        }
-        self.codesets.wchar = WcharCodeSet::from_id(ctx.wchar_data);
     }
 
     /// Writes the message in `tx` (serialized with the connection's other
@@ -354,36 +326,6 @@ impl ConnCtx<'_> {
             Ok(()) => Next::Continue,
             Err(_) => Next::Close,
         }
-    }
-
-    /// A message whose header decoded but whose body did not: a Request
-    /// whose id we can read gets a MARSHAL reply; anything else a
-    /// MessageError and the connection closes.
-    fn undecodable(&mut self, m: &[u8], e: &peregrine_giop::GiopError) -> Next {
-        let limits = self.orb.inner().config.limits;
-        if let Ok(h) = MessageHeader::decode(m, &limits) {
-            if h.msg_type == MsgType::Request && h.version == GiopVersion::V1_2 && m.len() >= 16 {
-                let raw: [u8; 4] = m[12..16].try_into().unwrap_or_default();
-                let id = match h.order {
-                    ByteOrder::Big => u32::from_be_bytes(raw),
-                    ByteOrder::Little => u32::from_le_bytes(raw),
-                };
-                let ex = e.to_system_exception(CompletionStatus::No);
-                if encode_system_exception_reply(
-                    &mut *self.tx,
-                    h.version,
-                    id,
-                    ServiceContexts::EMPTY,
-                    &ex,
-                )
-                .is_ok()
-                {
-                    return self.send_tx();
-                }
-            }
-        }
-        self.slot.message_error(m);
-        Next::Close
     }
 }
 

@@ -1,23 +1,19 @@
 //! The common request read at fixed offsets: a whole GIOP 1.2 Request
 //! addressed by object key with no service contexts, and the reply
-//! header written as three words. Everything else takes the full decode.
+//! header written as three words.
+//!
+//! This is the prefix of the connection's GIOP machine
+//! ([`peregrine_giop::conn::ServerConnection`]): a message it takes is
+//! one for which the machine would report the same plain request (the
+//! tests below check that), so it goes straight to dispatch, and the
+//! machine is only told that such a request came (once per connection,
+//! for the version of CloseConnection). Everything else — fragments,
+//! service contexts (the code sets of the first request), other
+//! versions, LocateRequest, CancelRequest, CloseConnection, malformed
+//! input — goes through the machine.
 
 use peregrine_cdr::{ByteOrder, GiopVersion, Reader, Writer};
-use peregrine_giop::{MsgType, HEADER_LEN};
-
-/// A GIOP 1.2 Request with no more fragments to follow (its header
-/// already checked by `RxBuf::read_message`).
-pub(super) fn is_unfragmented_request_1_2(m: &[u8]) -> bool {
-    m.len() >= peregrine_giop::HEADER_LEN
-        && m[4] == 1
-        && m[5] == 2
-        && m[6] & 0x02 == 0
-        && m[7] == MsgType::Request as u8
-}
-
-pub(super) fn is_request(m: &[u8]) -> bool {
-    m.len() > 7 && m[7] == MsgType::Request as u8
-}
+use peregrine_giop::HEADER_LEN;
 
 /// The parts of a Request the server uses.
 pub(super) struct Incoming<'a> {
@@ -31,6 +27,9 @@ pub(super) struct Incoming<'a> {
     pub(super) args: Reader<'a>,
     /// Already looked up in the thread's resolve cache, in vain.
     pub(super) missed: bool,
+    /// Came through the connection's machine, which waits for it to be
+    /// answered (the fast path's requests never do).
+    pub(super) tracked: bool,
 }
 
 fn u32_at(m: &[u8], at: usize, little: bool) -> Option<u32> {
@@ -126,15 +125,23 @@ pub(super) fn fast_layout(m: &[u8]) -> Option<FastLayout> {
     })
 }
 
-/// The operation name as text: IDL identifiers are ASCII, checked a word
-/// at a time (~15 instructions for a 17-byte name where `str::from_utf8`
-/// takes ~50); anything else gets the full UTF-8 check.
-#[inline]
+/// The operation name as text, as the full decode reads it: UTF-8 with
+/// no NUL inside. IDL identifiers are ASCII, checked a word at a time
+/// together with the NUL (~20 instructions for a 17-byte name where
+/// `str::from_utf8` alone takes ~50); anything else gets the full check.
+#[inline(always)]
 fn op_str(op: &[u8]) -> Option<&str> {
     const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW: u64 = 0x0101_0101_0101_0101;
     let n = op.len();
-    let word = |at: usize| u64::from_ne_bytes(op[at..at + 8].try_into().expect("8 bytes"));
-    let ascii = if n >= 8 {
+    // A byte of 1..=0x7f has neither its own high bit nor, less one, the
+    // high bit; without a zero byte nothing borrows, so a word is flagged
+    // exactly when it holds a zero or a byte of 0x80 and above.
+    let word = |at: usize| {
+        let w = u64::from_ne_bytes(op[at..at + 8].try_into().expect("8 bytes"));
+        w | w.wrapping_sub(LOW)
+    };
+    let plain = if n >= 8 {
         // Whole words, the last one overlapping the one before; names of
         // up to 24 bytes (most) without a loop.
         let mut acc = word(0) | word(n - 8);
@@ -148,11 +155,23 @@ fn op_str(op: &[u8]) -> Option<&str> {
         }
         acc & HIGH == 0
     } else {
-        op.iter().all(|&b| b < 0x80)
+        op.iter().all(|&b| b.wrapping_sub(1) < 0x7f)
     };
-    if ascii {
+    if plain {
         // SAFETY: every byte is below 0x80, and ASCII is valid UTF-8.
         Some(unsafe { std::str::from_utf8_unchecked(op) })
+    } else {
+        op_str_general(op)
+    }
+}
+
+/// [`op_str`] of a name that is not plain ASCII: out of line, so the
+/// common check stays small enough to inline.
+#[cold]
+#[inline(never)]
+fn op_str_general(op: &[u8]) -> Option<&str> {
+    if op.contains(&0) {
+        None
     } else {
         std::str::from_utf8(op).ok()
     }
@@ -160,8 +179,9 @@ fn op_str(op: &[u8]) -> Option<&str> {
 
 impl FastLayout {
     /// The object key and the operation (`None` if the operation is not
-    /// UTF-8: checked here, once, rather than in `fast_layout`).
-    #[inline]
+    /// UTF-8 or holds a NUL, which the full decode refuses: checked here,
+    /// once, rather than in `fast_layout`).
+    #[inline(always)]
     pub(super) fn key_and_operation<'a>(&self, head: &'a [u8]) -> Option<(&'a [u8], &'a str)> {
         Some((
             head.get(28..self.key_end)?,
@@ -272,11 +292,26 @@ mod tests {
                 utf8.splice(at..at + 1, "é".bytes());
                 assert_eq!(op_str(&utf8), std::str::from_utf8(&utf8).ok());
                 assert!(op_str(&utf8).is_some());
+                // A NUL anywhere inside, alone or beside a 0x01 (which a
+                // borrow turns to 0xff): refused, as the full decode
+                // refuses it.
+                let mut nul = op.to_vec();
+                nul[at] = 0;
+                assert_eq!(op_str(&nul), None, "{nul:?}");
+                if at + 1 < n {
+                    nul[at + 1] = 1;
+                    assert_eq!(op_str(&nul), None, "{nul:?}");
+                }
+                let mut one = op.to_vec();
+                one[at] = 1;
+                assert_eq!(op_str(&one), std::str::from_utf8(&one).ok());
+                utf8[at] = 0;
+                assert_eq!(op_str(&utf8), None, "{utf8:?}");
             }
         }
     }
 
-    /// The fast path as `handle` takes it: layout, split, request.
+    /// The fast path as dispatch takes it: layout, split, request.
     fn fast_request(m: &mut [u8]) -> Option<Incoming<'_>> {
         let at = fast_layout(m)?;
         let (head, body) = m.split_at_mut(at.body);
@@ -289,6 +324,7 @@ mod tests {
             operation,
             args: at.args(body),
             missed: false,
+            tracked: false,
         })
     }
 
@@ -379,6 +415,82 @@ mod tests {
         assert!(fast_layout(&m).is_none());
     }
 
+    /// The fast path is the machine's prefix: every request it takes,
+    /// the connection's machine reports as the same plain request, in
+    /// flight until answered (whatever it says of the code sets or the
+    /// version is what an untouched connection says).
+    #[test]
+    fn fast_path_takes_only_what_the_machine_reports_the_same() {
+        use peregrine_giop::conn::{Config, ServerConnection, ServerEvent};
+        let now = std::time::Instant::now();
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            for flags in [ResponseFlags::None, ResponseFlags::SyncWithTarget] {
+                for (key, op, body) in [
+                    (&b"PGR1\x01\x04\x00ttcpi"[..], "sendNoParams_2way", &[][..]),
+                    (b"k", "a", &[1, 2, 3][..]),
+                    (b"", "sync", &[9; 17][..]),
+                ] {
+                    let m = request(order, flags, key, op, body);
+                    let mut mc = m.clone();
+                    let fast = fast_request(&mut mc).expect("fast path");
+                    let mut machine = ServerConnection::new(Config::default(), now);
+                    machine.handle_input(&m, now);
+                    let Some(ServerEvent::Request(r)) = machine.poll_event() else {
+                        panic!("the machine reports a request");
+                    };
+                    assert!(machine.poll_event().is_none());
+                    assert!(machine.poll_transmit(now).is_none(), "nothing to answer");
+                    assert!(r.service_contexts.is_empty());
+                    assert_eq!(machine.negotiated_codesets(), None);
+                    assert_eq!(r.id.0, fast.request_id);
+                    assert_eq!(r.response_flags.response_expected(), fast.expected);
+                    assert_eq!(r.object_key(), Some(fast.key));
+                    assert_eq!(r.operation(), fast.operation);
+                    let b = r.body();
+                    assert_eq!(fast.args.rest(), b.bytes);
+                    assert_eq!(fast.args.position(), b.offset);
+                    assert_eq!(b.version, GiopVersion::V1_2);
+                    assert_eq!(machine.in_flight(), usize::from(fast.expected));
+                }
+            }
+        }
+    }
+
+    /// What the fast path refuses after its layout check (an operation
+    /// the full decode refuses) the machine does not report as a request
+    /// either: it answers it (MARSHAL).
+    #[test]
+    fn fast_path_refuses_what_the_machine_refuses() {
+        use peregrine_giop::conn::{Config, ServerConnection, ServerEvent};
+        let now = std::time::Instant::now();
+        for bad in [&b"op\0x"[..], b"\0", b"sendNoParams\0_2way", b"op\xff"] {
+            // The name's bytes as they go on the wire (the encoder would
+            // refuse them as a &str).
+            let placeholder = "#".repeat(bad.len());
+            let mut m = request(
+                ByteOrder::Little,
+                ResponseFlags::SyncWithTarget,
+                b"k",
+                &placeholder,
+                &[1; 8],
+            );
+            let at = m
+                .windows(bad.len())
+                .position(|w| w == placeholder.as_bytes())
+                .unwrap();
+            m[at..at + bad.len()].copy_from_slice(bad);
+            assert!(fast_layout(&m).is_some(), "{bad:?}");
+            assert!(fast_request(&mut m.clone()).is_none(), "{bad:?}");
+            let mut machine = ServerConnection::new(Config::default(), now);
+            machine.handle_input(&m, now);
+            assert!(
+                !matches!(machine.poll_event(), Some(ServerEvent::Request(_))),
+                "{bad:?}"
+            );
+            assert!(machine.poll_transmit(now).is_some(), "{bad:?}: answered");
+        }
+    }
+
     /// `u16 a; u64 b;` (padding 2..8): its first element after a
     /// sequence length is off its alignment (12 wire bytes at offset 4).
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -450,8 +562,9 @@ mod tests {
     }
 
     /// An operation that is not UTF-8 passes the layout check but not
-    /// `incoming`, and the full decode reports exactly the error `handle`
-    /// then answers with.
+    /// `key_and_operation`, and the full decode (the machine's) reports
+    /// exactly the error dispatch then answers with (MARSHAL, as the
+    /// machine answers it).
     #[test]
     fn fast_request_rejects_non_utf8_operation() {
         let limits = peregrine_giop::Limits::default();

@@ -31,11 +31,13 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use peregrine_cdr::{ByteOrder, Writer};
-use peregrine_giop::{decode_message, Assembled, Limits, Message};
+use peregrine_giop::conn::IncomingRequest;
+use peregrine_giop::Limits;
 
 use super::connection::{Conn, NoRead};
 use super::dispatch::{ConnCtx, Next};
-use super::fast_path::{fast_layout, is_request, is_unfragmented_request_1_2};
+use super::fast_path::{fast_layout, FastLayout};
+use super::machine;
 use super::poller::{Kind, Poller, Token};
 use super::TICK;
 use crate::client::lock;
@@ -583,82 +585,63 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                 return;
             }
             Err(FrameError::Garbage(_)) => {
-                conn.message_error(buf.unread());
+                // The machine answers it with MessageError.
+                machine::feed(orb, conn, buf.unread());
                 close(orb, conn);
                 return;
             }
         };
-        let msg = buf.message_mut(len);
-        let whole = if is_unfragmented_request_1_2(msg) {
-            None
-        } else {
-            match lock(&conn.reasm).push(msg) {
-                Ok(Assembled::Whole(_)) => None,
-                Ok(Assembled::Reassembled(v)) => Some(v),
-                Ok(Assembled::Incomplete) => {
-                    buf.consume(len);
-                    continue;
-                }
-                Err(_) => {
-                    conn.message_error(msg);
+        // The fast path: the common request, read at fixed offsets (the
+        // machine's prefix; see `fast_path`). Everything else goes
+        // through the connection's machine.
+        let job = match fast_layout(buf.message(len)) {
+            Some(at) if at.expected => Job::Fast(at),
+            Some(at) => {
+                // A oneway: run by the turn's holder, in the order it
+                // arrived, before whatever follows it on the connection
+                // (a twoway after a batch of oneways sees them all done),
+                // and a stream of them costs no hand-off.
+                let next = inline(orb, pool, conn, w, *dwelling, |cx| {
+                    cx.fast(buf.message_mut(len), &at)
+                });
+                buf.consume(len);
+                if let Next::Close = next {
                     close(orb, conn);
                     return;
                 }
+                continue;
             }
-        };
-        // Read once, for the decision below and for the dispatch.
-        let layout = match &whole {
-            None => fast_layout(msg),
-            Some(_) => None,
-        };
-        let inline = match (&whole, &layout) {
-            (_, Some(at)) => !at.expected,
-            (Some(v), None) => !is_request(v) || is_oneway(v, &limits),
-            (None, None) => !is_request(msg) || is_oneway(msg, &limits),
-        };
-        if inline {
-            // LocateRequest, CancelRequest, CloseConnection ...: quick,
-            // answered by the turn's holder. Oneways too: they run in
-            // the order they arrived, each before whatever follows it on
-            // the connection (a twoway after a batch of oneways sees
-            // them all done), and a stream of them costs no hand-off.
-            let next = {
-                let counted = is_request(match &whole {
-                    Some(v) => v,
-                    None => buf.message(len),
-                });
-                let mut cx = context(orb, conn, w);
-                if counted {
-                    pool.upcall_begin(orb.inner_arc(), *dwelling);
-                    cx.upcall = Some(&pool.in_upcall);
+            None => {
+                let step = machine::feed(orb, conn, buf.message(len));
+                buf.consume(len);
+                match step {
+                    machine::Step::Nothing => continue,
+                    machine::Step::Close => {
+                        close(orb, conn);
+                        return;
+                    }
+                    machine::Step::Request(req) if !req.response_flags.response_expected() => {
+                        // A oneway, as above.
+                        if let Next::Close =
+                            inline(orb, pool, conn, w, *dwelling, |cx| cx.machine_request(&req))
+                        {
+                            close(orb, conn);
+                            return;
+                        }
+                        continue;
+                    }
+                    machine::Step::Request(req) => Job::Machine(req),
                 }
-                let next = match whole {
-                    Some(mut v) => cx.handle(&mut v),
-                    None => cx.handle_laid_out(buf.message_mut(len), layout.as_ref()),
-                };
-                cx.upcall_done();
-                next
-            };
-            buf.consume(len);
-            if let Next::Close = next {
-                close(orb, conn);
-                return;
             }
-            continue;
-        }
+        };
         // A request: the rest of the buffer goes back to the connection
         // (the smaller part is copied) and the turn is handed on before
         // the upcall.
-        let (mut mine, mlen, rest) = match whole {
-            Some(v) => {
-                buf.consume(len);
-                let rest = (!buf.unread().is_empty()).then_some(buf);
-                (RxBuf::from_message(&v), v.len(), rest)
-            }
-            None => {
-                let (m, r) = split(buf, len);
-                (m, len, r)
-            }
+        let (mut mine, rest) = match &job {
+            Job::Fast(_) => split(buf, len),
+            // The machine holds the message: the buffer is all rest.
+            Job::Machine(_) if buf.unread().is_empty() => (buf, None),
+            Job::Machine(_) => (std::mem::take(&mut w.spare), Some(buf)),
         };
         let left_rest = rest.is_some();
         let turned = if *dwelling && !left_rest && conn.sock.drained() {
@@ -684,7 +667,10 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
         pool.upcall_begin(orb.inner_arc(), *dwelling);
         let mut cx = context(orb, conn, w);
         cx.upcall = Some(&pool.in_upcall);
-        let next = cx.handle_laid_out(mine.message_mut(mlen), layout.as_ref());
+        let next = match &job {
+            Job::Fast(at) => cx.fast(mine.message_mut(len), at),
+            Job::Machine(req) => cx.machine_request(req),
+        };
         cx.upcall_done();
         let unread = mine.unread().len();
         mine.consume(unread);
@@ -729,15 +715,29 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
     }
 }
 
-/// True for a Request that expects no reply.
-fn is_oneway(m: &[u8], limits: &Limits) -> bool {
-    if let Some(at) = fast_layout(m) {
-        return !at.expected;
-    }
-    matches!(
-        decode_message(m, limits),
-        Ok((_, Message::Request { header, .. })) if !header.response_flags.response_expected()
-    )
+/// What the turn's holder does with a message it framed.
+enum Job {
+    /// A twoway request the fast path took.
+    Fast(FastLayout),
+    /// A twoway request the machine reported.
+    Machine(IncomingRequest),
+}
+
+/// Runs `f` on the turn's holder (a oneway), counted as an upcall.
+fn inline(
+    orb: &Orb,
+    pool: &Pool,
+    conn: &Conn,
+    w: &mut Worker,
+    dwelling: bool,
+    f: impl FnOnce(&mut ConnCtx<'_>) -> Next,
+) -> Next {
+    pool.upcall_begin(orb.inner_arc(), dwelling);
+    let mut cx = context(orb, conn, w);
+    cx.upcall = Some(&pool.in_upcall);
+    let next = f(&mut cx);
+    cx.upcall_done();
+    next
 }
 
 /// Splits a buffer whose first `len` unread bytes are a message from the

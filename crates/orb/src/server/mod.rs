@@ -5,10 +5,13 @@
 //! * [`acceptor`]: listening sockets, accepted by whichever thread waits.
 //! * [`leader_followers`]: the threads, each reading a connection's
 //!   request and running it inline after handing the read turn on.
-//! * [`connection`]: one connection's state.
+//! * [`connection`]: one connection's state, its GIOP machine
+//!   ([`peregrine_giop::conn::ServerConnection`]) included.
 //! * [`outbound`]: reply writing, serialized per connection, bounded.
 //! * [`dispatch`]: demultiplexing a request and calling the servant.
-//! * [`fast_path`]: the common request read at fixed offsets.
+//! * [`fast_path`]: the common request read at fixed offsets, the
+//!   machine's prefix.
+//! * [`machine`]: everything else, through the connection's GIOP machine.
 //!
 //! docs/architecture.md explains the design and its alternatives.
 
@@ -17,6 +20,7 @@ mod connection;
 mod dispatch;
 mod fast_path;
 mod leader_followers;
+mod machine;
 mod options;
 mod outbound;
 mod poller;
@@ -132,6 +136,7 @@ impl Server {
             sock,
             pool.poller.clone(),
             o.config.limits,
+            o.config.fragment_size,
             o.config.server.max_write_queue,
         ));
         self.conns
