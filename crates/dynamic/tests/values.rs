@@ -641,12 +641,9 @@ fn tree_tc() -> TypeCode {
     )
 }
 
-/// Written from a leaf, the parent's `children` (a sequence) closes the
-/// cycle to the leaf still being read: a weak edge, so the decoded tree
-/// is freed with the leaf that holds it.
-#[test]
-fn cycle_through_a_sequence_member() {
-    let tc = tree_tc();
+/// A root (id 0) whose `children` are two leaves (ids 1 and 2), each
+/// pointing back to it through a weak `parent`.
+fn root_with_two_leaves(tc: &TypeCode) -> (Arc<ValueNode>, Arc<ValueNode>, Arc<ValueNode>) {
     let tree = |id, children: Vec<DynValue>| {
         ValueNode::new(
             tc.clone(),
@@ -669,6 +666,16 @@ fn cycle_through_a_sequence_member() {
     for leaf in [&a, &b] {
         leaf.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&root)));
     }
+    (root, a, b)
+}
+
+/// Written from a leaf, the parent's `children` (a sequence) closes the
+/// cycle to the leaf still being read: a weak edge, so the decoded tree
+/// is freed with the leaf that holds it.
+#[test]
+fn cycle_through_a_sequence_member() {
+    let tc = tree_tc();
+    let (root, a, _) = root_with_two_leaves(&tc);
     let bytes = encode(&tc, &DynValue::Value(Some(a.clone().into())));
     let back = decode(&tc, &bytes).unwrap();
     let a2 = node_of(&back);
@@ -698,28 +705,7 @@ fn cycle_through_a_sequence_member() {
 #[test]
 fn two_edges_back_to_one_pending_value() {
     let tc = tree_tc();
-    let tree = |id, children: Vec<DynValue>| {
-        ValueNode::new(
-            tc.clone(),
-            vec![
-                DynValue::Long(id),
-                DynValue::Sequence(children),
-                DynValue::Value(None),
-            ],
-        )
-        .unwrap()
-    };
-    let (a, b) = (tree(1, vec![]), tree(2, vec![]));
-    let root = tree(
-        0,
-        vec![
-            DynValue::Value(Some(a.clone().into())),
-            DynValue::Value(Some(b.clone().into())),
-        ],
-    );
-    for leaf in [&a, &b] {
-        leaf.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&root)));
-    }
+    let (root, _, _) = root_with_two_leaves(&tc);
     let bytes = encode(&tc, &DynValue::Value(Some(root.clone().into())));
     let back = decode(&tc, &bytes).unwrap();
     let root2 = node_of(&back);
