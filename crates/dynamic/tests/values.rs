@@ -675,7 +675,7 @@ fn root_with_two_leaves(tc: &TypeCode) -> (Arc<ValueNode>, Arc<ValueNode>, Arc<V
 #[test]
 fn cycle_through_a_sequence_member() {
     let tc = tree_tc();
-    let (root, a, _) = root_with_two_leaves(&tc);
+    let (_root, a, _) = root_with_two_leaves(&tc);
     let bytes = encode(&tc, &DynValue::Value(Some(a.clone().into())));
     let back = decode(&tc, &bytes).unwrap();
     let a2 = node_of(&back);
