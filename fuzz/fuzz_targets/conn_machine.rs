@@ -7,10 +7,10 @@
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
+use peregrine_cdr::GiopVersion;
 use peregrine_giop::conn::{
     Call, ClientConnection, ClientEvent, Config, RequestId, ServerConnection, ServerEvent,
 };
-use peregrine_cdr::GiopVersion;
 use peregrine_giop::{Limits, LocateStatus, ReplyStatus, TargetAddress};
 
 /// Reads the fuzzer's bytes as a script.
