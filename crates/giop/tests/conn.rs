@@ -887,7 +887,7 @@ impl DriverMatched {
     }
 
     /// Server events for what the sender sent.
-    fn to_server(&mut self) -> Vec<ServerEvent> {
+    fn server_got(&mut self) -> Vec<ServerEvent> {
         while let Some(t) = self.sender.poll_transmit(self.now) {
             self.server.handle_input(&t.into_vec(), self.now);
         }
@@ -895,7 +895,7 @@ impl DriverMatched {
     }
 
     /// Client events for what the server sent.
-    fn to_client(&mut self) -> Vec<ClientEvent> {
+    fn client_got(&mut self) -> Vec<ClientEvent> {
         while let Some(t) = self.server.poll_transmit(self.now) {
             for c in t.into_vec().chunks(self.chunk) {
                 self.client.handle_input(c, self.now);
@@ -910,7 +910,7 @@ fn driver_matched_reports_every_reply_by_id_forwards_included() {
     let mut d = DriverMatched::new(Config::default());
     let a = d.sender.send_request(Call::new(b"k", "a"), &[]).unwrap();
     let b = d.sender.send_request(Call::new(b"k", "b"), &[]).unwrap();
-    assert_eq!(d.to_server().len(), 2);
+    assert_eq!(d.server_got().len(), 2);
     d.server
         .send_reply_with(b, ReplyStatus::LocationForward, &[], |w| {
             some_ior().encode(w)
@@ -919,7 +919,7 @@ fn driver_matched_reports_every_reply_by_id_forwards_included() {
     d.server
         .send_reply(a, ReplyStatus::UserException, &[1, 2, 3, 4])
         .unwrap();
-    let ev = d.to_client();
+    let ev = d.client_got();
     assert_eq!(ev.len(), 2, "{ev:?}");
     // The forward is the driver's to follow: reported as the reply it is.
     let ClientEvent::Reply(fwd) = &ev[0] else {
@@ -945,12 +945,12 @@ fn driver_matched_reassembles_fragmented_replies() {
         let mut d = DriverMatched::new(config);
         d.chunk = 1;
         let id = d.sender.send_request(Call::new(b"k", "big"), &[]).unwrap();
-        assert_eq!(d.to_server().len(), 1);
+        assert_eq!(d.server_got().len(), 1);
         let results: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
         d.server
             .send_reply(id, ReplyStatus::NoException, &results)
             .unwrap();
-        let ev = d.to_client();
+        let ev = d.client_got();
         assert_eq!(ev.len(), 1, "{ev:?}");
         assert_eq!(reply_of(&ev[0]), (id, ReplyStatus::NoException, results));
     }
@@ -967,7 +967,7 @@ fn driver_matched_reports_locate_replies_forwards_included() {
         .sender
         .send_locate_request(TargetAddress::Key(b"moved"), None)
         .unwrap();
-    assert_eq!(d.to_server().len(), 2);
+    assert_eq!(d.server_got().len(), 2);
     d.server
         .send_locate_reply(here, LocateStatus::ObjectHere, &[])
         .unwrap();
@@ -976,7 +976,7 @@ fn driver_matched_reports_locate_replies_forwards_included() {
     d.server
         .send_locate_reply(moved, LocateStatus::ObjectForward, w.as_slice())
         .unwrap();
-    let ev = d.to_client();
+    let ev = d.client_got();
     assert!(
         matches!(
             &ev[..],
@@ -1046,4 +1046,23 @@ fn driver_matched_closes_on_close_connection_and_on_unexpected_input() {
     let t = d.client.poll_transmit(d.now).unwrap().into_vec();
     assert_message_error(&[t]);
     assert!(d.client.is_closed());
+}
+
+#[test]
+fn message_error_goes_in_the_version_the_server_last_spoke() {
+    let config = Config::default().with_version(GiopVersion::V1_1);
+    let mut d = DriverMatched::new(config);
+    // The client is configured for 1.2; the server answers in 1.1.
+    d.client = ClientConnection::matched_by_driver(Config::default(), d.now);
+    let id = d.sender.send_request(Call::new(b"k", "a"), &[]).unwrap();
+    assert_eq!(d.server_got().len(), 1);
+    d.server
+        .send_reply(id, ReplyStatus::NoException, &[])
+        .unwrap();
+    assert_eq!(d.client_got().len(), 1);
+    d.client
+        .handle_input(b"HTTP/1.1 400 Bad Request\r\n", d.now);
+    let t = d.client.poll_transmit(d.now).unwrap().into_vec();
+    assert_message_error(std::slice::from_ref(&t));
+    assert_eq!(&t[4..6], &[1, 1]);
 }

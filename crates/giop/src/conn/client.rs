@@ -115,11 +115,15 @@ pub struct ClientConnection {
     /// The driver keeps the requests awaiting answers
     /// ([`ClientConnection::matched_by_driver`]).
     driver_matches: bool,
+    /// The version of the last message received (the configured one
+    /// before any): MessageError goes in it.
+    peer_version: GiopVersion,
 }
 
 impl ClientConnection {
     /// A connection that opened at `now`.
     pub fn new(config: Config, now: Instant) -> Self {
+        let peer_version = config.version;
         Self {
             link: Link::new(config, now),
             pending: PendingTable::default(),
@@ -127,6 +131,7 @@ impl ClientConnection {
             codesets_sent: false,
             requests_sent: 0,
             driver_matches: false,
+            peer_version,
         }
     }
 
@@ -445,6 +450,10 @@ impl ClientConnection {
     }
 
     fn on_message(&mut self, msg: Vec<u8>) {
+        // The deframer checked the header: the minor version is known.
+        if let Some(&minor) = msg.get(5) {
+            self.peer_version = GiopVersion::from_minor(minor);
+        }
         if let Some(t @ (MsgType::Request | MsgType::LocateRequest | MsgType::CancelRequest)) =
             msg_type(&msg)
         {
@@ -610,7 +619,7 @@ impl ClientConnection {
 
     fn protocol_error(&mut self, e: GiopError) {
         self.close(CloseReason::ProtocolError(e.clone()), false);
-        self.link.protocol_error(e, self.link.config.version);
+        self.link.protocol_error(e, self.peer_version);
     }
 
     fn fail(&mut self, id: u32, kind: K, completed: CompletionStatus) {
