@@ -11,10 +11,10 @@
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
+use peregrine_cdr::GiopVersion;
 use peregrine_giop::conn::{
     Call, ClientConnection, ClientEvent, Config, RequestId, ServerConnection, ServerEvent,
 };
-use peregrine_cdr::GiopVersion;
 use peregrine_giop::{Limits, LocateStatus, ReplyStatus, TargetAddress};
 
 /// Reads the fuzzer's bytes as a script.
@@ -210,7 +210,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(driven.pending_requests(), 0);
         while let Some(t) = driven.poll_transmit(now) {
             let m = t.into_vec();
-            assert_eq!(m.get(7), Some(&(peregrine_giop::MsgType::MessageError as u8)));
+            assert_eq!(
+                m.get(7),
+                Some(&(peregrine_giop::MsgType::MessageError as u8))
+            );
         }
         while let Some(e) = client.poll_event() {
             // An answer read from the input: the driven machine read it too.

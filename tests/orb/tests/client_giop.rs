@@ -10,8 +10,9 @@ use std::time::Instant;
 use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
 use peregrine_giop::conn::{Config, ServerConnection, ServerEvent};
 use peregrine_giop::{
-    decode_message, encode_close_connection, encode_request, LocateStatus, Message, MsgType,
-    ReplyStatus, RequestHeader, ResponseFlags, ServiceContext, ServiceContexts, TargetAddress,
+    decode_message, encode_cancel_request, encode_close_connection, encode_request, LocateStatus,
+    Message, MsgType, ReplyStatus, RequestHeader, ResponseFlags, ServiceContext, ServiceContexts,
+    TargetAddress,
 };
 use peregrine_orb::{CompletionStatus, SystemExceptionKind as K};
 use peregrine_orb_tests::*;
@@ -161,8 +162,8 @@ fn close_connection_then_the_call_goes_again() {
 }
 
 /// What a server sends that the client cannot take — bytes that are not
-/// GIOP, a Request — is answered with MessageError and fails the call
-/// (it may have run).
+/// GIOP, a Request, a CancelRequest (only clients cancel) — is answered
+/// with MessageError and fails the call (it may have run).
 #[test]
 fn garbage_and_requests_from_the_server_get_message_error() {
     let mut request = Writer::new(ByteOrder::Big);

@@ -1,5 +1,7 @@
-//! A client connection: request ids, the pending table, and the
-//! leader/followers protocol by which waiting callers share one socket.
+//! A client connection: request ids, the pending table, the
+//! leader/followers protocol by which waiting callers share one socket,
+//! and the connection's GIOP machine for every message but the common
+//! reply.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -52,7 +54,9 @@ pub(super) enum Got {
     /// At the start of the leader's receive buffer (with its header when
     /// it has the common form).
     InPlace(usize, Option<FastHead>),
-    /// Reassembled from fragments into a buffer of its own.
+    /// Reported by the connection's machine (any answer but the common
+    /// reply: reassembled, of another version, with service contexts, a
+    /// LocateReply), copied into a buffer of its own.
     Whole(RxBuf, usize),
 }
 
