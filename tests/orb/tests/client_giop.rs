@@ -179,9 +179,12 @@ fn garbage_and_requests_from_the_server_get_message_error() {
         .unwrap()
         .finish(&mut request)
         .unwrap();
+    let mut cancel = Writer::new(ByteOrder::Big);
+    encode_cancel_request(&mut cancel, GiopVersion::V1_2, 1).unwrap();
     for bad in [
         b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec(),
         request.into_vec(),
+        cancel.into_vec(),
     ] {
         bounded(30, move || {
             let (port, h) = raw_server(vec![Box::new(move |mut s: TcpStream| {
