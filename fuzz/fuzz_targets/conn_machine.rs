@@ -1,7 +1,11 @@
 //! A client and a server connection machine driven by the fuzzer: calls,
 //! replies, cancels, shutdowns, timer jumps, bytes shuttled between them
 //! in arbitrary chunks and arbitrary bytes injected into either. Nothing
-//! may panic, and the bookkeeping must stay consistent.
+//! may panic, and the bookkeeping must stay consistent. A second client
+//! machine whose driver keeps the pending table
+//! ([`ClientConnection::matched_by_driver`]) reads the same bytes as the
+//! first: it keeps nothing pending, sends nothing but MessageError, and
+//! reports every answer the first reports.
 #![no_main]
 
 use std::time::{Duration, Instant};
@@ -61,6 +65,8 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut now = Instant::now();
     let mut client = ClientConnection::new(config.clone(), now);
+    let mut driven = ClientConnection::matched_by_driver(config.clone(), now);
+    let mut driven_answers = std::collections::HashSet::new();
     let mut server = ServerConnection::new(config, now);
     let mut to_server: Vec<u8> = Vec::new();
     let mut to_client: Vec<u8> = Vec::new();
@@ -135,6 +141,7 @@ fuzz_target!(|data: &[u8]| {
                 }
                 let n = usize::from(s.byte().unwrap_or(0)).min(to_client.len());
                 client.handle_input(&to_client[..n], now);
+                driven.handle_input(&to_client[..n], now);
                 to_client.drain(..n);
             }
             5 => {
@@ -146,6 +153,7 @@ fuzz_target!(|data: &[u8]| {
                 let n = usize::from(s.byte().unwrap_or(0));
                 let junk = s.bytes(n).to_vec();
                 client.handle_input(&junk, now);
+                driven.handle_input(&junk, now);
             }
             7 => {
                 now += Duration::from_millis(u64::from(s.byte().unwrap_or(0)) * 250);
@@ -186,7 +194,36 @@ fuzz_target!(|data: &[u8]| {
                 ServerEvent::Cancelled { .. } | ServerEvent::Closed { .. } => {}
             }
         }
+        while let Some(e) = driven.poll_event() {
+            match e {
+                ClientEvent::Reply(r) => {
+                    let _ = r.message.body();
+                    driven_answers.insert(r.id);
+                }
+                ClientEvent::LocateReply { id, .. } | ClientEvent::Failed { id, .. } => {
+                    driven_answers.insert(id);
+                }
+                ClientEvent::Forward { .. } => panic!("a forward reported to a matching driver"),
+                ClientEvent::Closed { .. } => {}
+            }
+        }
+        assert_eq!(driven.pending_requests(), 0);
+        while let Some(t) = driven.poll_transmit(now) {
+            let m = t.into_vec();
+            assert_eq!(
+                m.get(7),
+                Some(&(peregrine_giop::MsgType::MessageError as u8))
+            );
+        }
         while let Some(e) = client.poll_event() {
+            // An answer read from the input: the driven machine read it too.
+            match &e {
+                ClientEvent::Reply(r) => assert!(driven_answers.contains(&r.id)),
+                ClientEvent::LocateReply { id, .. } | ClientEvent::Forward { id, .. } => {
+                    assert!(driven_answers.contains(id))
+                }
+                _ => {}
+            }
             let id = match e {
                 ClientEvent::Reply(r) => r.id,
                 ClientEvent::LocateReply { id, .. }

@@ -860,3 +860,209 @@ fn fast_path_requests_set_the_version_of_close_connection() {
     s.note_fast_request(GiopVersion::V1_2);
     assert_eq!(close_version(&mut s, now), GiopVersion::V1_1);
 }
+
+/// The server's side of `n` requests a driver sent itself: a plain
+/// client produces the requests, and the server's answers go to a
+/// machine whose driver keeps the pending table
+/// ([`ClientConnection::matched_by_driver`]), fed `chunk` bytes at a
+/// time.
+struct DriverMatched {
+    sender: ClientConnection,
+    server: ServerConnection,
+    client: ClientConnection,
+    now: Instant,
+    chunk: usize,
+}
+
+impl DriverMatched {
+    fn new(config: Config) -> Self {
+        let now = Instant::now();
+        Self {
+            sender: ClientConnection::new(config.clone(), now),
+            server: ServerConnection::new(config.clone(), now),
+            client: ClientConnection::matched_by_driver(config, now),
+            now,
+            chunk: usize::MAX,
+        }
+    }
+
+    /// Server events for what the sender sent.
+    fn server_got(&mut self) -> Vec<ServerEvent> {
+        while let Some(t) = self.sender.poll_transmit(self.now) {
+            self.server.handle_input(&t.into_vec(), self.now);
+        }
+        std::iter::from_fn(|| self.server.poll_event()).collect()
+    }
+
+    /// Client events for what the server sent.
+    fn client_got(&mut self) -> Vec<ClientEvent> {
+        while let Some(t) = self.server.poll_transmit(self.now) {
+            for c in t.into_vec().chunks(self.chunk) {
+                self.client.handle_input(c, self.now);
+            }
+        }
+        std::iter::from_fn(|| self.client.poll_event()).collect()
+    }
+}
+
+#[test]
+fn driver_matched_reports_every_reply_by_id_forwards_included() {
+    let mut d = DriverMatched::new(Config::default());
+    let a = d.sender.send_request(Call::new(b"k", "a"), &[]).unwrap();
+    let b = d.sender.send_request(Call::new(b"k", "b"), &[]).unwrap();
+    assert_eq!(d.server_got().len(), 2);
+    d.server
+        .send_reply_with(b, ReplyStatus::LocationForward, &[], |w| {
+            some_ior().encode(w)
+        })
+        .unwrap();
+    d.server
+        .send_reply(a, ReplyStatus::UserException, &[1, 2, 3, 4])
+        .unwrap();
+    let ev = d.client_got();
+    assert_eq!(ev.len(), 2, "{ev:?}");
+    // The forward is the driver's to follow: reported as the reply it is.
+    let ClientEvent::Reply(fwd) = &ev[0] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!((fwd.id, fwd.status), (b, ReplyStatus::LocationForward));
+    assert_eq!(fwd.message.body().forward_ior().unwrap(), some_ior());
+    assert_eq!(
+        reply_of(&ev[1]),
+        (a, ReplyStatus::UserException, vec![1, 2, 3, 4])
+    );
+    // Nothing was registered, nothing is pending, the connection is open.
+    assert_eq!(d.client.pending_requests(), 0);
+    assert!(!d.client.is_closed());
+}
+
+#[test]
+fn driver_matched_reassembles_fragmented_replies() {
+    for version in [GiopVersion::V1_1, GiopVersion::V1_2] {
+        let config = Config::default()
+            .with_version(version)
+            .with_max_fragment_size(40);
+        let mut d = DriverMatched::new(config);
+        d.chunk = 1;
+        let id = d.sender.send_request(Call::new(b"k", "big"), &[]).unwrap();
+        assert_eq!(d.server_got().len(), 1);
+        let results: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
+        d.server
+            .send_reply(id, ReplyStatus::NoException, &results)
+            .unwrap();
+        let ev = d.client_got();
+        assert_eq!(ev.len(), 1, "{ev:?}");
+        assert_eq!(reply_of(&ev[0]), (id, ReplyStatus::NoException, results));
+    }
+}
+
+#[test]
+fn driver_matched_reports_locate_replies_forwards_included() {
+    let mut d = DriverMatched::new(Config::default());
+    let here = d
+        .sender
+        .send_locate_request(TargetAddress::Key(b"here"), None)
+        .unwrap();
+    let moved = d
+        .sender
+        .send_locate_request(TargetAddress::Key(b"moved"), None)
+        .unwrap();
+    assert_eq!(d.server_got().len(), 2);
+    d.server
+        .send_locate_reply(here, LocateStatus::ObjectHere, &[])
+        .unwrap();
+    let mut w = Writer::new(ByteOrder::NATIVE);
+    some_ior().encode(&mut w).unwrap();
+    d.server
+        .send_locate_reply(moved, LocateStatus::ObjectForward, w.as_slice())
+        .unwrap();
+    let ev = d.client_got();
+    assert!(
+        matches!(
+            &ev[..],
+            [
+                ClientEvent::LocateReply { id: a, status: LocateStatus::ObjectHere, .. },
+                ClientEvent::LocateReply { id: b, status: LocateStatus::ObjectForward, .. },
+            ] if *a == here && *b == moved
+        ),
+        "{ev:?}"
+    );
+}
+
+#[test]
+fn driver_matched_fails_a_malformed_reply_by_id_and_lives() {
+    let mut d = DriverMatched::new(Config::default());
+    // A GIOP 1.2 Reply for id 7 with reply status 9 (there is none).
+    let mut m = b"GIOP\x01\x02\x01\x01".to_vec();
+    m.extend_from_slice(&12u32.to_le_bytes());
+    m.extend_from_slice(&7u32.to_le_bytes());
+    m.extend_from_slice(&9u32.to_le_bytes());
+    m.extend_from_slice(&0u32.to_le_bytes());
+    d.client.handle_input(&m, d.now);
+    let ev: Vec<_> = std::iter::from_fn(|| d.client.poll_event()).collect();
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    assert_eq!(
+        failed(&ev[0]),
+        (RequestId(7), K::Marshal, CompletionStatus::Maybe)
+    );
+    assert!(d.client.poll_transmit(d.now).is_none());
+    assert!(!d.client.is_closed());
+}
+
+#[test]
+fn driver_matched_closes_on_close_connection_and_on_unexpected_input() {
+    // CloseConnection: closed in order, nothing sent back.
+    let mut d = DriverMatched::new(Config::default());
+    let mut w = Writer::new(ByteOrder::NATIVE);
+    peregrine_giop::encode_close_connection(&mut w, GiopVersion::V1_2).unwrap();
+    d.client.handle_input(w.as_slice(), d.now);
+    let ev: Vec<_> = std::iter::from_fn(|| d.client.poll_event()).collect();
+    assert!(
+        matches!(
+            &ev[..],
+            [ClientEvent::Closed {
+                reason: CloseReason::PeerClosed
+            }]
+        ),
+        "{ev:?}"
+    );
+    assert!(d.client.poll_transmit(d.now).is_none());
+
+    // A Request sent to a client: MessageError back, closed.
+    let mut d = DriverMatched::new(Config::default());
+    let _ = d.sender.send_request(Call::new(b"k", "a"), &[]).unwrap();
+    let t = d.sender.poll_transmit(d.now).unwrap().into_vec();
+    d.client.handle_input(&t, d.now);
+    let ev: Vec<_> = std::iter::from_fn(|| d.client.poll_event()).collect();
+    assert!(
+        matches!(
+            &ev[..],
+            [ClientEvent::Closed {
+                reason: CloseReason::ProtocolError(GiopError::UnexpectedMessage(MsgType::Request))
+            }]
+        ),
+        "{ev:?}"
+    );
+    let t = d.client.poll_transmit(d.now).unwrap().into_vec();
+    assert_message_error(&[t]);
+    assert!(d.client.is_closed());
+}
+
+#[test]
+fn message_error_goes_in_the_version_the_server_last_spoke() {
+    let config = Config::default().with_version(GiopVersion::V1_1);
+    let mut d = DriverMatched::new(config);
+    // The client is configured for 1.2; the server answers in 1.1.
+    d.client = ClientConnection::matched_by_driver(Config::default(), d.now);
+    let id = d.sender.send_request(Call::new(b"k", "a"), &[]).unwrap();
+    assert_eq!(d.server_got().len(), 1);
+    d.server
+        .send_reply(id, ReplyStatus::NoException, &[])
+        .unwrap();
+    assert_eq!(d.client_got().len(), 1);
+    d.client
+        .handle_input(b"HTTP/1.1 400 Bad Request\r\n", d.now);
+    let t = d.client.poll_transmit(d.now).unwrap().into_vec();
+    assert_message_error(std::slice::from_ref(&t));
+    assert_eq!(&t[4..6], &[1, 1]);
+}

@@ -112,17 +112,48 @@ pub struct ClientConnection {
     events: VecDeque<ClientEvent>,
     codesets_sent: bool,
     requests_sent: u64,
+    /// The driver keeps the requests awaiting answers
+    /// ([`ClientConnection::matched_by_driver`]).
+    driver_matches: bool,
+    /// The version of the last message received (the configured one
+    /// before any): MessageError goes in it.
+    peer_version: GiopVersion,
 }
 
 impl ClientConnection {
     /// A connection that opened at `now`.
     pub fn new(config: Config, now: Instant) -> Self {
+        let peer_version = config.version;
         Self {
             link: Link::new(config, now),
             pending: PendingTable::default(),
             events: VecDeque::new(),
             codesets_sent: false,
             requests_sent: 0,
+            driver_matches: false,
+            peer_version,
+        }
+    }
+
+    /// A connection that opened at `now` whose driver keeps the requests
+    /// awaiting answers itself (an ORB that sends its requests and reads
+    /// its common replies without the machine, and gives the machine only
+    /// the other messages).
+    ///
+    /// The machine then reports every answer by its id, whether or not
+    /// it knows the request, and leaves the matching to the driver:
+    /// [`ClientEvent::Reply`] for every Reply, forwards included (their
+    /// body holds the IOR), [`ClientEvent::LocateReply`] for every
+    /// LocateReply, forwards included, and [`ClientEvent::Failed`]
+    /// (`MARSHAL`) for a reply or locate reply whose id can be read but
+    /// whose header cannot be decoded. Everything else is as on
+    /// [`ClientConnection::new`]: fragments are reassembled,
+    /// CloseConnection and MessageError close the connection, and
+    /// malformed or unexpected input is answered with MessageError.
+    pub fn matched_by_driver(config: Config, now: Instant) -> Self {
+        Self {
+            driver_matches: true,
+            ..Self::new(config, now)
         }
     }
 
@@ -419,6 +450,10 @@ impl ClientConnection {
     }
 
     fn on_message(&mut self, msg: Vec<u8>) {
+        // The deframer checked the header: the minor version is known.
+        if let Some(&minor) = msg.get(5) {
+            self.peer_version = GiopVersion::from_minor(minor);
+        }
         if let Some(t @ (MsgType::Request | MsgType::LocateRequest | MsgType::CancelRequest)) =
             msg_type(&msg)
         {
@@ -447,6 +482,16 @@ impl ClientConnection {
             }
             Message::LocateReply { header, body } => {
                 let id = header.request_id;
+                if self.driver_matches {
+                    self.pending.remove(id);
+                    let body_at = body.offset;
+                    self.events.push_back(ClientEvent::LocateReply {
+                        id: RequestId(id),
+                        status: header.status,
+                        message: Incoming::from_parts(msg, body_at, h.order, h.version),
+                    });
+                    return;
+                }
                 let Some(call) = self.take_call(id, Kind::Locate) else {
                     return;
                 };
@@ -485,6 +530,15 @@ impl ClientConnection {
         service_contexts: Vec<OwnedServiceContext>,
         message: Incoming,
     ) {
+        if self.driver_matches {
+            self.pending.remove(id);
+            return self.events.push_back(ClientEvent::Reply(IncomingReply {
+                id: RequestId(id),
+                status,
+                service_contexts,
+                message,
+            }));
+        }
         let Some(call) = self.take_call(id, Kind::Request) else {
             return;
         };
@@ -550,7 +604,7 @@ impl ClientConnection {
                         .flatten()
                 });
             if let Some(id) = id {
-                if self.pending.remove(id).is_some() {
+                if self.pending.remove(id).is_some() || self.driver_matches {
                     let ex = e.to_system_exception(CompletionStatus::Maybe);
                     self.events.push_back(ClientEvent::Failed {
                         id: RequestId(id),
@@ -565,7 +619,7 @@ impl ClientConnection {
 
     fn protocol_error(&mut self, e: GiopError) {
         self.close(CloseReason::ProtocolError(e.clone()), false);
-        self.link.protocol_error(e, self.link.config.version);
+        self.link.protocol_error(e, self.peer_version);
     }
 
     fn fail(&mut self, id: u32, kind: K, completed: CompletionStatus) {

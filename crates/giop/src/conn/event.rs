@@ -178,9 +178,12 @@ pub struct IncomingReply {
 /// What a [`super::ClientConnection`] reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientEvent {
-    /// A request was answered (anything but a forward).
+    /// A request was answered (anything but a forward; forwards too when
+    /// the driver matches replies, see
+    /// [`super::ClientConnection::matched_by_driver`]).
     Reply(IncomingReply),
-    /// A LocateRequest was answered (anything but a forward).
+    /// A LocateRequest was answered (anything but a forward; forwards too
+    /// when the driver matches replies).
     LocateReply {
         /// The LocateRequest answered.
         id: RequestId,

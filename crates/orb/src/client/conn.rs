@@ -1,5 +1,7 @@
-//! A client connection: request ids, the pending table, and the
-//! leader/followers protocol by which waiting callers share one socket.
+//! A client connection: request ids, the pending table, the
+//! leader/followers protocol by which waiting callers share one socket,
+//! and the connection's GIOP machine for every message but the common
+//! reply.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -7,10 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion, Writer};
-use peregrine_giop::{
-    decode_message, encode_message_error, Assembled, Endpoint, Limits, Message, Reassembler,
-};
+use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion};
+use peregrine_giop::conn::{ClientConnection, ClientEvent, CloseReason, Config};
+use peregrine_giop::{Endpoint, GiopError, Limits};
 
 use super::{lock, Deadline, IDLE_CHECK, IDLE_CHECK_NS, POLL_READ};
 use super::{reply::*, route::*};
@@ -53,7 +54,9 @@ pub(super) enum Got {
     /// At the start of the leader's receive buffer (with its header when
     /// it has the common form).
     InPlace(usize, Option<FastHead>),
-    /// Reassembled from fragments into a buffer of its own.
+    /// Reported by the connection's machine (any answer but the common
+    /// reply: reassembled, of another version, with service contexts, a
+    /// LocateReply), copied into a buffer of its own.
     Whole(RxBuf, usize),
 }
 
@@ -64,7 +67,12 @@ pub(super) struct ConnState {
     pub(super) leader: bool,
     /// Set together with `ClientConn::closed_hint`.
     pub(super) closed: Option<Closed>,
-    reasm: Reassembler,
+    /// The connection's GIOP machine, for every message but the common
+    /// reply (see [`ClientConn::incoming`]): it reassembles fragments,
+    /// decodes the other messages, and decides on CloseConnection,
+    /// MessageError and malformed input. The pending table stays here
+    /// (the machine reports answers by id for it).
+    machine: ClientConnection,
     /// When the connection, if idle then, is next checked for a server
     /// close: the last check + `IDLE_CHECK`. Not moved on each reply (that
     /// cost a clock addition per call): a connection in steady use is
@@ -205,7 +213,13 @@ impl ClientConn {
                 pending: HashMap::default(),
                 leader: false,
                 closed: None,
-                reasm: Reassembler::new(limits),
+                machine: ClientConnection::matched_by_driver(
+                    Config::default()
+                        .with_version(GiopVersion::V1_2)
+                        .with_byte_order(ByteOrder::NATIVE)
+                        .with_limits(limits),
+                    Instant::now(),
+                ),
                 idle_check_at: Instant::now() + IDLE_CHECK,
                 waiters: 0,
             }),
@@ -242,7 +256,6 @@ impl ClientConn {
         {
             let mut st = lock(&self.st);
             self.set_closed(&mut st, why);
-            st.reasm.clear();
         }
         self.cv.notify_all();
         self.t.shutdown();
@@ -508,7 +521,6 @@ impl ClientConn {
             Lead::Closed(c) => {
                 let mut st = self.unlead(false);
                 self.set_closed(&mut st, c.clone());
-                st.reasm.clear();
                 drop(st);
                 self.cv.notify_all();
                 self.t.shutdown();
@@ -651,11 +663,13 @@ impl ClientConn {
                     return Lead::Closed(Closed::Broken(format!("reading from {}: {e}", self.ep)))
                 }
                 Err(FrameError::Garbage(e)) => {
-                    self.send_message_error(rx);
-                    return Lead::Closed(Closed::Broken(format!(
-                        "{} sent a malformed message: {e}",
-                        self.ep
-                    )));
+                    // The machine answers it (MessageError) and closes.
+                    return Lead::Closed(match self.through_machine(rx.unread(), mine) {
+                        Err(c) => c,
+                        Ok(_) => {
+                            Closed::Broken(format!("{} sent a malformed message: {e}", self.ep))
+                        }
+                    });
                 }
             };
             match self.incoming(rx, len, mine) {
@@ -666,132 +680,121 @@ impl ClientConn {
         }
     }
 
-    fn send_message_error(&self, rx: &RxBuf) {
-        let version = GiopVersion::from_minor(rx.unread().get(5).copied().unwrap_or(2).min(2));
-        let mut w = Writer::new(ByteOrder::NATIVE);
-        if encode_message_error(&mut w, version).is_ok() {
-            let _w = self.write_lock.lock();
-            let _ = self.t.write_all_vectored(&[w.as_slice()]);
-        }
-    }
-
     /// Handles one framed message at the start of `rx`.
+    ///
+    /// The common reply (a whole GIOP 1.2 Reply without service contexts,
+    /// [`fast_reply`]) is the prefix of the connection's machine: read at
+    /// fixed offsets, left in place for the leader when it is its own,
+    /// else copied to its caller. The machine would report every such
+    /// message as the same reply (a unit test checks it). Everything else
+    /// goes through the machine ([`ClientConn::through_machine`]).
     #[inline(always)]
     fn incoming(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Got>, Closed> {
-        // Fragments (and messages with more to come) go through the
-        // reassembler; everything else is decoded in place.
-        let m = rx.message(len);
-        let (minor, flags, msg_type) = (m[5], m[6], m[7]);
-        if msg_type == 7 || (minor > 0 && flags & 2 != 0) {
-            let out = {
-                let mut st = lock(&self.st);
-                match st.reasm.push(rx.message(len)) {
-                    Ok(Assembled::Reassembled(v)) => Some(v),
-                    Ok(_) => None,
-                    Err(e) => {
-                        drop(st);
-                        self.send_message_error(rx);
-                        return Err(Closed::Broken(format!(
-                            "bad fragment from {}: {e}",
-                            self.ep
-                        )));
-                    }
-                }
-            };
+        let Some(h) = fast_reply(rx.message(len), &self.limits) else {
+            let got = self.through_machine(rx.message(len), mine);
             rx.consume(len);
-            return match out {
-                Some(v) => {
-                    let n = v.len();
-                    let mut whole = RxBuf::from_message(&v);
-                    Ok(self
-                        .dispatch_reply(&mut whole, n, mine)?
-                        .map(|_| Got::Whole(whole, n)))
-                }
-                None => Ok(None),
-            };
-        }
-        self.dispatch_reply(rx, len, mine)
-    }
-
-    /// Files the reply at the start of `rx` for its caller, or (`mine`'s)
-    /// leaves it there for the leader: `Some(InPlace(len))`.
-    #[inline(always)]
-    fn dispatch_reply(&self, rx: &mut RxBuf, len: usize, mine: u32) -> Result<Option<Got>, Closed> {
-        // The common reply is parsed once, here, at fixed offsets.
-        let fast = fast_reply(rx.message(len), &self.limits);
-        if let Some(h) = fast {
-            if h.id == mine {
-                return Ok(Some(Got::InPlace(len, Some(h))));
-            }
-        }
-        // Any other whole GIOP 1.2 Reply has its request id at a fixed
-        // offset: no need to decode it twice (the caller decodes it in
-        // `ReplyMsg::new`, where a malformed reply is a MARSHAL error).
-        let id = match fast
-            .map(|h| h.id)
-            .or_else(|| peregrine_giop::fast::reply_request_id(rx.message(len)))
-        {
-            Some(id) => Some(id),
-            None => self.slow_reply_id(rx, len)?,
+            return got;
         };
-        let Some(id) = id else {
-            rx.consume(len);
-            return Ok(None);
-        };
-        if id == mine {
-            return Ok(Some(Got::InPlace(len, None)));
+        if h.id == mine {
+            return Ok(Some(Got::InPlace(len, Some(h))));
         }
-        {
+        let filed = {
             let mut st = lock(&self.st);
-            if let Some(slot @ None) = st.pending.get_mut(&id) {
-                let copy = RxBuf::from_message(rx.message(len));
-                *slot = Some(Arrived {
-                    own: Some(Box::new(copy)),
-                    len,
-                    head: None,
-                });
-                if is_reply(rx.message(len)) {
-                    self.codesets_acked.store(true, Ordering::Relaxed);
-                }
-                drop(st);
-                self.cv.notify_all();
-            }
-            // Else: a late reply to a call that timed out; dropped.
+            self.file(&mut st, h.id, rx.message(len))
+        };
+        if filed {
+            self.cv.notify_all();
         }
         rx.consume(len);
         Ok(None)
     }
 
-    /// The request id of any other message a server may send a client:
-    /// `Ok(None)` for one to skip (CancelRequest), `Err` for one that
-    /// ends the connection.
-    fn slow_reply_id(&self, rx: &mut RxBuf, len: usize) -> Result<Option<u32>, Closed> {
-        Ok(Some(match decode_message(rx.message(len), &self.limits) {
-            Ok((_, Message::Reply { header, .. })) => header.request_id,
-            Ok((_, Message::LocateReply { header, .. })) => header.request_id,
-            Ok((_, Message::CloseConnection)) => return Err(Closed::Orderly),
-            Ok((_, Message::MessageError)) => {
-                return Err(Closed::Broken(format!(
-                    "{} answered MessageError (it could not parse our message)",
-                    self.ep
-                )))
+    /// Gives the waiting call `id` its answer `msg`; false (the answer
+    /// dropped) if no call waits for it: a late reply to a call that
+    /// timed out.
+    fn file(&self, st: &mut ConnState, id: u32, msg: &[u8]) -> bool {
+        let Some(slot @ None) = st.pending.get_mut(&id) else {
+            return false;
+        };
+        *slot = Some(Arrived {
+            own: Some(Box::new(RxBuf::from_message(msg))),
+            len: msg.len(),
+            head: None,
+        });
+        if is_reply(msg) {
+            self.codesets_acked.store(true, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// Passes `bytes` (a framed message, or bytes that do not frame) to
+    /// the connection's machine, files the answers it reports for their
+    /// callers (`mine`'s is returned), writes what it sends (MessageError)
+    /// and reports the close it decides.
+    #[cold]
+    #[inline(never)]
+    fn through_machine(&self, bytes: &[u8], mine: u32) -> Result<Option<Got>, Closed> {
+        let now = Instant::now();
+        let mut st = lock(&self.st);
+        st.machine.handle_input(bytes, now);
+        let mut got = Ok(None);
+        let mut filed = false;
+        while let Some(e) = st.machine.poll_event() {
+            let (id, msg) = match e {
+                ClientEvent::Reply(r) => (r.id.0, r.message.into_message()),
+                ClientEvent::LocateReply { id, message, .. } => (id.0, message.into_message()),
+                // An answer whose header does not decode: its caller's
+                // decode of no message raises MARSHAL.
+                ClientEvent::Failed { id, .. } => (id.0, Vec::new()),
+                // Forwards are replies when the driver matches: the call
+                // path follows them (`follow_forward`).
+                ClientEvent::Forward { .. } => continue,
+                ClientEvent::Closed { reason } => {
+                    got = Err(self.closed_by(reason));
+                    continue;
+                }
+            };
+            if id == mine {
+                if got.is_ok() {
+                    got = Ok(Some(Got::Whole(RxBuf::from_message(&msg), msg.len())));
+                }
+            } else {
+                filed |= self.file(&mut st, id, &msg);
             }
-            Ok((_, Message::CancelRequest { .. })) => return Ok(None),
-            Ok((h, _)) => {
-                self.send_message_error(rx);
-                return Err(Closed::Broken(format!(
-                    "{} sent an unexpected {:?} on a client connection",
-                    self.ep, h.msg_type
-                )));
+        }
+        let out: Vec<_> = std::iter::from_fn(|| st.machine.poll_transmit(now)).collect();
+        drop(st);
+        if filed {
+            self.cv.notify_all();
+        }
+        if !out.is_empty() {
+            let _w = self.write_lock.lock();
+            for t in &out {
+                // The connection is ending: a failed write changes nothing.
+                let _ = self.t.write_all_vectored(&[t.head(), t.payload()]);
             }
-            Err(e) => {
-                self.send_message_error(rx);
-                return Err(Closed::Broken(format!(
-                    "{} sent a malformed message: {e}",
-                    self.ep
-                )));
+        }
+        got
+    }
+
+    /// Why the connection closed, from the machine's reason.
+    fn closed_by(&self, reason: CloseReason) -> Closed {
+        match reason {
+            // The server did not process what it has not answered.
+            CloseReason::PeerClosed => Closed::Orderly,
+            CloseReason::PeerMessageError => Closed::Broken(format!(
+                "{} answered MessageError (it could not parse our message)",
+                self.ep
+            )),
+            CloseReason::ProtocolError(GiopError::UnexpectedMessage(t)) => Closed::Broken(format!(
+                "{} sent an unexpected {t:?} on a client connection",
+                self.ep
+            )),
+            CloseReason::ProtocolError(e) => {
+                Closed::Broken(format!("{} sent a malformed message: {e}", self.ep))
             }
-        }))
+            other => Closed::Broken(format!("connection to {} closed: {other:?}", self.ep)),
+        }
     }
 }
 

@@ -213,3 +213,123 @@ impl ReplyMsg {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
+    use peregrine_giop::conn::{ClientConnection, ClientEvent, Config};
+    use peregrine_giop::{
+        encode_reply, Limits, ReplyHeader, ReplyStatus, ServiceContext, ServiceContexts,
+    };
+
+    use super::fast_reply;
+
+    fn reply(
+        order: ByteOrder,
+        version: GiopVersion,
+        id: u32,
+        status: ReplyStatus,
+        contexts: &[ServiceContext<'_>],
+        body: &[u8],
+    ) -> Vec<u8> {
+        let mut w = Writer::new(order);
+        let h = ReplyHeader {
+            request_id: id,
+            status,
+            service_contexts: ServiceContexts::from_slice(contexts),
+        };
+        let p = encode_reply(&mut w, version, &h).unwrap();
+        w.write_bytes(body);
+        p.finish(&mut w).unwrap();
+        w.into_vec()
+    }
+
+    /// What a driver-matched machine reports for `m`.
+    fn machine_events(m: &[u8]) -> (Vec<ClientEvent>, bool) {
+        let now = Instant::now();
+        let mut machine = ClientConnection::matched_by_driver(Config::default(), now);
+        machine.handle_input(m, now);
+        let ev = std::iter::from_fn(|| machine.poll_event()).collect();
+        (ev, machine.poll_transmit(now).is_some())
+    }
+
+    /// The common reply is the machine's prefix: every message
+    /// `fast_reply` takes, the connection's machine (matched by the
+    /// driver, as the client runs it) reports as the same reply — id,
+    /// status, byte order, body where the fast path reads it, version
+    /// 1.2, no service contexts — and sends nothing back.
+    #[test]
+    fn fast_reply_takes_only_what_the_machine_reports_the_same() {
+        let limits = Limits::default();
+        let statuses = [
+            ReplyStatus::NoException,
+            ReplyStatus::UserException,
+            ReplyStatus::SystemException,
+            ReplyStatus::LocationForward,
+            ReplyStatus::LocationForwardPerm,
+            ReplyStatus::NeedsAddressingMode,
+        ];
+        let mut taken = 0;
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            for status in statuses {
+                for (id, body) in [(1, &[][..]), (7, &[1, 2, 3][..]), (u32::MAX, &[9; 17][..])] {
+                    let m = reply(order, GiopVersion::V1_2, id, status, &[], body);
+                    let h = fast_reply(&m, &limits).expect("the common reply");
+                    taken += 1;
+                    let (ev, answered) = machine_events(&m);
+                    assert!(!answered, "nothing to answer");
+                    let [ClientEvent::Reply(r)] = &ev[..] else {
+                        panic!("the machine reports one reply: {ev:?}")
+                    };
+                    assert_eq!((r.id.0, r.status), (h.id, h.status));
+                    assert!(r.service_contexts.is_empty());
+                    let b = r.message.body();
+                    assert_eq!(b.offset, peregrine_giop::fast::REPLY_BODY_AT);
+                    assert_eq!(b.order, h.order);
+                    assert_eq!(b.version, GiopVersion::V1_2);
+                    assert_eq!(b.bytes, &m[peregrine_giop::fast::REPLY_BODY_AT..]);
+                }
+            }
+        }
+        assert_eq!(taken, 36);
+    }
+
+    /// Everything else is the machine's: a reply with service contexts,
+    /// of another version, or with more fragments to come, and what is
+    /// not a well-formed reply.
+    #[test]
+    fn fast_reply_leaves_the_rest_to_the_machine() {
+        let limits = Limits::default();
+        let o = ByteOrder::Little;
+        let ctx = [ServiceContext {
+            id: 1,
+            data: &[0, 0, 0, 0][..],
+        }];
+        let with_ctx = reply(o, GiopVersion::V1_2, 3, ReplyStatus::NoException, &ctx, &[]);
+        let v11 = reply(o, GiopVersion::V1_1, 3, ReplyStatus::NoException, &[], &[]);
+        let mut more = reply(o, GiopVersion::V1_2, 3, ReplyStatus::NoException, &[], &[]);
+        more[6] |= 2;
+        let mut bad_status = reply(o, GiopVersion::V1_2, 3, ReplyStatus::NoException, &[], &[]);
+        bad_status[16] = 9;
+        for m in [&with_ctx, &v11, &more, &bad_status] {
+            assert!(fast_reply(m, &limits).is_none(), "{m:?}");
+        }
+        // The machine decodes the first two, keeps the fragment's start,
+        // fails the reply it cannot decode by its id.
+        for m in [&with_ctx, &v11] {
+            let (ev, _) = machine_events(m);
+            assert!(
+                matches!(&ev[..], [ClientEvent::Reply(r)] if r.id.0 == 3),
+                "{ev:?}"
+            );
+        }
+        assert!(machine_events(&more).0.is_empty());
+        let (ev, _) = machine_events(&bad_status);
+        assert!(
+            matches!(&ev[..], [ClientEvent::Failed { id, .. }] if id.0 == 3),
+            "{ev:?}"
+        );
+    }
+}
