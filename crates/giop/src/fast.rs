@@ -166,25 +166,6 @@ pub fn read_reply<'a>(msg: &'a [u8], limits: &Limits) -> Option<FastReply<'a>> {
     })
 }
 
-/// The request id of `msg` if it is a whole GIOP 1.2 Reply, whatever its
-/// service contexts: the `u32` right after the header, in the message's
-/// byte order. Lets a reader hand a reply to its caller without decoding
-/// its header twice (the caller's full decode reports what is malformed).
-#[inline(always)]
-pub fn reply_request_id(msg: &[u8]) -> Option<u32> {
-    let [b'G', b'I', b'O', b'P', 1, 2, flags, t, _, _, _, _, a, b, c, d, ..] = *msg else {
-        return None;
-    };
-    if t != MsgType::Reply as u8 || flags & 2 != 0 {
-        return None;
-    }
-    let bytes = [a, b, c, d];
-    Some(match ByteOrder::from_flag(flags & 1 != 0) {
-        ByteOrder::Little => u32::from_le_bytes(bytes),
-        ByteOrder::Big => u32::from_be_bytes(bytes),
-    })
-}
-
 fn order_bytes(v: u32, order: ByteOrder) -> [u8; 4] {
     match order {
         ByteOrder::Big => v.to_be_bytes(),

@@ -167,39 +167,3 @@ fn anything_else_takes_the_slow_path() {
     assert!(write_request(&mut w, 1, ResponseFlags::None, b"k", "a\0b").is_err());
 }
 
-#[test]
-fn reply_request_id_reads_any_whole_1_2_reply() {
-    let limits = Limits::DEFAULT;
-    let ctx = [ServiceContext {
-        id: 1,
-        data: &[0, 0, 0, 0],
-    }];
-    for order in ORDERS {
-        for contexts in [ServiceContexts::EMPTY, ServiceContexts::from_slice(&ctx)] {
-            let mut w = Writer::new(order);
-            let h = ReplyHeader {
-                request_id: 0x0102_0304,
-                status: ReplyStatus::SystemException,
-                service_contexts: contexts,
-            };
-            encode_reply(&mut w, GiopVersion::V1_2, &h)
-                .unwrap()
-                .finish(&mut w)
-                .unwrap();
-            let m = w.into_vec();
-            let (_, Message::Reply { header, .. }) = decode_message(&m, &limits).unwrap() else {
-                panic!()
-            };
-            assert_eq!(reply_request_id(&m), Some(header.request_id));
-            // Only the reader without service contexts takes it whole.
-            assert_eq!(read_reply(&m, &limits).is_some(), contexts.is_empty());
-            // A fragment, a Request, version 1.1, or too short: not read.
-            for (at, v) in [(6, m[6] | 2), (7, MsgType::Request as u8), (5, 1)] {
-                let mut bad = m.clone();
-                bad[at] = v;
-                assert_eq!(reply_request_id(&bad), None, "{at}");
-            }
-            assert_eq!(reply_request_id(&m[..15]), None);
-        }
-    }
-}
