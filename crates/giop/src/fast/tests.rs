@@ -166,4 +166,3 @@ fn anything_else_takes_the_slow_path() {
     assert!(read_request(w.as_slice(), &limits).is_none());
     assert!(write_request(&mut w, 1, ResponseFlags::None, b"k", "a\0b").is_err());
 }
-
