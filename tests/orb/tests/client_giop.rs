@@ -116,6 +116,56 @@ fn reply_with_service_contexts_is_read() {
     });
 }
 
+/// Replies that go through the client's machine one after another on
+/// one connection (service contexts on each): every call gets its own
+/// answer whole, however long the one before it was (the machine's
+/// buffers are handed back and reused between them).
+#[test]
+fn replies_through_the_machine_in_a_row_are_each_read_whole() {
+    static CTX: [ServiceContext<'static>; 1] = [ServiceContext {
+        id: 0x5045_0001,
+        data: &[9; 7],
+    }];
+    let texts: Vec<String> = [40, 3, 0, 17, 200, 1, 64]
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| char::from(b'a' + i as u8).to_string().repeat(n))
+        .collect();
+    let calls = texts.len();
+    bounded(30, move || {
+        let serve = move |mut s: TcpStream| {
+            let now = Instant::now();
+            let mut machine = ServerConnection::new(Config::default(), now);
+            let mut answered = 0;
+            while answered < calls {
+                let m = read_giop_message(&mut s).expect("a request");
+                machine.handle_input(&m, now);
+                while let Some(e) = machine.poll_event() {
+                    let ServerEvent::Request(r) = e else {
+                        panic!("not a request: {e:?}")
+                    };
+                    let arg = r.body().bytes.to_vec();
+                    machine
+                        .send_reply_with(r.id, ReplyStatus::NoException, &CTX, |w| {
+                            w.write_bytes(&arg);
+                            Ok(())
+                        })
+                        .unwrap();
+                    answered += 1;
+                }
+                send_all(&mut machine, &mut s);
+            }
+        };
+        let (port, h) = raw_server(vec![Box::new(serve)]);
+        let orb = client();
+        let echo = echo_ref(port, &orb);
+        for t in &texts {
+            assert_eq!(&echo.echo_string(t).unwrap(), t);
+        }
+        h.join().unwrap();
+    });
+}
+
 #[test]
 fn locate_reply_is_read() {
     bounded(30, || {

@@ -166,3 +166,87 @@ fn anything_else_takes_the_slow_path() {
     assert!(read_request(w.as_slice(), &limits).is_none());
     assert!(write_request(&mut w, 1, ResponseFlags::None, b"k", "a\0b").is_err());
 }
+
+/// The ASCII shortcut answers as `str::from_utf8` does, for every
+/// length around the word size and a high bit in every position, and
+/// refuses a NUL anywhere, as the full decoder does (runs under Miri).
+#[test]
+fn operation_text_agrees_with_from_utf8() {
+    let base: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+    for n in 0..base.len() {
+        let op = &base[..n];
+        assert_eq!(operation_text(op), core::str::from_utf8(op).ok());
+        for at in 0..n {
+            let mut bad = op.to_vec();
+            bad[at] = 0xff;
+            assert_eq!(operation_text(&bad), None);
+            let mut utf8 = op.to_vec();
+            utf8.splice(at..at + 1, "é".bytes());
+            assert_eq!(operation_text(&utf8), core::str::from_utf8(&utf8).ok());
+            assert!(operation_text(&utf8).is_some());
+            // A NUL anywhere inside, alone or beside a 0x01 (which a
+            // borrow turns to 0xff).
+            let mut nul = op.to_vec();
+            nul[at] = 0;
+            assert_eq!(operation_text(&nul), None, "{nul:?}");
+            if at + 1 < n {
+                nul[at + 1] = 1;
+                assert_eq!(operation_text(&nul), None, "{nul:?}");
+            }
+            let mut one = op.to_vec();
+            one[at] = 1;
+            assert_eq!(operation_text(&one), core::str::from_utf8(&one).ok());
+            utf8[at] = 0;
+            assert_eq!(operation_text(&utf8), None, "{utf8:?}");
+        }
+    }
+}
+
+/// The layout is `read_request` in offsets: the same key, operation and
+/// body, the body lent exclusively to a reader at the same stream
+/// offset; it alone ignores the size limit, and it leaves the
+/// operation's text to `key_and_operation`.
+#[test]
+fn layout_is_read_request_in_offsets() {
+    let limits = Limits::DEFAULT;
+    for order in ORDERS {
+        for flags in FLAGS {
+            for (key, op, body) in [
+                (&b"key"[..], "ping", 13),
+                (b"", "a", 0),
+                (b"1234567", "op_", 8),
+            ] {
+                let mut m = full_request(order, 7, flags, key, op, body);
+                let fast = read_request(&m, &limits).expect("fast path");
+                let at = request_layout(&m).expect("layout");
+                assert_eq!(at.request_id, fast.request_id);
+                assert_eq!(at.response_flags, fast.response_flags);
+                assert_eq!(at.response_expected(), flags.response_expected());
+                assert_eq!(at.order, order);
+                assert_eq!(at.key_and_operation(&m), Some((key, op)));
+                assert_eq!(at.body_at, fast.body.offset);
+                let expect = fast.body.bytes.to_vec();
+                let (head, rest) = m.split_at_mut(at.body_at);
+                assert_eq!(at.key_and_operation(head), Some((key, op)));
+                let args = at.args(rest);
+                assert_eq!(args.rest(), &expect[..]);
+                assert_eq!(args.position(), at.body_at);
+                assert_eq!(args.order(), order);
+                let small = limits.with_max_message_size(8);
+                assert!(read_request(&m, &small).is_none());
+                assert_eq!(request_layout(&m), Some(at));
+                for n in 0..m.len() {
+                    assert!(request_layout(&m[..n]).is_none(), "{n}");
+                }
+            }
+        }
+    }
+    // An operation that is not UTF-8: laid out, refused by its text.
+    let mut m = full_request(ByteOrder::Big, 1, ResponseFlags::None, b"k", "op", 0);
+    let at = m.windows(3).position(|w| w == b"op\0").unwrap();
+    m[at] = 0xff;
+    let layout = request_layout(&m).expect("layout");
+    assert_eq!(layout.key_and_operation(&m), None);
+    assert!(read_request(&m, &limits).is_none());
+    assert!(decode_message(&m, &limits).is_err());
+}

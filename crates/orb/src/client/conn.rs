@@ -42,11 +42,34 @@ pub(super) enum Closed {
 /// between threads or structures (it is 48 bytes; passing it along cost
 /// ~40 instructions a call): only leadership changes hands.
 pub(super) struct Arrived {
-    pub(super) own: Option<Box<RxBuf>>,
+    pub(super) own: Option<Box<Own>>,
     pub(super) len: usize,
     /// The reply header, when the leader parsed it at fixed offsets as it
     /// matched the reply to its call (see [`fast_reply`]).
     pub(super) head: Option<FastHead>,
+}
+
+/// The buffer of a received message that is not in the leader's
+/// receive buffer.
+pub(super) enum Own {
+    /// A copy of a message framed in a receive buffer (a common reply to
+    /// another caller, or one kept for a deferred call).
+    Copied(RxBuf),
+    /// The buffer of a message the connection's machine reported, as the
+    /// machine filled it; handed back to the machine (`recycle`) when the
+    /// caller is done with it ([`ClientConn::release`]).
+    Machine(Vec<u8>),
+}
+
+impl Own {
+    /// The message, `len` bytes.
+    #[inline]
+    pub(super) fn message(&self, len: usize) -> &[u8] {
+        match self {
+            Own::Copied(b) => b.message(len),
+            Own::Machine(v) => &v[..len],
+        }
+    }
 }
 
 /// How a leader's own reply came in.
@@ -56,8 +79,8 @@ pub(super) enum Got {
     InPlace(usize, Option<FastHead>),
     /// Reported by the connection's machine (any answer but the common
     /// reply: reassembled, of another version, with service contexts, a
-    /// LocateReply), copied into a buffer of its own.
-    Whole(RxBuf, usize),
+    /// LocateReply), in the machine's buffer.
+    Whole(Vec<u8>),
 }
 
 pub(super) struct ConnState {
@@ -509,11 +532,11 @@ impl ClientConn {
                 len,
                 head,
             }),
-            Lead::Mine(Got::Whole(buf, len)) => {
-                drop(self.unlead(is_reply(buf.message(len))));
+            Lead::Mine(Got::Whole(msg)) => {
+                drop(self.unlead(is_reply(&msg)));
                 Ok(Arrived {
-                    own: Some(Box::new(buf)),
-                    len,
+                    len: msg.len(),
+                    own: Some(Box::new(Own::Machine(msg))),
                     head: None,
                 })
             }
@@ -545,9 +568,14 @@ impl ClientConn {
     }
 
     /// Done with a received message: a led one is consumed from the
-    /// receive buffer and leadership handed back.
-    pub(super) fn release(&self, a: &Arrived) {
-        if a.own.is_none() {
+    /// receive buffer and leadership handed back; the machine's buffer
+    /// goes back to it.
+    pub(super) fn release(&self, a: &mut Arrived) {
+        if let Some(own) = a.own.take() {
+            if let Own::Machine(buf) = *own {
+                lock(&self.st).machine.recycle(buf);
+            }
+        } else {
             let acked = {
                 // SAFETY: a message without its own buffer is the
                 // leader's, and this thread leads until `unlead` below;
@@ -596,13 +624,14 @@ impl ClientConn {
                         let copy = Arrived {
                             // SAFETY: `a` came back led: this thread leads
                             // until `release` below.
-                            own: Some(Box::new(RxBuf::from_message(
+                            own: Some(Box::new(Own::Copied(RxBuf::from_message(
                                 unsafe { self.rx.get() }.message(a.len),
-                            ))),
+                            )))),
                             len: a.len,
                             head: a.head,
                         };
-                        self.release(&a);
+                        let mut a = a;
+                        self.release(&mut a);
                         copy
                     }
                 };
@@ -709,19 +738,38 @@ impl ClientConn {
         Ok(None)
     }
 
-    /// Gives the waiting call `id` its answer `msg`; false (the answer
-    /// dropped) if no call waits for it: a late reply to a call that
-    /// timed out.
+    /// Gives the waiting call `id` its answer `msg` (a copy); false (the
+    /// answer dropped) if no call waits for it: a late reply to a call
+    /// that timed out.
     fn file(&self, st: &mut ConnState, id: u32, msg: &[u8]) -> bool {
         let Some(slot @ None) = st.pending.get_mut(&id) else {
             return false;
         };
         *slot = Some(Arrived {
-            own: Some(Box::new(RxBuf::from_message(msg))),
+            own: Some(Box::new(Own::Copied(RxBuf::from_message(msg)))),
             len: msg.len(),
             head: None,
         });
         if is_reply(msg) {
+            self.codesets_acked.store(true, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// [`ClientConn::file`] for a message in the machine's buffer `msg`,
+    /// filed as it is; a late answer's buffer goes back to the machine.
+    fn file_machine(&self, st: &mut ConnState, id: u32, msg: Vec<u8>) -> bool {
+        let Some(slot @ None) = st.pending.get_mut(&id) else {
+            st.machine.recycle(msg);
+            return false;
+        };
+        let acked = is_reply(&msg);
+        *slot = Some(Arrived {
+            len: msg.len(),
+            own: Some(Box::new(Own::Machine(msg))),
+            head: None,
+        });
+        if acked {
             self.codesets_acked.store(true, Ordering::Relaxed);
         }
         true
@@ -754,12 +802,12 @@ impl ClientConn {
                     continue;
                 }
             };
-            if id == mine {
-                if got.is_ok() {
-                    got = Ok(Some(Got::Whole(RxBuf::from_message(&msg), msg.len())));
-                }
+            if id != mine {
+                filed |= self.file_machine(&mut st, id, msg);
+            } else if got.is_ok() {
+                got = Ok(Some(Got::Whole(msg)));
             } else {
-                filed |= self.file(&mut st, id, &msg);
+                st.machine.recycle(msg);
             }
         }
         let out: Vec<_> = std::iter::from_fn(|| st.machine.poll_transmit(now)).collect();

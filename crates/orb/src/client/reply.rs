@@ -97,7 +97,7 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         if !self.released {
-            self.conn.release(&self.arrived);
+            self.conn.release(&mut self.arrived);
         }
     }
 }

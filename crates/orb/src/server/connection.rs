@@ -444,9 +444,8 @@ impl Conn {
     /// Writes what the machine has to send (replies it encoded,
     /// MessageError, CloseConnection), in order; once it sent its last
     /// message, stops sending. The caller holds the machine's lock, so
-    /// its messages go out in the order it queued them. (The buffers are
-    /// dropped, not recycled: off the fast path messages are few, and an
-    /// idle connection keeps no spare.)
+    /// its messages go out in the order it queued them. The buffers go
+    /// back to the machine, for its next message.
     pub(super) fn flush_machine(&self, m: &mut ServerConnection) {
         let mut pieces = Vec::new();
         while let Some(t) = m.poll_transmit(Instant::now()) {
@@ -461,6 +460,11 @@ impl Conn {
                 .filter(|b| !b.is_empty())
                 .collect();
             let _ = self.write_bufs(&bufs);
+        }
+        for t in pieces {
+            if let Some(buf) = t.into_buffer() {
+                m.recycle(buf);
+            }
         }
         if m.is_closed() {
             self.out.shutdown_write(&self.sock.stream);

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion, Writer};
 use peregrine_giop::conn::{IncomingLocate, IncomingRequest, RequestId};
+use peregrine_giop::fast::RequestLayout;
 use peregrine_giop::{
     encode_system_exception_reply, LocateStatus, ServiceContexts, TaggedProfile, TargetAddress,
 };
 
 use super::connection::Conn;
-use super::fast_path::{patch_size, start_reply_1_2, FastLayout, Incoming};
+use super::fast_path::{patch_size, start_reply_1_2, Incoming};
 use crate::client::lock;
 use crate::error::raise;
 use crate::orb::Orb;
@@ -101,28 +102,34 @@ impl ConnCtx<'_> {
         }
     }
 
-    /// Dispatches a request the connection's machine reported.
-    pub(super) fn machine_request(&mut self, req: &IncomingRequest) -> Next {
-        let target = req.target();
-        let body = req.body();
-        let incoming = Incoming {
-            request_id: req.id.0,
-            expected: req.response_flags.response_expected(),
-            key: key_of(&target),
-            operation: req.operation(),
-            args: body.reader(),
-            missed: false,
-            tracked: true,
+    /// Dispatches a request the connection's machine reported, then
+    /// gives its buffer back to the machine (the next message through it
+    /// allocates nothing: a GIOP 1.0/1.1 client's every request).
+    pub(super) fn machine_request(&mut self, req: IncomingRequest) -> Next {
+        let next = {
+            let target = req.target();
+            let body = req.body();
+            let incoming = Incoming {
+                request_id: req.id.0,
+                expected: req.response_flags.response_expected(),
+                key: key_of(&target),
+                operation: req.operation(),
+                args: body.reader(),
+                missed: false,
+                tracked: true,
+            };
+            self.request(body.version, incoming)
         };
-        self.request(body.version, incoming)
+        lock(&self.slot.machine).recycle(req.into_message().into_message());
+        next
     }
 
-    /// Dispatches a message the fast path took, `fast_layout` having read
-    /// it as `at` (lent exclusively: the argument reader may decode in
-    /// place).
+    /// Dispatches a message the fast path took, `request_layout` having
+    /// read it as `at` (lent exclusively: the argument reader may decode
+    /// in place).
     #[inline(always)]
-    pub(super) fn fast(&mut self, m: &mut [u8], at: &FastLayout) -> Next {
-        let (head, body) = m.split_at_mut(at.body);
+    pub(super) fn fast(&mut self, m: &mut [u8], at: &RequestLayout) -> Next {
+        let (head, body) = m.split_at_mut(at.body_at);
         match self.fast_request(at, head, body) {
             Some(next) => next,
             None => self.refused(m),
@@ -138,7 +145,7 @@ impl ConnCtx<'_> {
         match super::machine::feed(self.orb, self.slot, m) {
             super::machine::Step::Nothing => Next::Continue,
             super::machine::Step::Close => Next::Close,
-            super::machine::Step::Request(r) => self.machine_request(&r),
+            super::machine::Step::Request(r) => self.machine_request(r),
         }
     }
 
@@ -165,7 +172,7 @@ impl ConnCtx<'_> {
     }
 
     /// The common request whole, without intermediate values: a GIOP 1.2
-    /// request read at fixed offsets (`fast_layout`) for an object of an
+    /// request read at fixed offsets (`request_layout`) for an object of an
     /// active object map, found in (or refilled into) this thread's
     /// resolve cache ([`poa::ResolveCache::lookup_or_refill`]). The
     /// `ServerRequest` is built once, in place, with the NO_EXCEPTION
@@ -173,7 +180,12 @@ impl ConnCtx<'_> {
     /// way. `None`: the operation is not a name the full decode reads
     /// (not UTF-8, or a NUL inside), for the machine to answer.
     #[inline(always)]
-    fn fast_request(&mut self, at: &FastLayout, head: &mut [u8], body: &mut [u8]) -> Option<Next> {
+    fn fast_request(
+        &mut self,
+        at: &RequestLayout,
+        head: &mut [u8],
+        body: &mut [u8],
+    ) -> Option<Next> {
         let head: &[u8] = head;
         let (key, operation) = at.key_and_operation(head)?;
         self.slot.note_fast_request();
@@ -191,7 +203,7 @@ impl ConnCtx<'_> {
         let Some(hit) = self.cache.lookup_or_refill(self.orb.inner(), key) else {
             let req = Incoming {
                 request_id: at.request_id,
-                expected: at.expected,
+                expected: at.response_expected(),
                 key,
                 operation,
                 args,
@@ -202,7 +214,8 @@ impl ConnCtx<'_> {
         };
         args.set_codesets(self.codesets);
         self.tx.set_codesets(self.codesets);
-        let (state, pending) = if at.expected {
+        let expected = at.response_expected();
+        let (state, pending) = if expected {
             start_reply_1_2(&mut *self.tx, at.request_id);
             (ReplyState::NoException, Some(ReplyStart::Fixed))
         } else {
@@ -216,7 +229,7 @@ impl ConnCtx<'_> {
             pending,
             version: GiopVersion::V1_2,
             request_id: at.request_id,
-            response_expected: at.expected,
+            response_expected: at.response_expected(),
             object_id: hit.object_id,
             orb: self.orb,
         };
@@ -243,7 +256,7 @@ impl ConnCtx<'_> {
         // The upcall is over: release the servant and the POA count
         // before the reply goes out (`req`'s borrows end here too).
         drop(hit);
-        Some(self.respond(GiopVersion::V1_2, at.request_id, at.expected, false, res))
+        Some(self.respond(GiopVersion::V1_2, at.request_id, expected, false, res))
     }
 
     /// `request` once counted in the connection's busy count.

@@ -1,6 +1,7 @@
-//! The common request read at fixed offsets: a whole GIOP 1.2 Request
-//! addressed by object key with no service contexts, and the reply
-//! header written as three words.
+//! The common request's server side: the request read at fixed offsets
+//! ([`peregrine_giop::fast::request_layout`]: a whole GIOP 1.2 Request
+//! addressed by object key with no service contexts) goes straight to
+//! dispatch, and its reply header is written as three words.
 //!
 //! This is the prefix of the connection's GIOP machine
 //! ([`peregrine_giop::conn::ServerConnection`]): a message it takes is
@@ -30,178 +31,6 @@ pub(super) struct Incoming<'a> {
     /// Came through the connection's machine, which waits for it to be
     /// answered (the fast path's requests never do).
     pub(super) tracked: bool,
-}
-
-fn u32_at(m: &[u8], at: usize, little: bool) -> Option<u32> {
-    let b: [u8; 4] = m.get(at..at + 4)?.try_into().ok()?;
-    Some(if little {
-        u32::from_le_bytes(b)
-    } else {
-        u32::from_be_bytes(b)
-    })
-}
-
-/// Where the parts of a request read at fixed offsets sit: a whole GIOP
-/// 1.2 Request addressed by object key with no service contexts (every
-/// request of a connection after the first, which carries the code
-/// sets). Anything else, and anything malformed, is `None`: the full
-/// decode handles it (and reports the error). Offsets only, so the caller
-/// can then split the message into the shared header and the body it
-/// lends exclusively to the argument reader.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct FastLayout {
-    pub(super) request_id: u32,
-    pub(super) expected: bool,
-    pub(super) little: bool,
-    /// The key is `28..key_end`.
-    pub(super) key_end: usize,
-    /// The operation (without its NUL) is `op.0..op.1`.
-    pub(super) op: (usize, usize),
-    /// Where the body starts (8-aligned unless empty).
-    pub(super) body: usize,
-}
-
-#[inline(always)]
-pub(super) fn fast_layout(m: &[u8]) -> Option<FastLayout> {
-    // The fixed part as an array: one length check for its fields.
-    let h: &[u8; 28] = m.first_chunk()?;
-    let field = |at: usize, little: bool| {
-        let b = [h[at], h[at + 1], h[at + 2], h[at + 3]];
-        if little {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
-        }
-    };
-    // Magic, version 1.2 and type Request in one comparison (the flags
-    // byte masked out).
-    let head = u64::from_le_bytes(*m.first_chunk()?);
-    if head & !(0xff << 48) != u64::from_le_bytes(*b"GIOP\x01\x02\x00\x00") {
-        return None;
-    }
-    let flags = h[6];
-    let little = flags & 1 != 0;
-    if flags & 2 != 0 || field(8, little) as usize != m.len() - HEADER_LEN {
-        return None;
-    }
-    let request_id = field(12, little);
-    let expected = match h[16] {
-        0 => false,
-        1 | 3 => true,
-        _ => return None,
-    };
-    // TargetAddress: KeyAddr (discriminator 0, two bytes of padding).
-    if h[20] != 0 || h[21] != 0 {
-        return None;
-    }
-    let key_len = field(24, little) as usize;
-    let key_end = 28usize.checked_add(key_len)?;
-    m.get(28..key_end)?;
-    let at = (key_end + 3) & !3;
-    let op_len = u32_at(m, at, little)? as usize;
-    let op_at = at + 4;
-    let op_end = op_at.checked_add(op_len)?;
-    let [.., 0] = m.get(op_at..op_end)? else {
-        return None;
-    };
-    let at = (op_end + 3) & !3;
-    if u32_at(m, at, little)? != 0 {
-        return None;
-    }
-    let mut body = at + 4;
-    if body < m.len() {
-        body = (body + 7) & !7;
-    }
-    if body > m.len() {
-        return None;
-    }
-    Some(FastLayout {
-        request_id,
-        expected,
-        little,
-        key_end,
-        op: (op_at, op_end - 1),
-        body,
-    })
-}
-
-/// The operation name as text, as the full decode reads it: UTF-8 with
-/// no NUL inside. IDL identifiers are ASCII, checked a word at a time
-/// together with the NUL (~20 instructions for a 17-byte name where
-/// `str::from_utf8` alone takes ~50); anything else gets the full check.
-#[inline(always)]
-fn op_str(op: &[u8]) -> Option<&str> {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    let n = op.len();
-    // A byte of 1..=0x7f has neither its own high bit nor, less one, the
-    // high bit; without a zero byte nothing borrows, so a word is flagged
-    // exactly when it holds a zero or a byte of 0x80 and above.
-    let word = |at: usize| {
-        let w = u64::from_ne_bytes(op[at..at + 8].try_into().expect("8 bytes"));
-        w | w.wrapping_sub(LOW)
-    };
-    let plain = if n >= 8 {
-        // Whole words, the last one overlapping the one before; names of
-        // up to 24 bytes (most) without a loop.
-        let mut acc = word(0) | word(n - 8);
-        if n > 16 {
-            acc |= word(8);
-            let mut at = 16;
-            while at + 8 < n {
-                acc |= word(at);
-                at += 8;
-            }
-        }
-        acc & HIGH == 0
-    } else {
-        op.iter().all(|&b| b.wrapping_sub(1) < 0x7f)
-    };
-    if plain {
-        // SAFETY: every byte is below 0x80, and ASCII is valid UTF-8.
-        Some(unsafe { std::str::from_utf8_unchecked(op) })
-    } else {
-        op_str_general(op)
-    }
-}
-
-/// [`op_str`] of a name that is not plain ASCII: out of line, so the
-/// common check stays small enough to inline.
-#[cold]
-#[inline(never)]
-fn op_str_general(op: &[u8]) -> Option<&str> {
-    if op.contains(&0) {
-        None
-    } else {
-        std::str::from_utf8(op).ok()
-    }
-}
-
-impl FastLayout {
-    /// The object key and the operation (`None` if the operation is not
-    /// UTF-8 or holds a NUL, which the full decode refuses: checked here,
-    /// once, rather than in `fast_layout`).
-    #[inline(always)]
-    pub(super) fn key_and_operation<'a>(&self, head: &'a [u8]) -> Option<(&'a [u8], &'a str)> {
-        Some((
-            head.get(28..self.key_end)?,
-            op_str(head.get(self.op.0..self.op.1)?)?,
-        ))
-    }
-
-    /// The argument reader over `body` (the message after the header,
-    /// lent exclusively so skeletons may decode in place).
-    #[inline]
-    pub(super) fn args<'a>(&self, body: &'a mut [u8]) -> Reader<'a> {
-        let order = if self.little {
-            ByteOrder::Little
-        } else {
-            ByteOrder::Big
-        };
-        let mut args = Reader::with_offset_mut(body, order, self.body);
-        args.set_version(GiopVersion::V1_2);
-        args
-    }
 }
 
 /// Starts a GIOP 1.2 NO_EXCEPTION reply to `request_id` in `tx`: the same
@@ -248,6 +77,7 @@ pub(super) fn patch_size(w: &mut Writer) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use peregrine_giop::fast::request_layout;
     use peregrine_giop::{
         decode_message, Message, RequestHeader, ResponseFlags, ServiceContext, ServiceContexts,
         TargetAddress,
@@ -275,51 +105,15 @@ mod tests {
         w.into_vec()
     }
 
-    /// The ASCII shortcut answers as `str::from_utf8` does, for every
-    /// length around the word size and a high bit in every position
-    /// (runs under Miri).
-    #[test]
-    fn op_str_agrees_with_from_utf8() {
-        let base: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
-        for n in 0..base.len() {
-            let op = &base[..n];
-            assert_eq!(op_str(op), std::str::from_utf8(op).ok());
-            for at in 0..n {
-                let mut bad = op.to_vec();
-                bad[at] = 0xff;
-                assert_eq!(op_str(&bad), None);
-                let mut utf8 = op.to_vec();
-                utf8.splice(at..at + 1, "é".bytes());
-                assert_eq!(op_str(&utf8), std::str::from_utf8(&utf8).ok());
-                assert!(op_str(&utf8).is_some());
-                // A NUL anywhere inside, alone or beside a 0x01 (which a
-                // borrow turns to 0xff): refused, as the full decode
-                // refuses it.
-                let mut nul = op.to_vec();
-                nul[at] = 0;
-                assert_eq!(op_str(&nul), None, "{nul:?}");
-                if at + 1 < n {
-                    nul[at + 1] = 1;
-                    assert_eq!(op_str(&nul), None, "{nul:?}");
-                }
-                let mut one = op.to_vec();
-                one[at] = 1;
-                assert_eq!(op_str(&one), std::str::from_utf8(&one).ok());
-                utf8[at] = 0;
-                assert_eq!(op_str(&utf8), None, "{utf8:?}");
-            }
-        }
-    }
-
     /// The fast path as dispatch takes it: layout, split, request.
     fn fast_request(m: &mut [u8]) -> Option<Incoming<'_>> {
-        let at = fast_layout(m)?;
-        let (head, body) = m.split_at_mut(at.body);
+        let at = request_layout(m)?;
+        let (head, body) = m.split_at_mut(at.body_at);
         let head: &[u8] = head;
         let (key, operation) = at.key_and_operation(head)?;
         Some(Incoming {
             request_id: at.request_id,
-            expected: at.expected,
+            expected: at.response_expected(),
             key,
             operation,
             args: at.args(body),
@@ -385,7 +179,7 @@ mod tests {
                     assert_eq!(fast.args.order(), b.order);
                     // Every truncation is refused (the full decode reports it).
                     for n in 0..m.len() {
-                        assert!(fast_layout(&m[..n]).is_none(), "{n}");
+                        assert!(request_layout(&m[..n]).is_none(), "{n}");
                     }
                 }
             }
@@ -406,13 +200,13 @@ mod tests {
         };
         let p = peregrine_giop::encode_request(&mut w, GiopVersion::V1_2, &h).unwrap();
         p.finish(&mut w).unwrap();
-        assert!(fast_layout(w.as_slice()).is_none());
+        assert!(request_layout(w.as_slice()).is_none());
         let mut m = request(ByteOrder::Little, ResponseFlags::None, b"k", "op", &[]);
         m[6] |= 2;
-        assert!(fast_layout(&m).is_none());
+        assert!(request_layout(&m).is_none());
         let mut m = request(ByteOrder::Little, ResponseFlags::None, b"k", "op", &[]);
         m[5] = 1;
-        assert!(fast_layout(&m).is_none());
+        assert!(request_layout(&m).is_none());
     }
 
     /// The fast path is the machine's prefix: every request it takes,
@@ -479,7 +273,7 @@ mod tests {
                 .position(|w| w == placeholder.as_bytes())
                 .unwrap();
             m[at..at + bad.len()].copy_from_slice(bad);
-            assert!(fast_layout(&m).is_some(), "{bad:?}");
+            assert!(request_layout(&m).is_some(), "{bad:?}");
             assert!(fast_request(&mut m.clone()).is_none(), "{bad:?}");
             let mut machine = ServerConnection::new(Config::default(), now);
             machine.handle_input(&m, now);
@@ -577,7 +371,7 @@ mod tests {
         );
         let at = m.windows(3).position(|w| w == b"op\0").unwrap();
         m[at] = 0xFF;
-        assert!(fast_layout(&m).is_some());
+        assert!(request_layout(&m).is_some());
         assert!(fast_request(&mut m.clone()).is_none());
         assert!(matches!(
             decode_message(&m, &limits),

@@ -32,11 +32,11 @@ use std::time::Duration;
 
 use peregrine_cdr::{ByteOrder, Writer};
 use peregrine_giop::conn::IncomingRequest;
+use peregrine_giop::fast::{request_layout, RequestLayout};
 use peregrine_giop::Limits;
 
 use super::connection::{Conn, NoRead};
 use super::dispatch::{ConnCtx, Next};
-use super::fast_path::{fast_layout, FastLayout};
 use super::machine;
 use super::poller::{Kind, Poller, Token};
 use super::TICK;
@@ -594,8 +594,8 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
         // The fast path: the common request, read at fixed offsets (the
         // machine's prefix; see `fast_path`). Everything else goes
         // through the connection's machine.
-        let job = match fast_layout(buf.message(len)) {
-            Some(at) if at.expected => Job::Fast(at),
+        let job = match request_layout(buf.message(len)) {
+            Some(at) if at.response_expected() => Job::Fast(at),
             Some(at) => {
                 // A oneway: run by the turn's holder, in the order it
                 // arrived, before whatever follows it on the connection
@@ -623,7 +623,7 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                     machine::Step::Request(req) if !req.response_flags.response_expected() => {
                         // A oneway, as above.
                         if let Next::Close =
-                            inline(orb, pool, conn, w, *dwelling, |cx| cx.machine_request(&req))
+                            inline(orb, pool, conn, w, *dwelling, |cx| cx.machine_request(req))
                         {
                             close(orb, conn);
                             return;
@@ -667,8 +667,8 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
         pool.upcall_begin(orb.inner_arc(), *dwelling);
         let mut cx = context(orb, conn, w);
         cx.upcall = Some(&pool.in_upcall);
-        let next = match &job {
-            Job::Fast(at) => cx.fast(mine.message_mut(len), at),
+        let next = match job {
+            Job::Fast(at) => cx.fast(mine.message_mut(len), &at),
             Job::Machine(req) => cx.machine_request(req),
         };
         cx.upcall_done();
@@ -718,7 +718,7 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
 /// What the turn's holder does with a message it framed.
 enum Job {
     /// A twoway request the fast path took.
-    Fast(FastLayout),
+    Fast(RequestLayout),
     /// A twoway request the machine reported.
     Machine(IncomingRequest),
 }
