@@ -3,6 +3,8 @@
 //! Every idle thread waits in `epoll_wait` on the same instance; the
 //! kernel hands each one-shot event to one of them (the leader of the
 //! moment), so there is no separate follower to wake per request. The
+//! only thread waiting takes a batch of events instead and queues all
+//! but the first for the busy threads ([`Pool::take_events`]). The
 //! thread that reads a complete request gives the connection's read turn
 //! back first (re-arms it, or queues the connection if more requests are
 //! already buffered) and then runs the upcall inline: no thread hop on
