@@ -3,6 +3,8 @@
 //! Every idle thread waits in `epoll_wait` on the same instance; the
 //! kernel hands each one-shot event to one of them (the leader of the
 //! moment), so there is no separate follower to wake per request. The
+//! only thread waiting takes a batch of events instead and queues all
+//! but the first for the busy threads ([`Pool::take_events`]). The
 //! thread that reads a complete request gives the connection's read turn
 //! back first (re-arms it, or queues the connection if more requests are
 //! already buffered) and then runs the upcall inline: no thread hop on
@@ -38,7 +40,7 @@ use peregrine_giop::Limits;
 use super::connection::{Conn, NoRead};
 use super::dispatch::{ConnCtx, Next};
 use super::machine;
-use super::poller::{Kind, Poller, Token};
+use super::poller::{Events, Kind, Poller, Token};
 use super::TICK;
 use crate::client::lock;
 use crate::orb::{Orb, OrbInner};
@@ -68,9 +70,10 @@ pub(super) fn in_pool() -> bool {
 /// The pool's shared state.
 pub(super) struct Pool {
     pub(super) poller: Arc<Poller>,
-    /// Connections with complete messages buffered, whose read turn
-    /// waits for a thread.
-    ready: Mutex<VecDeque<Arc<Conn>>>,
+    /// Work waiting for a thread: connections with complete messages
+    /// buffered, whose read turn was handed on, and events a waiting
+    /// thread received beyond the one it runs.
+    queue: Mutex<VecDeque<Work>>,
     /// Threads waiting for an event.
     idle: AtomicUsize,
     /// Threads alive.
@@ -103,21 +106,25 @@ pub(super) struct Pool {
     pub(super) done: AtomicBool,
 }
 
+/// Most events one `epoll_wait` takes (see [`Pool::take_events`]).
+const BATCH: usize = 16;
+
 /// A thread's own state, reused request after request.
-#[derive(Default)]
 struct Worker {
     tx: Writer,
     /// This thread's last resolved target.
     cache: poa::ResolveCache,
     /// An empty receive buffer, lent to the connection this thread reads.
     spare: RxBuf,
+    /// Room for one wait's events.
+    events: Events,
 }
 
 impl Pool {
     pub(super) fn new(poller: Arc<Poller>, opts: &super::ServerOptions, limits: Limits) -> Pool {
         Pool {
             poller,
-            ready: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(VecDeque::new()),
             idle: AtomicUsize::new(0),
             total: AtomicUsize::new(0),
             core: opts.core_threads(),
@@ -341,14 +348,41 @@ impl Pool {
         self.poller.wake();
     }
 
-    fn pop_ready(&self) -> Option<Arc<Conn>> {
-        let mut q = lock(&self.ready);
+    fn pop_ready(&self) -> Option<Work> {
+        let mut q = lock(&self.queue);
         let c = q.pop_front()?;
         if !q.is_empty() {
             // Pass the wake-up on for the rest.
             self.poller.wake();
         }
         Some(c)
+    }
+
+    /// How many events a thread about to wait may take: one while other
+    /// threads wait too (each gets its own event from the kernel, with
+    /// no hand-off), a batch when it is the only one (the rest queue for
+    /// the busy threads, and one system call serves several requests).
+    fn batch(&self) -> usize {
+        if self.idle.load(Ordering::SeqCst) > 1 {
+            1
+        } else {
+            BATCH
+        }
+    }
+
+    /// Queues the events of a wait beyond the first, for whichever thread
+    /// is free first; wakes a waiting one if there is any. (A thread
+    /// counts itself idle before it looks at the queue, so one that saw
+    /// the queue empty is counted here and woken.)
+    fn take_events(&self, rest: impl Iterator<Item = Token>) {
+        let mut q = lock(&self.queue);
+        let before = q.len();
+        q.extend(rest.map(Work::Event));
+        let added = q.len() > before;
+        drop(q);
+        if added && self.idle.load(Ordering::SeqCst) > 0 {
+            self.poller.wake();
+        }
     }
 
     /// The holder of `conn`'s read turn took a request and puts `rest`
@@ -410,7 +444,7 @@ impl Pool {
             conn.sock.set_waiting(false);
         }
         drop(t);
-        lock(&self.ready).push_back(conn.clone());
+        lock(&self.queue).push_back(Work::Turn(conn.clone()));
         self.wake_one(orb);
         Turned::Away
     }
@@ -459,15 +493,20 @@ pub(super) fn spawn(orb: &Arc<OrbInner>) -> std::io::Result<()> {
     }
 }
 
+/// What a pool thread takes up next.
 enum Work {
+    /// An event from the poller.
     Event(Token),
+    /// A connection's read turn, handed on with messages buffered.
     Turn(Arc<Conn>),
 }
 
 fn run(orb: &Weak<OrbInner>, pool: &Pool) {
     let mut w = Worker {
         tx: Writer::new(ByteOrder::NATIVE),
-        ..Worker::default()
+        cache: poa::ResolveCache::default(),
+        spare: RxBuf::default(),
+        events: Events::with_capacity(BATCH),
     };
     loop {
         if pool.done.load(Ordering::Acquire) {
@@ -479,10 +518,14 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
         if pool.retire() {
             return;
         }
+        // Counted idle before looking at the queue: see `take_events`.
+        pool.idle.fetch_add(1, Ordering::SeqCst);
         let work = match pool.pop_ready() {
-            Some(c) => Work::Turn(c),
+            Some(work) => {
+                pool.idle.fetch_sub(1, Ordering::SeqCst);
+                work
+            }
             None => {
-                pool.idle.fetch_add(1, Ordering::SeqCst);
                 // The kept threads sleep without a timeout while the ORB
                 // runs: a timed `epoll_wait` arms a high-resolution timer
                 // per wait, which in a virtual machine reprograms the
@@ -497,10 +540,17 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                 } else {
                     None
                 };
-                let ev = pool.poller.wait(timeout);
+                let batch = pool.batch();
+                let events = w.events.with_room(batch);
+                let got = pool.poller.wait(events, timeout);
                 pool.idle.fetch_sub(1, Ordering::SeqCst);
                 pool.sweep_if_due();
-                let Some(t) = ev else {
+                let Some(t) = got.and_then(|_| {
+                    let mut tokens = events.tokens();
+                    let first = tokens.next();
+                    pool.take_events(tokens);
+                    first
+                }) else {
                     let Some(o) = orb.upgrade() else {
                         pool.total.fetch_sub(1, Ordering::SeqCst);
                         return;

@@ -275,7 +275,7 @@ mod tests {
         });
         while out.queued() > 0 {
             let t = poller
-                .wait(Some(Duration::from_secs(10)))
+                .wait_one(Duration::from_secs(10))
                 .expect("writable");
             assert_eq!(
                 t,

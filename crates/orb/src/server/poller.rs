@@ -58,6 +58,38 @@ impl Token {
     }
 }
 
+/// Room for the events of one wait, reused wait after wait.
+pub(super) struct Events {
+    buf: Vec<libc::epoll_event>,
+    /// Events the last wait reported.
+    len: usize,
+    /// Most events the next wait takes.
+    limit: usize,
+}
+
+impl Events {
+    /// Room for `capacity` events (at least one).
+    pub(super) fn with_capacity(capacity: usize) -> Events {
+        Events {
+            buf: vec![libc::epoll_event { events: 0, u64: 0 }; capacity.max(1)],
+            len: 0,
+            limit: capacity.max(1),
+        }
+    }
+
+    /// This room, limited to `n` events for the next wait (at most its
+    /// capacity).
+    pub(super) fn with_room(&mut self, n: usize) -> &mut Events {
+        self.limit = n.clamp(1, self.buf.len());
+        self
+    }
+
+    /// The tokens of the last wait, in the order the kernel gave them.
+    pub(super) fn tokens(&self) -> impl Iterator<Item = Token> + '_ {
+        self.buf[..self.len].iter().map(|e| Token::decode(e.u64))
+    }
+}
+
 /// One epoll instance and its wake-up eventfd.
 pub(super) struct Poller {
     epoll: OwnedFd,
@@ -148,15 +180,29 @@ impl Poller {
         unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) };
     }
 
-    /// Waits for one event (one: the thread runs what it gets inline, so
-    /// it must not hold back events other threads could take). `None` on
-    /// timeout or interruption.
-    pub(super) fn wait(&self, timeout: Option<Duration>) -> Option<Token> {
+    /// Waits for events and fills `events` with up to its capacity of
+    /// them; `None` on timeout or interruption, else how many came.
+    ///
+    /// The caller runs the first inline and passes the rest on (see the
+    /// pool's queue): under load one `epoll_wait` then serves several
+    /// requests, and no event waits behind a long upcall.
+    pub(super) fn wait(&self, events: &mut Events, timeout: Option<Duration>) -> Option<usize> {
         let ms = timeout.map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as libc::c_int);
-        let mut ev = libc::epoll_event { events: 0, u64: 0 };
-        // SAFETY: room for exactly one event, as `maxevents` says.
-        let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), &mut ev, 1, ms) };
-        (n == 1).then(|| Token::decode(ev.u64))
+        let cap = events.limit.min(events.buf.len()).min(i32::MAX as usize) as libc::c_int;
+        // SAFETY: `buf` holds `cap` initialized events, which the kernel
+        // may overwrite; it writes at most `cap`.
+        let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.buf.as_mut_ptr(), cap, ms) };
+        events.len = usize::try_from(n).unwrap_or(0);
+        (events.len > 0).then_some(events.len)
+    }
+
+    /// Waits for one event (tests).
+    #[cfg(test)]
+    pub(super) fn wait_one(&self, timeout: Duration) -> Option<Token> {
+        let mut ev = Events::with_capacity(1);
+        self.wait(&mut ev, Some(timeout))?;
+        let first = ev.tokens().next();
+        first
     }
 
     /// Wakes one waiting thread (the wake registration must be armed:
@@ -225,24 +271,67 @@ mod tests {
         };
         p.add(s.as_raw_fd(), t).unwrap();
         c.write_all(b"x").unwrap();
-        assert_eq!(p.wait(Some(Duration::from_secs(5))), Some(t));
+        assert_eq!(p.wait_one(Duration::from_secs(5)), Some(t));
         // Still readable, but no new bytes: no new event.
-        assert_eq!(p.wait(Some(Duration::from_millis(20))), None);
+        assert_eq!(p.wait_one(Duration::from_millis(20)), None);
         c.write_all(b"y").unwrap();
-        assert_eq!(p.wait(Some(Duration::from_secs(5))), Some(t));
+        assert_eq!(p.wait_one(Duration::from_secs(5)), Some(t));
         p.delete(s.as_raw_fd());
         p.wake();
         p.wake();
-        let w = p.wait(Some(Duration::from_secs(5))).unwrap();
+        let w = p.wait_one(Duration::from_secs(5)).unwrap();
         assert_eq!(w.kind, Kind::Wake);
         // Disarmed until taken.
-        assert_eq!(p.wait(Some(Duration::from_millis(20))), None);
+        assert_eq!(p.wait_one(Duration::from_millis(20)), None);
         p.wake_taken();
-        assert_eq!(p.wait(Some(Duration::from_millis(20))), None);
+        assert_eq!(p.wait_one(Duration::from_millis(20)), None);
         p.wake();
         assert_eq!(
-            p.wait(Some(Duration::from_secs(5))).map(|t| t.kind),
+            p.wait_one(Duration::from_secs(5)).map(|t| t.kind),
             Some(Kind::Wake)
         );
+    }
+
+    /// One wait reports every connection with new bytes, each once.
+    #[test]
+    fn one_wait_reports_several_connections() {
+        let p = Poller::new().unwrap();
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut pairs = Vec::new();
+        for id in 0..5u64 {
+            let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (s, _) = l.accept().unwrap();
+            p.add(
+                s.as_raw_fd(),
+                Token {
+                    id,
+                    kind: Kind::Read,
+                },
+            )
+            .unwrap();
+            pairs.push((c, s));
+        }
+        for (c, _) in &mut pairs {
+            c.write_all(b"x").unwrap();
+        }
+        let mut ev = Events::with_capacity(16);
+        let mut seen = Vec::new();
+        while seen.len() < 5 {
+            let n = p.wait(&mut ev, Some(Duration::from_secs(5))).unwrap();
+            assert!(n >= 1);
+            seen.extend(ev.tokens().map(|t| t.id));
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+        // Edges: nothing new, nothing reported.
+        assert_eq!(p.wait(&mut ev, Some(Duration::from_millis(20))), None);
+        // A capacity of one still gets them, one per wait.
+        for (c, _) in &mut pairs {
+            c.write_all(b"y").unwrap();
+        }
+        let mut one = Events::with_capacity(1);
+        for _ in 0..5 {
+            assert_eq!(p.wait(&mut one, Some(Duration::from_secs(5))), Some(1));
+        }
     }
 }
