@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion, Writer};
 use peregrine_giop::conn::{IncomingLocate, IncomingRequest, RequestId};
+use peregrine_giop::system_exception::minor;
 use peregrine_giop::{
     encode_system_exception_reply, LocateStatus, ServiceContexts, TaggedProfile, TargetAddress,
 };
@@ -437,11 +438,16 @@ fn upcall(
                 return Ok(());
             }
             "_interface" | "_get_interface" => {
-                return Err(raise(K::NoImplement, 0, CompletionStatus::No, || {
-                    Cause::new(Phase::Dispatch)
-                        .with_operation("_interface")
-                        .with_detail("no interface repository")
-                }))
+                return Err(raise(
+                    K::NoImplement,
+                    minor::NO_IMPLEMENT_NO_INTERFACE_REPOSITORY,
+                    CompletionStatus::No,
+                    || {
+                        Cause::new(Phase::Dispatch)
+                            .with_operation("_interface")
+                            .with_detail("no interface repository")
+                    },
+                ))
             }
             _ => {}
         }
@@ -464,11 +470,16 @@ fn call_servant(
 #[cold]
 #[inline(never)]
 fn servant_panicked(operation: &str) -> SystemException {
-    raise(K::Unknown, 0, CompletionStatus::Maybe, || {
-        Cause::new(Phase::Dispatch)
-            .with_operation(operation)
-            .with_detail("the servant panicked")
-    })
+    raise(
+        K::Unknown,
+        minor::UNKNOWN_PANIC,
+        CompletionStatus::Maybe,
+        || {
+            Cause::new(Phase::Dispatch)
+                .with_operation(operation)
+                .with_detail("the servant panicked")
+        },
+    )
 }
 
 /// A LOCATION_FORWARD reply to `to` (`ForwardRequest` from a servant
