@@ -1077,6 +1077,41 @@ mod tests {
         }
     }
 
+    /// The table of codes in docs/orb.md names each code as `Display`
+    /// does, so the documentation cannot drift from the constants.
+    #[test]
+    fn the_documented_table_matches_the_constants() {
+        let doc = include_str!("../../../docs/orb.md");
+        let quoted = |cell: &str| -> Vec<String> {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut rows = 0;
+        for line in doc.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.split('|').collect();
+            let Some(kind) = SystemExceptionKind::from_name(cells[1].trim().trim_matches('`'))
+            else {
+                continue;
+            };
+            let codes = quoted(cells[2]);
+            let names = quoted(cells[3]);
+            assert_eq!(codes.len(), names.len(), "{line}");
+            for (code, name) in codes.iter().zip(&names) {
+                let code = u32::from_str_radix(code.trim_start_matches("0x"), 16).unwrap();
+                assert_eq!(
+                    minor::lookup(kind, code).map(|n| n.to_string()).as_deref(),
+                    Some(name.as_str()),
+                    "{line}"
+                );
+            }
+            rows += 1;
+        }
+        assert!(rows >= 30, "only {rows} rows of codes found");
+    }
+
     fn connect_refused() -> SystemException {
         SystemException::new(
             SystemExceptionKind::Transient,
