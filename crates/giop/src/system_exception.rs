@@ -270,6 +270,10 @@ pub mod minor {
         /// protocol allows here: broken framing or fragments, or a
         /// message of the wrong type.
         MARSHAL_INVALID_MESSAGE = 17;
+        /// MARSHAL (Peregrine) 18: a value of a kind this ORB cannot
+        /// marshal from its TypeCode alone (a `native`, a `fixed` with a
+        /// negative scale).
+        MARSHAL_UNSUPPORTED_KIND = 18;
 
         /// NO_IMPLEMENT (Peregrine) 1: `_interface` asked of an object
         /// while this ORB has no interface repository.
