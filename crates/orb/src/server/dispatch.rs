@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion, Writer};
 use peregrine_giop::conn::{IncomingLocate, IncomingRequest, RequestId};
-use peregrine_giop::system_exception::minor;
 use peregrine_giop::{
     encode_system_exception_reply, LocateStatus, ServiceContexts, TaggedProfile, TargetAddress,
 };
@@ -440,7 +439,7 @@ fn upcall(
             "_interface" | "_get_interface" => {
                 return Err(raise(
                     K::NoImplement,
-                    minor::NO_IMPLEMENT_NO_INTERFACE_REPOSITORY,
+                    peregrine_giop::system_exception::minor::NO_IMPLEMENT_NO_INTERFACE_REPOSITORY,
                     CompletionStatus::No,
                     || {
                         Cause::new(Phase::Dispatch)
@@ -472,7 +471,7 @@ fn call_servant(
 fn servant_panicked(operation: &str) -> SystemException {
     raise(
         K::Unknown,
-        minor::UNKNOWN_PANIC,
+        peregrine_giop::system_exception::minor::UNKNOWN_PANIC,
         CompletionStatus::Maybe,
         || {
             Cause::new(Phase::Dispatch)
