@@ -11,7 +11,7 @@ use peregrine_giop::{decode_message, Endpoint, Ior, LocateStatus, Message};
 
 use super::call::*;
 use super::reply::*;
-use crate::error::raise;
+use crate::error::{raise, raise_cdr, raise_giop};
 use crate::runtime::{Cause, Phase};
 use crate::runtime::{CompletionStatus, ObjectRef, SystemException, SystemExceptionKind as K};
 
@@ -73,10 +73,9 @@ fn read_answer(bytes: &[u8], conn: &super::conn::ClientConn) -> Result<Answer, S
             ))
         }
         Err(e) => {
-            let s = e.to_system_exception(CompletionStatus::No);
-            return Err(raise(s.kind, s.minor, s.completed, || {
+            return Err(raise_giop(&e, CompletionStatus::No, || {
                 cause(Phase::Decode, peer).with_detail(format_args!("malformed LocateReply: {e}"))
-            }));
+            }))
         }
     };
     let mut r = body.reader();
@@ -89,13 +88,10 @@ fn read_answer(bytes: &[u8], conn: &super::conn::ClientConn) -> Result<Answer, S
         LocateStatus::LocSystemException => {
             match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
                 Ok(e) => Err(raised_by_peer(e, peer, LOCATE)),
-                Err(e) => {
-                    let s = SystemException::from_cdr(&e, CompletionStatus::No);
-                    Err(raise(s.kind, s.minor, s.completed, || {
-                        cause(Phase::Decode, peer)
-                            .with_detail(format_args!("malformed LOC_SYSTEM_EXCEPTION: {e}"))
-                    }))
-                }
+                Err(e) => Err(raise_cdr(&e, CompletionStatus::No, || {
+                    cause(Phase::Decode, peer)
+                        .with_detail(format_args!("malformed LOC_SYSTEM_EXCEPTION: {e}"))
+                })),
             }
         }
         LocateStatus::LocNeedsAddressingMode => Err(needs_addressing(peer, LOCATE)),
