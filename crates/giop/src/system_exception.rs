@@ -208,6 +208,28 @@ pub mod minor {
         /// fragment bytes in reassembly than configured.
         IMP_LIMIT_FRAGMENT_LIMIT_EXCEEDED = 4;
 
+        /// COMM_FAILURE (Peregrine) 1: writing the request to the
+        /// connection failed (and it was not re-sent).
+        COMM_FAILURE_SEND_FAILED = 1;
+        /// COMM_FAILURE (Peregrine) 2: the connection was lost while the
+        /// call waited for its reply.
+        COMM_FAILURE_WAITING_FOR_REPLY = 2;
+
+        /// INV_OBJREF (Peregrine) 1: an IIOP profile in the reference
+        /// that does not decode.
+        INV_OBJREF_CORRUPTED_PROFILE = 1;
+        /// INV_OBJREF (Peregrine) 2: a reference with no IIOP profile
+        /// (nil, or only profiles of other protocols).
+        INV_OBJREF_NO_IIOP_PROFILE = 2;
+
+        /// TIMEOUT (Peregrine) 1: the call's deadline passed before its
+        /// reply arrived.
+        TIMEOUT_CALL_TIMED_OUT = 1;
+        /// TIMEOUT (Peregrine) 2: the deadline passed while connecting
+        /// (or waiting for another caller's connect to the same
+        /// endpoint).
+        TIMEOUT_CONNECT_TIMED_OUT = 2;
+
         /// INITIALIZE (Peregrine) 1: a listening endpoint could not be
         /// bound.
         INITIALIZE_TRANSPORT_ERROR = 1;
@@ -481,7 +503,9 @@ pub mod minor {
     }
 
     /// Words written in capitals in CamelCase names, as omniORB does.
-    const ACRONYMS: &[&str] = &["POA", "ORB", "URI", "DII", "DSI", "IOR", "NVLIST", "GIOP10"];
+    const ACRONYMS: &[&str] = &[
+        "POA", "ORB", "URI", "DII", "DSI", "IOR", "IIOP", "NVLIST", "GIOP10",
+    ];
 
     impl fmt::Display for MinorName {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -304,8 +304,12 @@ fn string_to_object_of_nil_is_a_nil_reference() {
         let e = EchoRef::unchecked_narrow(nil);
         let err = e.echo_string("x").unwrap_err();
         assert_eq!(
-            (err.kind, err.completed),
-            (K::InvObjref, CompletionStatus::No)
+            (err.kind, err.minor, err.completed),
+            (
+                K::InvObjref,
+                minor::INV_OBJREF_NO_IIOP_PROFILE,
+                CompletionStatus::No
+            )
         );
         assert!(matches!(
             orb.resolve_initial_references("Nothing"),

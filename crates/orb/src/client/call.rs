@@ -453,9 +453,12 @@ impl<'o> Call<'o> {
                         self.resend(w)?;
                         continue;
                     }
-                    let e = raise(K::CommFailure, 0, CompletionStatus::No, || {
-                        self.cause(Phase::Send).with_io(e)
-                    });
+                    let e = raise(
+                        K::CommFailure,
+                        peregrine_giop::system_exception::minor::COMM_FAILURE_SEND_FAILED,
+                        CompletionStatus::No,
+                        || self.cause(Phase::Send).with_io(e),
+                    );
                     let e = self.failed(e);
                     self.st.abandon();
                     return Err(e);
@@ -572,15 +575,20 @@ impl<'o> Call<'o> {
         };
         match got {
             Ok(a) => Ok(Some(a)),
-            Err(WaitError::TimedOut) => Err(self.failed(raise(K::Timeout, 0, completed, || {
-                Cause::new(Phase::Receive)
-                    .with_peer(&conn.ep)
-                    .with_operation(self.op)
-                    .with_detail(format_args!(
-                        "deadline of {:?} expired waiting for the reply",
-                        self.st.timeout
-                    ))
-            }))),
+            Err(WaitError::TimedOut) => Err(self.failed(raise(
+                K::Timeout,
+                peregrine_giop::system_exception::minor::TIMEOUT_CALL_TIMED_OUT,
+                completed,
+                || {
+                    Cause::new(Phase::Receive)
+                        .with_peer(&conn.ep)
+                        .with_operation(self.op)
+                        .with_detail(format_args!(
+                            "deadline of {:?} expired waiting for the reply",
+                            self.st.timeout
+                        ))
+                },
+            ))),
             Err(WaitError::Closed(c))
                 if (matches!(c, Closed::Orderly) || self.st.locate)
                     && self.st.resends < MAX_RESENDS =>
@@ -596,12 +604,17 @@ impl<'o> Call<'o> {
                     Closed::Orderly => "the server closed the connection".to_string(),
                     Closed::Broken(s) => s,
                 };
-                Err(self.failed(raise(K::CommFailure, 0, completed, || {
-                    Cause::new(Phase::Receive)
-                        .with_peer(&conn.ep)
-                        .with_operation(self.op)
-                        .with_detail(why)
-                })))
+                Err(self.failed(raise(
+                    K::CommFailure,
+                    peregrine_giop::system_exception::minor::COMM_FAILURE_WAITING_FOR_REPLY,
+                    completed,
+                    || {
+                        Cause::new(Phase::Receive)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(why)
+                    },
+                )))
             }
         }
     }
