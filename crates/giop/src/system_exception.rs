@@ -191,8 +191,8 @@ pub mod minor {
         /// BAD_PARAM (Peregrine) 4: an index past the end of a list (a
         /// DII request's arguments).
         BAD_PARAM_INDEX_OUT_OF_RANGE = 4;
-        /// BAD_PARAM (Peregrine) 5: an ORB option (argument, environment
-        /// variable or builder setting) with a malformed value.
+        /// BAD_PARAM (Peregrine) 5: an `-ORB...` argument without its
+        /// value or with a malformed one.
         BAD_PARAM_INVALID_ORB_OPTION = 5;
 
         /// IMP_LIMIT (Peregrine) 1: a length or offset that does not fit
