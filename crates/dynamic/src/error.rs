@@ -13,7 +13,7 @@ pub mod minor {
         BAD_PARAM_DISCRIMINATOR_TYPE, BAD_PARAM_INCORRECT_ABSTRACT_INTF_TYPE, BAD_PARAM_LABEL_TYPE,
         BAD_PARAM_TYPE_MISMATCH, BAD_TYPECODE_ILLEGAL_MEMBER, BAD_TYPECODE_ILLEGAL_PARAM,
         BAD_TYPECODE_INCOMPLETE, MARSHAL_LOCAL_OBJECT, MARSHAL_NO_VALUE_FACTORY,
-        NO_IMPLEMENT_NO_VALUE_IMPL,
+        MARSHAL_UNSUPPORTED_KIND, NO_IMPLEMENT_NO_VALUE_IMPL,
     };
 }
 
@@ -60,8 +60,9 @@ pub enum DynError {
         /// What was missing, for humans.
         what: &'static str,
     },
-    /// Well-formed input this implementation cannot marshal yet
-    /// (valuetype state, native types): `NO_IMPLEMENT` / `MARSHAL`.
+    /// Well-formed input this implementation cannot marshal from a
+    /// TypeCode alone (native types, a negative `fixed` scale):
+    /// `MARSHAL` minor [`minor::MARSHAL_UNSUPPORTED_KIND`].
     Unsupported(&'static str),
 }
 
@@ -82,7 +83,9 @@ impl DynError {
             DynError::NoImplement { minor, .. } => {
                 SystemException::new(K::NoImplement, *minor, completed)
             }
-            DynError::Unsupported(_) => SystemException::new(K::Marshal, 0, completed),
+            DynError::Unsupported(_) => {
+                SystemException::new(K::Marshal, minor::MARSHAL_UNSUPPORTED_KIND, completed)
+            }
         }
     }
 }

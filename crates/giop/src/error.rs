@@ -158,23 +158,34 @@ impl GiopError {
     /// The system exception that reports this error to a peer whose
     /// request id is known: `IMP_LIMIT` for a configured limit, the
     /// CDR mapping (see [`crate::SystemException::from_cdr`]) for CDR
-    /// errors, `MARSHAL` otherwise.
+    /// errors, `MARSHAL` otherwise; each with its minor code (see
+    /// [`crate::system_exception::minor`]).
     pub fn to_system_exception(
         &self,
         completed: crate::CompletionStatus,
     ) -> crate::SystemException {
+        use crate::system_exception::minor;
         use crate::{SystemException, SystemExceptionKind as K};
-        match self {
-            GiopError::Cdr(e) => SystemException::from_cdr(e, completed),
-            GiopError::MessageTooLarge { .. }
-            | GiopError::TooManyServiceContexts { .. }
-            | GiopError::TooManyPartialMessages { .. }
+        let (kind, minor) = match self {
+            GiopError::Cdr(e) => return SystemException::from_cdr(e, completed),
+            GiopError::MessageTooLarge { .. } => (K::ImpLimit, minor::IMP_LIMIT_MESSAGE_TOO_LARGE),
+            GiopError::TooManyServiceContexts { .. } => {
+                (K::ImpLimit, minor::IMP_LIMIT_TOO_MANY_SERVICE_CONTEXTS)
+            }
+            GiopError::TooManyPartialMessages { .. }
             | GiopError::TooManyFragments { .. }
             | GiopError::FragmentsTooLarge { .. } => {
-                SystemException::new(K::ImpLimit, 0, completed)
+                (K::ImpLimit, minor::IMP_LIMIT_FRAGMENT_LIMIT_EXCEEDED)
             }
-            _ => SystemException::new(K::Marshal, 0, completed),
-        }
+            GiopError::BadReplyStatus(_)
+            | GiopError::BadLocateStatus(_)
+            | GiopError::BadAddressingDisposition(_)
+            | GiopError::BadResponseFlags(_)
+            | GiopError::BadCompletionStatus(_)
+            | GiopError::TargetNotKey => (K::Marshal, minor::MARSHAL_INVALID_HEADER),
+            _ => (K::Marshal, minor::MARSHAL_INVALID_MESSAGE),
+        };
+        SystemException::new(kind, minor, completed)
     }
 }
 
@@ -283,6 +294,69 @@ impl std::error::Error for GiopError {
         match self {
             GiopError::Cdr(e) => Some(e),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system_exception::minor;
+    use crate::{CompletionStatus, SystemExceptionKind as K};
+
+    #[test]
+    fn every_error_reports_a_minor_code() {
+        let c = CompletionStatus::No;
+        let m = |e: GiopError| {
+            let s = e.to_system_exception(c);
+            (s.kind, s.minor)
+        };
+        assert_eq!(
+            m(GiopError::Cdr(CdrError::Truncated {
+                needed: 4,
+                remaining: 0
+            })),
+            (K::Marshal, minor::MARSHAL_PASS_END_OF_MESSAGE)
+        );
+        assert_eq!(
+            m(GiopError::MessageTooLarge { size: 9, limit: 8 }),
+            (K::ImpLimit, minor::IMP_LIMIT_MESSAGE_TOO_LARGE)
+        );
+        assert_eq!(
+            m(GiopError::TooManyServiceContexts { count: 9, limit: 8 }),
+            (K::ImpLimit, minor::IMP_LIMIT_TOO_MANY_SERVICE_CONTEXTS)
+        );
+        for e in [
+            GiopError::TooManyPartialMessages { limit: 1 },
+            GiopError::TooManyFragments { limit: 1 },
+            GiopError::FragmentsTooLarge { limit: 1 },
+        ] {
+            assert_eq!(
+                m(e),
+                (K::ImpLimit, minor::IMP_LIMIT_FRAGMENT_LIMIT_EXCEEDED)
+            );
+        }
+        for e in [
+            GiopError::BadReplyStatus(9),
+            GiopError::BadLocateStatus(9),
+            GiopError::BadAddressingDisposition(3),
+            GiopError::BadResponseFlags(2),
+            GiopError::BadCompletionStatus(3),
+            GiopError::TargetNotKey,
+        ] {
+            assert_eq!(m(e), (K::Marshal, minor::MARSHAL_INVALID_HEADER));
+        }
+        for e in [
+            GiopError::BadMagic(*b"GIOQ"),
+            GiopError::ShortHeader { len: 3 },
+            GiopError::SizeMismatch {
+                declared: 8,
+                actual: 4,
+            },
+            GiopError::UnexpectedMessage(MsgType::Reply),
+            GiopError::FragmentMismatch,
+        ] {
+            assert_eq!(m(e), (K::Marshal, minor::MARSHAL_INVALID_MESSAGE));
         }
     }
 }

@@ -181,6 +181,61 @@ pub mod minor {
         /// it is sent as (a DII argument, a DSI result, the contents of
         /// an Any, a value in a valuetype slot).
         BAD_PARAM_TYPE_MISMATCH = 1;
+        /// BAD_PARAM (Peregrine) 2: a bounded sequence or string longer
+        /// than its IDL bound.
+        BAD_PARAM_BOUND_EXCEEDED = 2;
+        /// BAD_PARAM (Peregrine) 3: a `fixed` value that does not fit its
+        /// IDL type `fixed<digits, scale>`, or such a type with more than
+        /// 31 digits or a scale over its digits.
+        BAD_PARAM_FIXED_OUT_OF_RANGE = 3;
+        /// BAD_PARAM (Peregrine) 4: an index past the end of a list (a
+        /// DII request's arguments).
+        BAD_PARAM_INDEX_OUT_OF_RANGE = 4;
+        /// BAD_PARAM (Peregrine) 5: an `-ORB...` argument without its
+        /// value or with a malformed one.
+        BAD_PARAM_INVALID_ORB_OPTION = 5;
+
+        /// IMP_LIMIT (Peregrine) 1: a length or offset that does not fit
+        /// the CDR `unsigned long` that carries it (over 4 GiB).
+        IMP_LIMIT_LENGTH_EXCEEDS_ULONG = 1;
+        /// IMP_LIMIT (Peregrine) 2: a GIOP message larger than the
+        /// configured maximum message size.
+        IMP_LIMIT_MESSAGE_TOO_LARGE = 2;
+        /// IMP_LIMIT (Peregrine) 3: more service contexts than the
+        /// configured maximum.
+        IMP_LIMIT_TOO_MANY_SERVICE_CONTEXTS = 3;
+        /// IMP_LIMIT (Peregrine) 4: more fragmented messages, fragments or
+        /// fragment bytes in reassembly than configured.
+        IMP_LIMIT_FRAGMENT_LIMIT_EXCEEDED = 4;
+
+        /// COMM_FAILURE (Peregrine) 1: writing the request to the
+        /// connection failed (and it was not re-sent).
+        COMM_FAILURE_SEND_FAILED = 1;
+        /// COMM_FAILURE (Peregrine) 2: the connection was lost while the
+        /// call waited for its reply.
+        COMM_FAILURE_WAITING_FOR_REPLY = 2;
+
+        /// INV_OBJREF (Peregrine) 1: an IIOP profile in the reference
+        /// that does not decode.
+        INV_OBJREF_CORRUPTED_PROFILE = 1;
+        /// INV_OBJREF (Peregrine) 2: a reference with no IIOP profile
+        /// (nil, or only profiles of other protocols).
+        INV_OBJREF_NO_IIOP_PROFILE = 2;
+
+        /// TIMEOUT (Peregrine) 1: the call's deadline passed before its
+        /// reply arrived.
+        TIMEOUT_CALL_TIMED_OUT = 1;
+        /// TIMEOUT (Peregrine) 2: the deadline passed while connecting
+        /// (or waiting for another caller's connect to the same
+        /// endpoint).
+        TIMEOUT_CONNECT_TIMED_OUT = 2;
+
+        /// INITIALIZE (Peregrine) 1: a listening endpoint could not be
+        /// bound.
+        INITIALIZE_TRANSPORT_ERROR = 1;
+        /// INITIALIZE (Peregrine) 2: the signal handlers of
+        /// `shutdown_on_signals` could not be installed.
+        INITIALIZE_SIGNAL_HANDLERS = 2;
 
         /// MARSHAL (Peregrine) 1: a boolean octet other than 0 or 1, the
         /// discriminator of an abstract interface (reference or value)
@@ -200,6 +255,66 @@ pub mod minor {
         /// MARSHAL (Peregrine) 6: an indirection back to a value still
         /// being read, from a place that cannot be completed later.
         MARSHAL_UNSUPPORTED_VALUE_CYCLE = 6;
+        /// MARSHAL (Peregrine) 7: the input ended before the value did
+        /// (reading past the end of the message or encapsulation).
+        MARSHAL_PASS_END_OF_MESSAGE = 7;
+        /// MARSHAL (Peregrine) 8: a sequence, string or encapsulation
+        /// length that announces more than the rest of the input holds.
+        MARSHAL_LENGTH_EXCEEDS_INPUT = 8;
+        /// MARSHAL (Peregrine) 9: a string without its terminating NUL,
+        /// with a NUL inside, or with length 0 (which leaves no room for
+        /// the NUL).
+        MARSHAL_STRING_NOT_END_WITH_NULL = 9;
+        /// MARSHAL (Peregrine) 10: an enum value outside its declared
+        /// range.
+        MARSHAL_INVALID_ENUM_VALUE = 10;
+        /// MARSHAL (Peregrine) 11: a union discriminator that selects no
+        /// branch when there is no default (or, on encode, a discriminator
+        /// that selects another branch than the value's).
+        MARSHAL_INVALID_UNION_DISCRIMINATOR = 11;
+        /// MARSHAL (Peregrine) 12: a wide string octet length that is not
+        /// a whole number of UTF-16 code units.
+        MARSHAL_INVALID_WSTRING_LENGTH = 12;
+        /// MARSHAL (Peregrine) 13: an encapsulation without a byte-order
+        /// octet, or with a bad one.
+        MARSHAL_INVALID_ENCAPSULATION = 13;
+        /// MARSHAL (Peregrine) 14: types or values nested deeper than the
+        /// decoder allows.
+        MARSHAL_NESTING_TOO_DEEP = 14;
+        /// MARSHAL (Peregrine) 15: a `fixed` value with a digit over 9, a
+        /// bad sign or non-zero padding.
+        MARSHAL_INVALID_FIXED_VALUE = 15;
+        /// MARSHAL (Peregrine) 16: a GIOP header field out of range (reply
+        /// or locate status, target addressing disposition, response
+        /// flags, completion status).
+        MARSHAL_INVALID_HEADER = 16;
+        /// MARSHAL (Peregrine) 17: a GIOP message that is not what the
+        /// protocol allows here: broken framing or fragments, or a
+        /// message of the wrong type.
+        MARSHAL_INVALID_MESSAGE = 17;
+        /// MARSHAL (Peregrine) 18: a value of a kind this ORB cannot
+        /// marshal from its TypeCode alone (a `native`, a `fixed` with a
+        /// negative scale).
+        MARSHAL_UNSUPPORTED_KIND = 18;
+
+        /// NO_IMPLEMENT (Peregrine) 1: `_interface` asked of an object
+        /// while this ORB has no interface repository.
+        NO_IMPLEMENT_NO_INTERFACE_REPOSITORY = 1;
+
+        /// OBJ_ADAPTER (Peregrine) 1: the POA's manager is inactive (it
+        /// rejects requests).
+        OBJ_ADAPTER_POA_MANAGER_INACTIVE = 1;
+        /// OBJ_ADAPTER (Peregrine) 2: `ServantActivator::incarnate`
+        /// invoked, from its own upcall, an object it is incarnating.
+        OBJ_ADAPTER_RECURSIVE_INCARNATE = 2;
+
+        /// OBJECT_NOT_EXIST (Peregrine) 1: an operation on a POA that was
+        /// destroyed.
+        OBJECT_NOT_EXIST_POA_DESTROYED = 1;
+
+        /// UNKNOWN (Peregrine) 1: a servant, servant manager or adapter
+        /// activator panicked.
+        UNKNOWN_PANIC = 1;
     }
 
     codes! {
@@ -292,6 +407,11 @@ pub mod minor {
         /// OBJ_ADAPTER 5: wrong policy for incarnate.
         OBJ_ADAPTER_WRONG_INCARNATE_POLICY = 5;
 
+        /// CODESET_INCOMPATIBLE 2: the code set the peer chose (in its
+        /// CodeSets service context) is not one this ORB supports as a
+        /// transmission code set.
+        CODESET_INCOMPATIBLE_CODESET_NOT_SUPPORTED = 2;
+
         /// DATA_CONVERSION 1: a character cannot be mapped to/from the
         /// transmission code set.
         DATA_CONVERSION_CANNOT_MAP_CHAR = 1;
@@ -383,7 +503,9 @@ pub mod minor {
     }
 
     /// Words written in capitals in CamelCase names, as omniORB does.
-    const ACRONYMS: &[&str] = &["POA", "ORB", "URI", "DII", "DSI", "IOR", "NVLIST", "GIOP10"];
+    const ACRONYMS: &[&str] = &[
+        "POA", "ORB", "URI", "DII", "DSI", "IOR", "IIOP", "NVLIST", "GIOP10",
+    ];
 
     impl fmt::Display for MinorName {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -485,16 +607,17 @@ impl SystemException {
             .unwrap_or_else(|| self.kind.repository_id())
     }
 
-    /// The system exception that reports a CDR error: `DATA_CONVERSION`
-    /// for text the code set cannot carry, `MARSHAL` minor 5 for wide
-    /// characters without a negotiated code set or in GIOP 1.0,
-    /// `BAD_PARAM` for a broken IDL bound or a `fixed` value that does not
-    /// fit its type, `IMP_LIMIT` for a length past
-    /// 2^32, `CODESET_INCOMPATIBLE` for a code set the ORB lacks, `MARSHAL`
-    /// minor 1 for a value without a factory, `MARSHAL` for malformed input
-    /// (with a Peregrine minor code for a bad boolean or abstract
-    /// interface discriminator and for broken value encodings, 0 for the
-    /// rest).
+    /// The system exception that reports a CDR error, each with its own
+    /// minor code: `DATA_CONVERSION` minor 1 for text the code set cannot
+    /// carry, `MARSHAL` minor 5 for wide characters without a negotiated
+    /// code set or in GIOP 1.0, `MARSHAL` minor 1 for a value without a
+    /// factory, `CODESET_INCOMPATIBLE` minor 2 for a code set the ORB
+    /// lacks (the OMG's codes); `BAD_PARAM` for a broken IDL bound or a
+    /// `fixed` value that does not fit its type, `IMP_LIMIT` for a length
+    /// past 2^32 and `MARSHAL` for every kind of malformed input (bad
+    /// lengths, reading past the end, strings without NUL, bad enums and
+    /// discriminators, broken value encodings...), with Peregrine's codes
+    /// (see [`minor`]).
     pub fn from_cdr(err: &CdrError, completed: CompletionStatus) -> Self {
         use SystemExceptionKind as K;
         let (kind, minor) = match err {
@@ -502,17 +625,37 @@ impl SystemException {
                 (K::DataConversion, minor::DATA_CONVERSION_CANNOT_MAP_CHAR)
             }
             CdrError::WideCharNotAllowed => (K::Marshal, minor::MARSHAL_WCHAR_FROM_GIOP10_CLIENT),
-            CdrError::BoundExceeded { .. } | CdrError::FixedOutOfRange { .. } => (K::BadParam, 0),
-            CdrError::TooLong(_) => (K::ImpLimit, 0),
-            CdrError::UnsupportedCodeSet(_) => (K::CodesetIncompatible, 0),
-            // OMG minor 1: "unable to locate value factory".
-            CdrError::NoValueFactory => (K::Marshal, minor::omg(1)),
+            CdrError::BoundExceeded { .. } => (K::BadParam, minor::BAD_PARAM_BOUND_EXCEEDED),
+            CdrError::FixedOutOfRange { .. } => (K::BadParam, minor::BAD_PARAM_FIXED_OUT_OF_RANGE),
+            CdrError::TooLong(_) => (K::ImpLimit, minor::IMP_LIMIT_LENGTH_EXCEEDS_ULONG),
+            CdrError::UnsupportedCodeSet(_) => (
+                K::CodesetIncompatible,
+                minor::CODESET_INCOMPATIBLE_CODESET_NOT_SUPPORTED,
+            ),
+            CdrError::NoValueFactory => (K::Marshal, minor::MARSHAL_NO_VALUE_FACTORY),
+            CdrError::Truncated { .. } => (K::Marshal, minor::MARSHAL_PASS_END_OF_MESSAGE),
+            CdrError::LengthExceedsInput { .. } => {
+                (K::Marshal, minor::MARSHAL_LENGTH_EXCEEDS_INPUT)
+            }
+            CdrError::BadStringTerminator | CdrError::ZeroStringLength => {
+                (K::Marshal, minor::MARSHAL_STRING_NOT_END_WITH_NULL)
+            }
+            CdrError::InvalidEnum(_) => (K::Marshal, minor::MARSHAL_INVALID_ENUM_VALUE),
+            CdrError::InvalidDiscriminator => {
+                (K::Marshal, minor::MARSHAL_INVALID_UNION_DISCRIMINATOR)
+            }
+            CdrError::OddWstringLength => (K::Marshal, minor::MARSHAL_INVALID_WSTRING_LENGTH),
+            CdrError::BadEncapsulation => (K::Marshal, minor::MARSHAL_INVALID_ENCAPSULATION),
+            CdrError::TooDeep => (K::Marshal, minor::MARSHAL_NESTING_TOO_DEEP),
+            CdrError::InvalidFixed => (K::Marshal, minor::MARSHAL_INVALID_FIXED_VALUE),
             CdrError::InvalidBoolean(_) => (K::Marshal, minor::MARSHAL_INVALID_BOOLEAN),
             CdrError::BadValueTag(_) => (K::Marshal, minor::MARSHAL_INVALID_VALUE_TAG),
             CdrError::BadIndirection(_) => (K::Marshal, minor::MARSHAL_INVALID_INDIRECTION),
             CdrError::BadChunk => (K::Marshal, minor::MARSHAL_INVALID_CHUNKED_ENCODING),
             CdrError::BadEndTag(_) => (K::Marshal, minor::MARSHAL_INVALID_END_TAG),
             CdrError::UnsupportedCycle => (K::Marshal, minor::MARSHAL_UNSUPPORTED_VALUE_CYCLE),
+            // `CdrError` is non-exhaustive: a variant added later is
+            // malformed input until it gets a code of its own.
             _ => (K::Marshal, 0),
         };
         Self::new(kind, minor, completed)
@@ -885,7 +1028,58 @@ mod tests {
             Some("MARSHAL_InvalidChunkedEncoding")
         );
         assert_eq!(minor::MARSHAL_INVALID_BOOLEAN, 0x5047_0001);
-        assert_eq!(name(K::Marshal, minor::peregrine(7)), None);
+        assert_eq!(name(K::Marshal, minor::peregrine(0xfff)), None);
+        // The names of the codes for malformed input read as omniORB's do.
+        for (k, code, want) in [
+            (
+                K::Marshal,
+                minor::MARSHAL_PASS_END_OF_MESSAGE,
+                "MARSHAL_PassEndOfMessage",
+            ),
+            (
+                K::Marshal,
+                minor::MARSHAL_STRING_NOT_END_WITH_NULL,
+                "MARSHAL_StringNotEndWithNull",
+            ),
+            (
+                K::Marshal,
+                minor::MARSHAL_INVALID_ENUM_VALUE,
+                "MARSHAL_InvalidEnumValue",
+            ),
+            (
+                K::Marshal,
+                minor::MARSHAL_LENGTH_EXCEEDS_INPUT,
+                "MARSHAL_LengthExceedsInput",
+            ),
+            (
+                K::BadParam,
+                minor::BAD_PARAM_BOUND_EXCEEDED,
+                "BAD_PARAM_BoundExceeded",
+            ),
+            (
+                K::BadParam,
+                minor::BAD_PARAM_INVALID_ORB_OPTION,
+                "BAD_PARAM_InvalidORBOption",
+            ),
+            (
+                K::ImpLimit,
+                minor::IMP_LIMIT_LENGTH_EXCEEDS_ULONG,
+                "IMP_LIMIT_LengthExceedsUlong",
+            ),
+            (
+                K::CodesetIncompatible,
+                minor::CODESET_INCOMPATIBLE_CODESET_NOT_SUPPORTED,
+                "CODESET_INCOMPATIBLE_CodesetNotSupported",
+            ),
+            (
+                K::ObjAdapter,
+                minor::OBJ_ADAPTER_POA_MANAGER_INACTIVE,
+                "OBJ_ADAPTER_POAManagerInactive",
+            ),
+            (K::Unknown, minor::UNKNOWN_PANIC, "UNKNOWN_Panic"),
+        ] {
+            assert_eq!(name(k, code).as_deref(), Some(want));
+        }
         // Numbered per exception, as the OMG's codes are.
         assert_eq!(
             name(K::BadParam, minor::peregrine(1)).as_deref(),
@@ -909,6 +1103,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The table of codes in docs/orb.md names each code as `Display`
+    /// does, so the documentation cannot drift from the constants.
+    #[test]
+    fn the_documented_table_matches_the_constants() {
+        let doc = include_str!("../../../docs/orb.md");
+        let quoted = |cell: &str| -> Vec<String> {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut rows = 0;
+        for line in doc.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.split('|').collect();
+            let Some(kind) = SystemExceptionKind::from_name(cells[1].trim().trim_matches('`'))
+            else {
+                continue;
+            };
+            let codes = quoted(cells[2]);
+            let names = quoted(cells[3]);
+            assert_eq!(codes.len(), names.len(), "{line}");
+            for (code, name) in codes.iter().zip(&names) {
+                let code = u32::from_str_radix(code.trim_start_matches("0x"), 16).unwrap();
+                assert_eq!(
+                    minor::lookup(kind, code).map(|n| n.to_string()).as_deref(),
+                    Some(name.as_str()),
+                    "{line}"
+                );
+            }
+            rows += 1;
+        }
+        assert!(rows >= 30, "only {rows} rows of codes found");
     }
 
     fn connect_refused() -> SystemException {
@@ -1053,59 +1282,107 @@ mod tests {
         let c = CompletionStatus::Maybe;
         let m = |e: CdrError| {
             let s = SystemException::from_cdr(&e, c);
+            assert_eq!(s.completed, c);
             (s.kind, s.minor)
         };
         use SystemExceptionKind as K;
-        assert_eq!(m(CdrError::InvalidText), (K::DataConversion, minor::omg(1)));
-        assert_eq!(m(CdrError::WideCharNotAllowed), (K::Marshal, minor::omg(5)));
-        assert_eq!(
-            m(CdrError::BoundExceeded { bound: 1, len: 2 }).0,
-            K::BadParam
-        );
-        assert_eq!(m(CdrError::TooLong(1)).0, K::ImpLimit);
-        assert_eq!(
-            m(CdrError::FixedOutOfRange {
-                digits: 5,
-                scale: 2
-            })
-            .0,
-            K::BadParam
-        );
-        assert_eq!(m(CdrError::InvalidFixed).0, K::Marshal);
-        assert_eq!(m(CdrError::NoValueFactory), (K::Marshal, minor::omg(1)));
-        // Malformed values and booleans: Peregrine's own codes.
-        assert_eq!(
-            m(CdrError::InvalidBoolean(2)),
-            (K::Marshal, minor::MARSHAL_INVALID_BOOLEAN)
-        );
-        assert_eq!(
-            m(CdrError::BadValueTag(7)),
-            (K::Marshal, minor::MARSHAL_INVALID_VALUE_TAG)
-        );
-        assert_eq!(
-            m(CdrError::BadIndirection(-4)),
-            (K::Marshal, minor::MARSHAL_INVALID_INDIRECTION)
-        );
-        assert_eq!(
-            m(CdrError::BadChunk),
-            (K::Marshal, minor::MARSHAL_INVALID_CHUNKED_ENCODING)
-        );
-        assert_eq!(
-            m(CdrError::BadEndTag(-1)),
-            (K::Marshal, minor::MARSHAL_INVALID_END_TAG)
-        );
-        assert_eq!(
-            m(CdrError::UnsupportedCycle),
-            (K::Marshal, minor::MARSHAL_UNSUPPORTED_VALUE_CYCLE)
-        );
-        assert_eq!(m(CdrError::UnsupportedCodeSet(9)).0, K::CodesetIncompatible);
-        assert_eq!(m(CdrError::BadStringTerminator).0, K::Marshal);
-        assert_eq!(m(CdrError::InvalidEnum(9)), (K::Marshal, 0));
+        // Every variant, with the code it must keep: peers and users
+        // match on these numbers.
+        let table = [
+            (CdrError::InvalidText, K::DataConversion, minor::omg(1)),
+            (
+                CdrError::UnpairedSurrogate,
+                K::DataConversion,
+                minor::omg(1),
+            ),
+            (
+                CdrError::Unrepresentable('é'),
+                K::DataConversion,
+                minor::omg(1),
+            ),
+            (CdrError::WideCharNotAllowed, K::Marshal, minor::omg(5)),
+            (CdrError::NoValueFactory, K::Marshal, minor::omg(1)),
+            (
+                CdrError::UnsupportedCodeSet(9),
+                K::CodesetIncompatible,
+                minor::omg(2),
+            ),
+            (CdrError::InvalidBoolean(2), K::Marshal, minor::peregrine(1)),
+            (CdrError::BadValueTag(7), K::Marshal, minor::peregrine(2)),
+            (
+                CdrError::BadIndirection(-4),
+                K::Marshal,
+                minor::peregrine(3),
+            ),
+            (CdrError::BadChunk, K::Marshal, minor::peregrine(4)),
+            (CdrError::BadEndTag(-1), K::Marshal, minor::peregrine(5)),
+            (CdrError::UnsupportedCycle, K::Marshal, minor::peregrine(6)),
+            (
+                CdrError::Truncated {
+                    needed: 4,
+                    remaining: 1,
+                },
+                K::Marshal,
+                minor::peregrine(7),
+            ),
+            (
+                CdrError::LengthExceedsInput {
+                    len: 9,
+                    remaining: 3,
+                },
+                K::Marshal,
+                minor::peregrine(8),
+            ),
+            (
+                CdrError::BadStringTerminator,
+                K::Marshal,
+                minor::peregrine(9),
+            ),
+            (CdrError::ZeroStringLength, K::Marshal, minor::peregrine(9)),
+            (CdrError::InvalidEnum(9), K::Marshal, minor::peregrine(10)),
+            (
+                CdrError::InvalidDiscriminator,
+                K::Marshal,
+                minor::peregrine(11),
+            ),
+            (CdrError::OddWstringLength, K::Marshal, minor::peregrine(12)),
+            (CdrError::BadEncapsulation, K::Marshal, minor::peregrine(13)),
+            (CdrError::TooDeep, K::Marshal, minor::peregrine(14)),
+            (CdrError::InvalidFixed, K::Marshal, minor::peregrine(15)),
+            (
+                CdrError::BoundExceeded { bound: 1, len: 2 },
+                K::BadParam,
+                minor::peregrine(2),
+            ),
+            (
+                CdrError::FixedOutOfRange {
+                    digits: 5,
+                    scale: 2,
+                },
+                K::BadParam,
+                minor::peregrine(3),
+            ),
+            (CdrError::TooLong(1 << 33), K::ImpLimit, minor::peregrine(1)),
+        ];
+        for (e, kind, code) in table {
+            assert_eq!(m(e.clone()), (kind, code), "{e:?}");
+            // Every code has a name, so Display never prints a bare number.
+            assert!(minor::lookup(kind, code).is_some(), "{e:?} has no name");
+        }
         let s: SystemException = CdrError::InvalidBoolean(2).into();
         assert_eq!(s.completed, CompletionStatus::No);
         assert_eq!(
             s.to_string(),
             "CORBA::MARSHAL (minor 0x50470001 MARSHAL_InvalidBoolean, COMPLETED_NO)"
+        );
+        let t: SystemException = CdrError::Truncated {
+            needed: 4,
+            remaining: 0,
+        }
+        .into();
+        assert_eq!(
+            t.to_string(),
+            "CORBA::MARSHAL (minor 0x50470007 MARSHAL_PassEndOfMessage, COMPLETED_NO)"
         );
     }
 }

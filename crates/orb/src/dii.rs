@@ -32,7 +32,8 @@
 //! 10 (sent again while a deferred call is outstanding), 11 (polled before
 //! being sent deferred), 12 (response already collected), 13 (polled after
 //! a synchronous call); `BAD_PARAM` 21 (an exception list entry that is
-//! not an exception TypeCode); values that do not match their TypeCode are
+//! not an exception TypeCode) and Peregrine's `BAD_PARAM_IndexOutOfRange`
+//! (`set_arg` past the last argument); values that do not match their TypeCode are
 //! `BAD_PARAM` (`COMPLETED_NO`); replies that do not match the expected
 //! TypeCodes are `MARSHAL` or `BAD_TYPECODE` (`COMPLETED_YES`); a user
 //! exception whose repository id is not in [`Request::exceptions`] is
@@ -51,15 +52,17 @@ use crate::runtime::{
     CompletionStatus, DeferredCall, ObjectRef, SystemException, SystemExceptionKind as K,
 };
 
-/// OMG minor codes of the dynamic interfaces (declared, with their
-/// names, in `peregrine_giop`'s one table).
+/// Minor codes of the dynamic interfaces: the OMG's, and Peregrine's
+/// `BAD_PARAM_INDEX_OUT_OF_RANGE` (declared, with their names, in
+/// `peregrine_giop`'s one table).
 pub mod minor {
     pub use peregrine_giop::system_exception::minor::{
         BAD_INV_ORDER_ARGUMENTS_CALLED_OUT_OF_ORDER, BAD_INV_ORDER_CTX_CALLED_OUT_OF_ORDER,
         BAD_INV_ORDER_REQUEST_ALREADY_SENT, BAD_INV_ORDER_REQUEST_IS_SYNCHRONOUS,
         BAD_INV_ORDER_REQUEST_NOT_SENT_YET, BAD_INV_ORDER_RESULT_ALREADY_RECEIVED,
-        BAD_INV_ORDER_SET_RESULT_CALLED_OUT_OF_ORDER, BAD_PARAM_NOT_AN_EXCEPTION,
-        BAD_PARAM_UNLISTED_USER_EXCEPTION, MARSHAL_SERVER_REQUEST_NVLIST, UNKNOWN_USER_EXCEPTION,
+        BAD_INV_ORDER_SET_RESULT_CALLED_OUT_OF_ORDER, BAD_PARAM_INDEX_OUT_OF_RANGE,
+        BAD_PARAM_NOT_AN_EXCEPTION, BAD_PARAM_UNLISTED_USER_EXCEPTION,
+        MARSHAL_SERVER_REQUEST_NVLIST, UNKNOWN_USER_EXCEPTION,
     };
 }
 
@@ -415,14 +418,19 @@ impl Request {
                 nv.value = value;
                 Ok(())
             }
-            None => Err(raise(K::BadParam, 0, CompletionStatus::No, || {
-                Cause::new(Phase::Local).with_detail(format_args!(
-                    "request {:?} has {} arguments, not {}",
-                    self.operation,
-                    self.args.len(),
-                    i + 1
-                ))
-            })),
+            None => Err(raise(
+                K::BadParam,
+                minor::BAD_PARAM_INDEX_OUT_OF_RANGE,
+                CompletionStatus::No,
+                || {
+                    Cause::new(Phase::Local).with_detail(format_args!(
+                        "request {:?} has {} arguments, not {}",
+                        self.operation,
+                        self.args.len(),
+                        i + 1
+                    ))
+                },
+            )),
         }
     }
 

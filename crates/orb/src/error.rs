@@ -5,6 +5,9 @@
 //! the exception itself, so it survives `?`, threads and `Box<dyn Error>`
 //! (`SystemException::cause`, `std::error::Error::source`).
 
+use peregrine_cdr::CdrError;
+use peregrine_giop::GiopError;
+
 use crate::runtime::{Cause, CompletionStatus, SystemException, SystemExceptionKind};
 
 /// Builds an exception with the cause that `cause` makes.
@@ -23,4 +26,28 @@ pub(crate) fn raise(
     cause: impl FnOnce() -> Cause,
 ) -> SystemException {
     SystemException::new(kind, minor, completed).with_cause(cause())
+}
+
+/// [`raise`] for malformed CDR a peer sent: the exception and minor code
+/// that [`SystemException::from_cdr`] gives the error.
+#[cold]
+#[inline(never)]
+pub(crate) fn raise_cdr(
+    e: &CdrError,
+    completed: CompletionStatus,
+    cause: impl FnOnce() -> Cause,
+) -> SystemException {
+    SystemException::from_cdr(e, completed).with_cause(cause())
+}
+
+/// [`raise`] for a malformed GIOP message a peer sent: the exception and
+/// minor code that [`GiopError::to_system_exception`] gives the error.
+#[cold]
+#[inline(never)]
+pub(crate) fn raise_giop(
+    e: &GiopError,
+    completed: CompletionStatus,
+    cause: impl FnOnce() -> Cause,
+) -> SystemException {
+    e.to_system_exception(completed).with_cause(cause())
 }

@@ -223,8 +223,8 @@ impl Default for OrbBuilder {
 /// (shared: every later caller of `published_endpoints` reports it).
 type ListenFailure = (String, Arc<std::io::Error>);
 
-fn bad_param(detail: std::fmt::Arguments<'_>) -> SystemException {
-    raise(K::BadParam, 0, CompletionStatus::No, || {
+fn bad_param(minor: u32, detail: std::fmt::Arguments<'_>) -> SystemException {
+    raise(K::BadParam, minor, CompletionStatus::No, || {
         Cause::new(Phase::Init).with_detail(detail)
     })
 }
@@ -591,7 +591,10 @@ impl OrbBuilder {
     /// every interface, on a port of the OS's choosing).
     pub fn build(self) -> Result<Orb, SystemException> {
         if let Some(e) = self.args_error {
-            return Err(bad_param(format_args!("ORB arguments: {e}")));
+            return Err(bad_param(
+                minor::BAD_PARAM_INVALID_ORB_OPTION,
+                format_args!("ORB arguments: {e}"),
+            ));
         }
         // A subscriber installed by the application wins (see
         // `trace_level`): whether ours went in is not an error either way.
@@ -770,9 +773,12 @@ impl Orb {
             }
         });
         r.clone().map_err(|(addr, io)| {
-            raise(K::Initialize, 0, CompletionStatus::No, || {
-                Cause::new(Phase::Listen).with_peer(addr).with_shared_io(io)
-            })
+            raise(
+                K::Initialize,
+                minor::INITIALIZE_TRANSPORT_ERROR,
+                CompletionStatus::No,
+                || Cause::new(Phase::Listen).with_peer(addr).with_shared_io(io),
+            )
         })
     }
 
@@ -862,18 +868,23 @@ impl Orb {
             let key = String::from_utf8_lossy(&loc.key).into_owned();
             return match self.resolve_initial_references(&key) {
                 Ok(InitialReference::Object(o)) => Ok(o),
-                Ok(_) => Err(bad_param(format_args!(
-                    "{s:?}: {key} is a local object, not a reference"
-                ))),
+                Ok(_) => Err(bad_param(
+                    minor::BAD_PARAM_BAD_URI_OTHER,
+                    format_args!("{s:?}: {key} is a local object, not a reference"),
+                )),
                 Err(ResolveError::System(e)) => Err(e),
-                Err(ResolveError::InvalidName(n)) => {
-                    Err(bad_param(format_args!("{s:?}: no initial reference {n:?}")))
-                }
+                Err(ResolveError::InvalidName(n)) => Err(bad_param(
+                    minor::BAD_PARAM_BAD_URI_OTHER,
+                    format_args!("{s:?}: no initial reference {n:?}"),
+                )),
             };
         }
-        let ior = loc
-            .to_ior()
-            .ok_or_else(|| bad_param(format_args!("{s:?}: no usable address")))?;
+        let ior = loc.to_ior().ok_or_else(|| {
+            bad_param(
+                minor::BAD_PARAM_BAD_ADDRESS,
+                format_args!("{s:?}: no usable address"),
+            )
+        })?;
         Ok(ObjectRef::from_ior(self, ior))
     }
 
@@ -935,7 +946,10 @@ impl Orb {
             None
         };
         if let Some(why) = why {
-            return Err(bad_param(format_args!("bind_object_key({name:?}): {why}")));
+            return Err(bad_param(
+                0,
+                format_args!("bind_object_key({name:?}): {why}"),
+            ));
         }
         self.inner
             .object_keys
@@ -1118,11 +1132,16 @@ impl Orb {
     #[cfg(unix)]
     pub fn shutdown_on_signals(&self) -> Result<(), SystemException> {
         crate::signals::register(&self.inner).map_err(|e| {
-            raise(K::Initialize, 0, CompletionStatus::No, || {
-                Cause::new(Phase::Init)
-                    .with_detail("shutdown_on_signals")
-                    .with_io(e)
-            })
+            raise(
+                K::Initialize,
+                minor::INITIALIZE_SIGNAL_HANDLERS,
+                CompletionStatus::No,
+                || {
+                    Cause::new(Phase::Init)
+                        .with_detail("shutdown_on_signals")
+                        .with_io(e)
+                },
+            )
         })
     }
 
@@ -1208,6 +1227,7 @@ mod tests {
         let mut args: Vec<String> = ["-ORBtraceLevel", "loud"].map(String::from).to_vec();
         let e = Orb::builder().args(&mut args).build().unwrap_err();
         assert_eq!(e.kind, crate::runtime::SystemExceptionKind::BadParam);
+        assert_eq!(e.minor, minor::BAD_PARAM_INVALID_ORB_OPTION);
         assert!(e.to_string().contains("-ORBtraceLevel loud"), "{e}");
     }
 

@@ -63,8 +63,9 @@ fn peregrine_client(minor: u8) -> Option<()> {
         "ok blob checked",
         "ok carrier sent",
         // JacORB writes the Blob inside the Carrier's chunked state
-        // without chunks (see `docs/interop.md`): not CDR, refused.
-        "FAIL carrier made: Marshal minor=0x0 completed=Yes",
+        // without chunks (see `docs/interop.md`): not CDR, refused, a
+        // length past the end (`MARSHAL_LengthExceedsInput`).
+        "FAIL carrier made: Marshal minor=0x50470008 completed=Yes",
     ];
     assert_eq!(
         lines,
@@ -105,8 +106,9 @@ fn jacorb_client_peregrine_server() {
         "ok blob made",
         "ok null blob",
         "ok blob checked",
-        // The same JacORB fault in the request: Peregrine refuses it.
-        "FAIL carrier sent: MARSHAL minor=0x0 completed=NO",
+        // The same JacORB fault in the request: Peregrine refuses it,
+        // and JacORB receives the code (`MARSHAL_LengthExceedsInput`).
+        "FAIL carrier sent: MARSHAL minor=0x50470008 completed=NO",
         "ok carrier made",
         // JacORB's own encoding of a Blob (checked on the Java side):
         // the value tag lacks the chunked flag, see `docs/interop.md`.

@@ -61,7 +61,13 @@ fn echo_strings_sequences_and_exceptions() {
         }
         // A panicking servant: UNKNOWN, and the connection keeps working.
         match e.fail(2) {
-            Err(FailError::System(s)) => assert_eq!(s.kind, K::Unknown),
+            Err(FailError::System(s)) => assert_eq!(
+                (s.kind, s.minor),
+                (
+                    K::Unknown,
+                    peregrine_giop::system_exception::minor::UNKNOWN_PANIC
+                )
+            ),
             other => panic!("{other:?}"),
         }
         assert_eq!(e.echo_string("still here").unwrap(), "still here");

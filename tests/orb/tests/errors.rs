@@ -108,8 +108,12 @@ fn a_call_that_times_out_names_the_operation_and_the_deadline() {
         let quick = EchoRef::unchecked_narrow(e.object().with_timeout(Duration::from_millis(150)));
         let err = quick.sleep_ms(1000).unwrap_err();
         assert_eq!(
-            (err.kind, err.completed),
-            (K::Timeout, CompletionStatus::Maybe)
+            (err.kind, err.minor, err.completed),
+            (
+                K::Timeout,
+                peregrine_giop::system_exception::minor::TIMEOUT_CALL_TIMED_OUT,
+                CompletionStatus::Maybe
+            )
         );
         let cause = err.cause().expect("a cause");
         assert_eq!(cause.phase(), Some(Phase::Receive));

@@ -6,6 +6,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use peregrine_cdr::{ByteOrder, GiopVersion, Writer};
+use peregrine_giop::system_exception::minor;
 use peregrine_giop::{
     decode_message, encode_reply, Message, ReplyHeader, ReplyStatus, ServiceContexts,
 };
@@ -23,7 +24,11 @@ fn manager_states() {
         let e = through(&client, &obj);
         let m = server.root_poa().manager();
         m.discard_requests().unwrap();
-        assert_eq!(e.echo_string("x").unwrap_err().kind, K::Transient);
+        let err = e.echo_string("x").unwrap_err();
+        assert_eq!(
+            (err.kind, err.minor),
+            (K::Transient, minor::TRANSIENT_POA_NO_RESOURCE)
+        );
         m.hold_requests().unwrap();
         let e2 = e.clone();
         let h = std::thread::spawn(move || e2.echo_string("held"));
@@ -32,7 +37,11 @@ fn manager_states() {
         m.activate().unwrap();
         assert_eq!(h.join().unwrap().unwrap(), "held");
         m.deactivate().unwrap();
-        assert_eq!(e.echo_string("x").unwrap_err().kind, K::ObjAdapter);
+        let err = e.echo_string("x").unwrap_err();
+        assert_eq!(
+            (err.kind, err.minor),
+            (K::ObjAdapter, minor::OBJ_ADAPTER_POA_MANAGER_INACTIVE)
+        );
         assert_eq!(m.activate(), Err(PoaError::AdapterInactive));
         server.shutdown(true);
     });
@@ -295,8 +304,12 @@ fn string_to_object_of_nil_is_a_nil_reference() {
         let e = EchoRef::unchecked_narrow(nil);
         let err = e.echo_string("x").unwrap_err();
         assert_eq!(
-            (err.kind, err.completed),
-            (K::InvObjref, CompletionStatus::No)
+            (err.kind, err.minor, err.completed),
+            (
+                K::InvObjref,
+                minor::INV_OBJREF_NO_IIOP_PROFILE,
+                CompletionStatus::No
+            )
         );
         assert!(matches!(
             orb.resolve_initial_references("Nothing"),

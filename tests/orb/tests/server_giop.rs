@@ -258,3 +258,97 @@ fn a_malformed_request_gets_marshal_and_the_connection_lives() {
         drop(server);
     });
 }
+
+/// The system exception a SYSTEM_EXCEPTION reply `m` carries.
+fn system_exception_of(m: &[u8]) -> peregrine_giop::SystemException {
+    match decode_message(m, &Default::default()).unwrap().1 {
+        Message::Reply { header, body } => {
+            assert_eq!(header.status, ReplyStatus::SystemException);
+            peregrine_cdr::Decode::decode(&mut body.reader()).unwrap()
+        }
+        other => panic!("not a reply: {other:?}"),
+    }
+}
+
+/// An `echo_string` request whose argument `arg` writes.
+fn echo_with_argument(
+    version: GiopVersion,
+    key: &[u8],
+    id: u32,
+    arg: impl FnOnce(&mut Writer),
+) -> Vec<u8> {
+    let mut w = Writer::new(ByteOrder::Big);
+    let p = encode_request(
+        &mut w,
+        version,
+        &RequestHeader {
+            request_id: id,
+            response_flags: ResponseFlags::SyncWithTarget,
+            target: TargetAddress::Key(key),
+            operation: "echo_string",
+            service_contexts: ServiceContexts::EMPTY,
+            requesting_principal: &[],
+        },
+    )
+    .unwrap();
+    arg(&mut w);
+    p.finish(&mut w).unwrap();
+    w.into_vec()
+}
+
+/// Truncated and overlong arguments come back as MARSHAL with the minor
+/// code that says which (not minor 0), in every GIOP version, and the
+/// connection keeps serving.
+#[test]
+fn a_truncated_argument_gets_marshal_with_its_minor_code() {
+    use peregrine_giop::system_exception::minor;
+    use peregrine_giop::{CompletionStatus, SystemExceptionKind as K};
+    bounded(30, || {
+        let (server, _imp, obj) = server();
+        let (addr, key) = address_and_key(&obj);
+        type Arg = fn(&mut Writer);
+        let cases: [(&str, Arg, u32); 3] = [
+            (
+                "two bytes where the string's length belongs",
+                |w| w.write_bytes(&[0, 0]),
+                minor::MARSHAL_PASS_END_OF_MESSAGE,
+            ),
+            (
+                "a length of 100 with three bytes behind it",
+                |w| {
+                    w.write_u32(100);
+                    w.write_bytes(b"ab\0");
+                },
+                minor::MARSHAL_LENGTH_EXCEEDS_INPUT,
+            ),
+            (
+                "two characters and no NUL",
+                |w| {
+                    w.write_u32(2);
+                    w.write_bytes(b"ab");
+                },
+                minor::MARSHAL_STRING_NOT_END_WITH_NULL,
+            ),
+        ];
+        for version in [GiopVersion::V1_0, GiopVersion::V1_1, GiopVersion::V1_2] {
+            let mut s = connect(addr);
+            for (id, &(what, arg, want)) in (1..).zip(cases.iter()) {
+                s.write_all(&echo_with_argument(version, &key, id, arg))
+                    .unwrap();
+                let m = read_giop_message(&mut s).expect("a reply");
+                let e = system_exception_of(&m);
+                assert_eq!(
+                    (e.kind, e.minor, e.completed),
+                    (K::Marshal, want, CompletionStatus::No),
+                    "{version:?}, {what}: {e}"
+                );
+            }
+            s.write_all(&echo_raw(version, &key, 99, &[], b"fine"))
+                .unwrap();
+            let (_, got_id, status, body) = reply(&mut s);
+            assert_eq!((got_id, status), (99, ReplyStatus::NoException));
+            assert_eq!(string_bytes(&body), b"fine");
+        }
+        drop(server);
+    });
+}

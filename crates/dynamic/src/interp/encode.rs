@@ -111,10 +111,14 @@ fn inner(l: &Layout) -> &TypeCode {
 
 #[cold]
 fn unsupported(tc: &TypeCode) -> DynError {
-    DynError::Unsupported(match tc.kind() {
-        crate::TcKind::LocalInterface => "local interface values",
-        _ => "native values",
-    })
+    match tc.kind() {
+        // The OMG's own code: a local object never goes on the wire.
+        crate::TcKind::LocalInterface => DynError::Marshal {
+            minor: crate::error::minor::MARSHAL_LOCAL_OBJECT,
+            what: "local interface values",
+        },
+        _ => DynError::Unsupported("native values"),
+    }
 }
 
 fn check_bound(t: &TypeCode, len: usize) -> Result<()> {

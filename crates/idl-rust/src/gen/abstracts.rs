@@ -40,36 +40,35 @@ use crate::names::{bare, camel, snake};
 impl Gen<'_> {
     /// The abstract interface `ty` is (through typedefs), if any.
     pub(super) fn abstract_iface(&self, ty: &Type) -> Option<DefId> {
-        match self.resolve_owned(ty) {
-            Type::Named(id)
-                if matches!(
-                    self.def(id).kind,
-                    DefKind::Interface {
-                        is_abstract: true,
-                        ..
-                    }
-                ) =>
-            {
-                Some(id)
-            }
-            _ => None,
-        }
+        self.named_where(ty, |k| {
+            matches!(
+                k,
+                DefKind::Interface {
+                    is_abstract: true,
+                    ..
+                }
+            )
+        })
     }
 
     /// The abstract valuetype `ty` is (through typedefs), if any.
     pub(super) fn abstract_vt(&self, ty: &Type) -> Option<DefId> {
+        self.named_where(ty, |k| {
+            matches!(
+                k,
+                DefKind::Value {
+                    is_abstract: true,
+                    ..
+                }
+            )
+        })
+    }
+
+    /// The definition `ty` names (through typedefs), if its kind passes
+    /// `is`.
+    fn named_where(&self, ty: &Type, is: impl Fn(&DefKind) -> bool) -> Option<DefId> {
         match self.resolve_owned(ty) {
-            Type::Named(id)
-                if matches!(
-                    self.def(id).kind,
-                    DefKind::Value {
-                        is_abstract: true,
-                        ..
-                    }
-                ) =>
-            {
-                Some(id)
-            }
+            Type::Named(id) if is(&self.def(id).kind) => Some(id),
             _ => None,
         }
     }
@@ -93,6 +92,20 @@ impl Gen<'_> {
     /// boxes generated (the types a `ValueBase` slot reads) and of their
     /// TypeCode functions.
     pub(super) fn concrete_values(&self) -> Vec<(String, String)> {
+        self.generated_values(|_, _| true)
+            .into_iter()
+            .map(|id| {
+                (
+                    self.path(&[], id, ""),
+                    Self::rel(&[], &self.mod_path(id), &self.tc_fn(id)),
+                )
+            })
+            .collect()
+    }
+
+    /// The concrete valuetypes and value boxes this generation emits
+    /// (defined, not omitted) that `keep` accepts, in declaration order.
+    fn generated_values(&self, keep: impl Fn(DefId, &DefKind) -> bool) -> Vec<DefId> {
         self.spec
             .iter()
             .filter(|(id, d)| {
@@ -104,13 +117,9 @@ impl Gen<'_> {
                         ..
                     } | DefKind::ValueBox { .. }
                 ) && !self.omitted.contains(id)
+                    && keep(*id, &d.kind)
             })
-            .map(|(id, _)| {
-                (
-                    self.path(&[], id, ""),
-                    Self::rel(&[], &self.mod_path(id), &self.tc_fn(id)),
-                )
-            })
+            .map(|(id, _)| id)
             .collect()
     }
 
@@ -208,21 +217,9 @@ impl Gen<'_> {
     /// Concrete valuetypes of this generation that are a kind of abstract
     /// type `target`.
     fn candidates(&self, target: DefId) -> Vec<DefId> {
-        self.spec
-            .iter()
-            .filter(|(id, d)| {
-                matches!(
-                    d.kind,
-                    DefKind::Value {
-                        is_abstract: false,
-                        defined: true,
-                        ..
-                    }
-                ) && !self.omitted.contains(id)
-                    && self.abstract_ancestors(*id).contains(&target)
-            })
-            .map(|(id, _)| id)
-            .collect()
+        self.generated_values(|id, kind| {
+            matches!(kind, DefKind::Value { .. }) && self.abstract_ancestors(id).contains(&target)
+        })
     }
 
     /// True when abstract type `id` and its bases (and, for a value, the

@@ -105,11 +105,16 @@ impl ConnCache {
             let now = Instant::now();
             if st.connecting {
                 if now >= deadline {
-                    return Err(raise(K::Timeout, 0, CompletionStatus::No, || {
-                        Cause::new(Phase::Connect)
-                            .with_peer(ep)
-                            .with_detail("deadline expired waiting for another caller's connect")
-                    }));
+                    return Err(raise(
+                        K::Timeout,
+                        peregrine_giop::system_exception::minor::TIMEOUT_CONNECT_TIMED_OUT,
+                        CompletionStatus::No,
+                        || {
+                            Cause::new(Phase::Connect).with_peer(ep).with_detail(
+                                "deadline expired waiting for another caller's connect",
+                            )
+                        },
+                    ));
                 }
                 map = self
                     .cv
@@ -174,17 +179,15 @@ impl ConnCache {
                     // write to a slow stderr.
                     drop(map);
                     trace::connect_failed(ep, &e);
-                    let kind = if e.kind() == std::io::ErrorKind::TimedOut {
-                        K::Timeout
+                    use peregrine_giop::system_exception::minor;
+                    let (kind, code) = if e.kind() == std::io::ErrorKind::TimedOut {
+                        (K::Timeout, minor::TIMEOUT_CONNECT_TIMED_OUT)
                     } else {
-                        K::Transient
+                        (K::Transient, minor::TRANSIENT_NO_USABLE_PROFILE)
                     };
-                    return Err(raise(
-                        kind,
-                        peregrine_giop::system_exception::minor::TRANSIENT_NO_USABLE_PROFILE,
-                        CompletionStatus::No,
-                        || Cause::new(Phase::Connect).with_peer(ep).with_shared_io(e),
-                    ));
+                    return Err(raise(kind, code, CompletionStatus::No, || {
+                        Cause::new(Phase::Connect).with_peer(ep).with_shared_io(e)
+                    }));
                 }
             }
         }

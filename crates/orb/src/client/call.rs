@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use peregrine_cdr::{CodeSets, GiopVersion, Reader, Writer};
+use peregrine_cdr::{CdrError, CodeSets, GiopVersion, Reader, Writer};
 use peregrine_giop::{
     encode_locate_request, encode_request, CodeSetContext, Endpoint, Ior, LocateRequestHeader,
     ReplyStatus, RequestHeader, ResponseFlags, ServiceContext, ServiceContexts, TargetAddress,
@@ -13,7 +13,7 @@ use tracing::Level;
 
 use super::{conn::*, fast::*, header::*, orb_shut_down, reply::*, route::*};
 use super::{Deadline, LONG_WRITE, MAX_FORWARDS, MAX_RESENDS};
-use crate::error::raise;
+use crate::error::{raise, raise_cdr};
 use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, DecodeResult, DecodeUserException, EncodeArgs, ObjectRef, SystemException,
@@ -453,9 +453,12 @@ impl<'o> Call<'o> {
                         self.resend(w)?;
                         continue;
                     }
-                    let e = raise(K::CommFailure, 0, CompletionStatus::No, || {
-                        self.cause(Phase::Send).with_io(e)
-                    });
+                    let e = raise(
+                        K::CommFailure,
+                        peregrine_giop::system_exception::minor::COMM_FAILURE_SEND_FAILED,
+                        CompletionStatus::No,
+                        || self.cause(Phase::Send).with_io(e),
+                    );
                     let e = self.failed(e);
                     self.st.abandon();
                     return Err(e);
@@ -529,7 +532,7 @@ impl<'o> Call<'o> {
                 let e = reply
                     .with_reader(|r| <SystemException as peregrine_cdr::Decode>::decode(r))
                     .map_err(|e| {
-                        raise(K::Marshal, 0, CompletionStatus::Maybe, || {
+                        raise_cdr(&e, CompletionStatus::Maybe, || {
                             Cause::new(Phase::Decode)
                                 .with_peer(&conn.ep)
                                 .with_operation(self.op)
@@ -572,15 +575,20 @@ impl<'o> Call<'o> {
         };
         match got {
             Ok(a) => Ok(Some(a)),
-            Err(WaitError::TimedOut) => Err(self.failed(raise(K::Timeout, 0, completed, || {
-                Cause::new(Phase::Receive)
-                    .with_peer(&conn.ep)
-                    .with_operation(self.op)
-                    .with_detail(format_args!(
-                        "deadline of {:?} expired waiting for the reply",
-                        self.st.timeout
-                    ))
-            }))),
+            Err(WaitError::TimedOut) => Err(self.failed(raise(
+                K::Timeout,
+                peregrine_giop::system_exception::minor::TIMEOUT_CALL_TIMED_OUT,
+                completed,
+                || {
+                    Cause::new(Phase::Receive)
+                        .with_peer(&conn.ep)
+                        .with_operation(self.op)
+                        .with_detail(format_args!(
+                            "deadline of {:?} expired waiting for the reply",
+                            self.st.timeout
+                        ))
+                },
+            ))),
             Err(WaitError::Closed(c))
                 if (matches!(c, Closed::Orderly) || self.st.locate)
                     && self.st.resends < MAX_RESENDS =>
@@ -596,12 +604,17 @@ impl<'o> Call<'o> {
                     Closed::Orderly => "the server closed the connection".to_string(),
                     Closed::Broken(s) => s,
                 };
-                Err(self.failed(raise(K::CommFailure, 0, completed, || {
-                    Cause::new(Phase::Receive)
-                        .with_peer(&conn.ep)
-                        .with_operation(self.op)
-                        .with_detail(why)
-                })))
+                Err(self.failed(raise(
+                    K::CommFailure,
+                    peregrine_giop::system_exception::minor::COMM_FAILURE_WAITING_FOR_REPLY,
+                    completed,
+                    || {
+                        Cause::new(Phase::Receive)
+                            .with_peer(&conn.ep)
+                            .with_operation(self.op)
+                            .with_detail(why)
+                    },
+                )))
             }
         }
     }
@@ -620,7 +633,7 @@ impl<'o> Call<'o> {
     ) -> Result<(), SystemException> {
         trace::forward(peer, self.op);
         let ior = ior.map_err(|e| {
-            raise(K::Marshal, 0, CompletionStatus::No, || {
+            raise_cdr(&e, CompletionStatus::No, || {
                 Cause::new(Phase::Decode)
                     .with_peer(peer)
                     .with_operation(self.op)
@@ -846,13 +859,16 @@ fn decode_body<T, E: From<SystemException>>(
     // USER_EXCEPTION: repository id, then members.
     let id = match r.read_string_bytes().map(std::str::from_utf8) {
         Ok(Ok(id)) => id,
-        _ => {
-            return Err(E::from(raise(K::Marshal, 0, CompletionStatus::Yes, || {
+        bad => {
+            // An id that is not UTF-8 is text the code set cannot carry,
+            // as in a system exception's id.
+            let e = bad.err().unwrap_or(CdrError::InvalidText);
+            return Err(E::from(raise_cdr(&e, CompletionStatus::Yes, || {
                 Cause::new(Phase::Decode)
                     .with_peer(peer)
                     .with_operation(op)
-                    .with_detail("user exception id")
-            })))
+                    .with_detail(format_args!("user exception id: {e}"))
+            })));
         }
     };
     match decode_user_exception(id, r) {

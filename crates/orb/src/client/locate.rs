@@ -6,11 +6,12 @@
 //! forwards), and only the answer is read here.
 
 use peregrine_cdr::{ByteOrder, Writer};
+use peregrine_giop::system_exception::minor;
 use peregrine_giop::{decode_message, Endpoint, Ior, LocateStatus, Message};
 
 use super::call::*;
 use super::reply::*;
-use crate::error::raise;
+use crate::error::{raise, raise_cdr, raise_giop};
 use crate::runtime::{Cause, Phase};
 use crate::runtime::{CompletionStatus, ObjectRef, SystemException, SystemExceptionKind as K};
 
@@ -58,9 +59,22 @@ fn read_answer(bytes: &[u8], conn: &super::conn::ClientConn) -> Result<Answer, S
     let peer = &conn.ep;
     let (status, body) = match decode_message(bytes, &conn.limits) {
         Ok((_, Message::LocateReply { header, body })) => (header.status, body),
-        _ => {
-            return Err(raise(K::Marshal, 0, CompletionStatus::No, || {
-                cause(Phase::Decode, peer).with_detail("not a well-formed LocateReply")
+        Ok((_, other)) => {
+            return Err(raise(
+                K::Marshal,
+                minor::MARSHAL_INVALID_MESSAGE,
+                CompletionStatus::No,
+                || {
+                    cause(Phase::Decode, peer).with_detail(format_args!(
+                        "a {:?} message in answer to a LocateRequest",
+                        other.msg_type()
+                    ))
+                },
+            ))
+        }
+        Err(e) => {
+            return Err(raise_giop(&e, CompletionStatus::No, || {
+                cause(Phase::Decode, peer).with_detail(format_args!("malformed LocateReply: {e}"))
             }))
         }
     };
@@ -74,7 +88,7 @@ fn read_answer(bytes: &[u8], conn: &super::conn::ClientConn) -> Result<Answer, S
         LocateStatus::LocSystemException => {
             match <SystemException as peregrine_cdr::Decode>::decode(&mut r) {
                 Ok(e) => Err(raised_by_peer(e, peer, LOCATE)),
-                Err(e) => Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+                Err(e) => Err(raise_cdr(&e, CompletionStatus::No, || {
                     cause(Phase::Decode, peer)
                         .with_detail(format_args!("malformed LOC_SYSTEM_EXCEPTION: {e}"))
                 })),

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use peregrine_cdr::{ByteOrder, CodeSets, GiopVersion, Reader};
-use peregrine_giop::{decode_message, Limits, Message, ReplyStatus};
+use peregrine_giop::{decode_message, GiopError, Limits, Message, ReplyStatus};
 
 use super::conn::*;
-use crate::error::raise;
+use crate::error::raise_giop;
 use crate::runtime::{Cause, Phase};
-use crate::runtime::{CompletionStatus, SystemException, SystemExceptionKind as K};
+use crate::runtime::{CompletionStatus, SystemException};
 
 /// The summary of a reply read at fixed offsets
 /// ([`peregrine_giop::fast::read_reply`]) that outlives the borrow of
@@ -146,27 +146,26 @@ impl ReplyMsg {
     #[inline(never)]
     pub(super) fn parse(held: Held, codesets: CodeSets) -> Result<ReplyMsg, SystemException> {
         let parsed = held.with_bytes(|bytes| {
-            let found = match decode_message(bytes, &held.conn.limits) {
-                Ok((_, Message::Reply { header, body })) => Some((header.status, body)),
-                _ => None,
+            let (status, b) = match decode_message(bytes, &held.conn.limits) {
+                Ok((_, Message::Reply { header, body })) => (header.status, body),
+                Ok((_, other)) => return Err(GiopError::UnexpectedMessage(other.msg_type())),
+                Err(e) => return Err(e),
             };
-            found.map(|(status, b)| {
-                (
-                    status,
-                    bytes.len() - b.bytes.len(),
-                    b.offset,
-                    b.order,
-                    b.version,
-                )
-            })
+            Ok((
+                status,
+                bytes.len() - b.bytes.len(),
+                b.offset,
+                b.order,
+                b.version,
+            ))
         });
-        let Some((status, body_at, body_offset, order, version)) = parsed else {
-            return Err(raise(K::Marshal, 0, CompletionStatus::Maybe, || {
+        let (status, body_at, body_offset, order, version) = parsed.map_err(|e| {
+            raise_giop(&e, CompletionStatus::Maybe, || {
                 Cause::new(Phase::Decode)
                     .with_peer(&held.conn.ep)
-                    .with_detail("not a well-formed Reply")
-            }));
-        };
+                    .with_detail(format_args!("not a well-formed Reply: {e}"))
+            })
+        })?;
         Ok(ReplyMsg {
             held,
             codesets,

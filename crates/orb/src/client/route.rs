@@ -153,16 +153,26 @@ impl Target {
         // Borrowed, not copied: binding reads a few fields of each
         // profile (copying them was half of a reference's first call).
         let profiles = ior.iiop_profiles_borrowed().map_err(|e| {
-            raise(K::InvObjref, 0, CompletionStatus::No, || {
-                Cause::new(Phase::Resolve)
-                    .with_detail(format_args!("malformed IIOP profile in the reference: {e}"))
-            })
+            raise(
+                K::InvObjref,
+                peregrine_giop::system_exception::minor::INV_OBJREF_CORRUPTED_PROFILE,
+                CompletionStatus::No,
+                || {
+                    Cause::new(Phase::Resolve)
+                        .with_detail(format_args!("malformed IIOP profile in the reference: {e}"))
+                },
+            )
         })?;
         let Some(first) = profiles.first() else {
-            return Err(raise(K::InvObjref, 0, CompletionStatus::No, || {
-                Cause::new(Phase::Resolve)
-                    .with_detail("the reference has no IIOP profile (nil or foreign)")
-            }));
+            return Err(raise(
+                K::InvObjref,
+                peregrine_giop::system_exception::minor::INV_OBJREF_NO_IIOP_PROFILE,
+                CompletionStatus::No,
+                || {
+                    Cause::new(Phase::Resolve)
+                        .with_detail("the reference has no IIOP profile (nil or foreign)")
+                },
+            ));
         };
         let mut endpoints = Vec::new();
         for p in profiles.iter().filter(|p| p.object_key == first.object_key) {

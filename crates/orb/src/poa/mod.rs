@@ -321,6 +321,18 @@ fn not_exist(detail: fmt::Arguments<'_>) -> SystemException {
     )
 }
 
+/// `TRANSIENT` minor 1: the POA cannot serve the request now (its
+/// manager discards requests, or an incarnation it waits for takes too
+/// long); the client may try again.
+fn no_resource(detail: fmt::Arguments<'_>) -> SystemException {
+    raise(
+        K::Transient,
+        minor::TRANSIENT_POA_NO_RESOURCE,
+        CompletionStatus::No,
+        || Cause::new(Phase::Dispatch).with_detail(detail),
+    )
+}
+
 fn no_such_object(poa: &PoaInner, id: &[u8]) -> SystemException {
     not_exist(format_args!(
         "no object {} in POA {:?}",
@@ -330,9 +342,12 @@ fn no_such_object(poa: &PoaInner, id: &[u8]) -> SystemException {
 }
 
 fn panicked(what: &str) -> SystemException {
-    raise(K::Unknown, 0, CompletionStatus::Maybe, || {
-        Cause::new(Phase::Dispatch).with_detail(format_args!("{what} panicked"))
-    })
+    raise(
+        K::Unknown,
+        minor::UNKNOWN_PANIC,
+        CompletionStatus::Maybe,
+        || Cause::new(Phase::Dispatch).with_detail(format_args!("{what} panicked")),
+    )
 }
 
 impl PoaInner {
@@ -402,26 +417,24 @@ impl PoaInner {
                 let mut a = lock(&self.activations);
                 if let Some(&who) = a.incarnating.get(id) {
                     if who == std::thread::current().id() {
-                        return Err(raise(K::ObjAdapter, 0, CompletionStatus::No, || {
-                            Cause::new(Phase::Dispatch).with_detail(format_args!(
-                                "incarnate of POA {:?} recursed on its own id",
-                                self.path
-                            ))
-                        }));
-                    }
-                    let now = Instant::now();
-                    if now >= deadline {
                         return Err(raise(
-                            K::Transient,
-                            minor::TRANSIENT_POA_NO_RESOURCE,
+                            K::ObjAdapter,
+                            minor::OBJ_ADAPTER_RECURSIVE_INCARNATE,
                             CompletionStatus::No,
                             || {
                                 Cause::new(Phase::Dispatch).with_detail(format_args!(
-                                    "incarnate in POA {:?} takes too long",
+                                    "incarnate of POA {:?} recursed on its own id",
                                     self.path
                                 ))
                             },
                         ));
+                    }
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(no_resource(format_args!(
+                            "incarnate in POA {:?} takes too long",
+                            self.path
+                        )));
                     }
                     let _ = self
                         .activations_cv
@@ -451,12 +464,17 @@ impl PoaInner {
             match aom.activate_with_id(id, servant.clone()) {
                 Ok(()) => break servant,
                 Err(PoaError::ServantAlreadyActive) => {
-                    return Err(raise(K::ObjAdapter, 0, CompletionStatus::No, || {
-                        Cause::new(Phase::Dispatch).with_detail(format_args!(
-                            "incarnate returned a servant already active in POA {:?} (UNIQUE_ID)",
-                            self.path
-                        ))
-                    }))
+                    return Err(raise(
+                        K::ObjAdapter,
+                        minor::OBJ_ADAPTER_WRONG_INCARNATE_POLICY,
+                        CompletionStatus::No,
+                        || {
+                            Cause::new(Phase::Dispatch).with_detail(format_args!(
+                                "incarnate returned a servant already active in POA {:?} (UNIQUE_ID)",
+                                self.path
+                            ))
+                        },
+                    ))
                 }
                 Err(_) => return Err(no_such_object(self, id)),
             }
@@ -563,7 +581,7 @@ impl Poa {
         if self.inner.destroyed.load(Ordering::Acquire) {
             return Err(PoaError::System(raise(
                 K::ObjectNotExist,
-                0,
+                minor::OBJECT_NOT_EXIST_POA_DESTROYED,
                 CompletionStatus::No,
                 || {
                     Cause::new(Phase::Local)

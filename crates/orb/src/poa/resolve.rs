@@ -697,23 +697,21 @@ pub(crate) fn is_poa_key(key: &[u8]) -> bool {
 
 fn refused(poa: &PoaInner, s: PoaManagerState) -> SystemException {
     match s {
-        PoaManagerState::Discarding => raise(
-            K::Transient,
-            minor::TRANSIENT_POA_NO_RESOURCE,
+        PoaManagerState::Discarding => no_resource(format_args!(
+            "the manager of POA {:?} is discarding requests",
+            poa.path
+        )),
+        _ => raise(
+            K::ObjAdapter,
+            minor::OBJ_ADAPTER_POA_MANAGER_INACTIVE,
             CompletionStatus::No,
             || {
                 Cause::new(Phase::Dispatch).with_detail(format_args!(
-                    "the manager of POA {:?} is discarding requests",
+                    "the manager of POA {:?} is inactive",
                     poa.path
                 ))
             },
         ),
-        _ => raise(K::ObjAdapter, 0, CompletionStatus::No, || {
-            Cause::new(Phase::Dispatch).with_detail(format_args!(
-                "the manager of POA {:?} is inactive",
-                poa.path
-            ))
-        }),
     }
 }
 

@@ -450,11 +450,16 @@ fn upcall(
                 return Ok(());
             }
             "_interface" | "_get_interface" => {
-                return Err(raise(K::NoImplement, 0, CompletionStatus::No, || {
-                    Cause::new(Phase::Dispatch)
-                        .with_operation("_interface")
-                        .with_detail("no interface repository")
-                }))
+                return Err(raise(
+                    K::NoImplement,
+                    peregrine_giop::system_exception::minor::NO_IMPLEMENT_NO_INTERFACE_REPOSITORY,
+                    CompletionStatus::No,
+                    || {
+                        Cause::new(Phase::Dispatch)
+                            .with_operation("_interface")
+                            .with_detail("no interface repository")
+                    },
+                ))
             }
             _ => {}
         }
@@ -477,11 +482,16 @@ fn call_servant(
 #[cold]
 #[inline(never)]
 fn servant_panicked(operation: &str) -> SystemException {
-    raise(K::Unknown, 0, CompletionStatus::Maybe, || {
-        Cause::new(Phase::Dispatch)
-            .with_operation(operation)
-            .with_detail("the servant panicked")
-    })
+    raise(
+        K::Unknown,
+        peregrine_giop::system_exception::minor::UNKNOWN_PANIC,
+        CompletionStatus::Maybe,
+        || {
+            Cause::new(Phase::Dispatch)
+                .with_operation(operation)
+                .with_detail("the servant panicked")
+        },
+    )
 }
 
 /// A LOCATION_FORWARD reply to `to` (`ForwardRequest` from a servant
