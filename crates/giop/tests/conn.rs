@@ -637,6 +637,31 @@ fn idle_server_closes_in_order() {
     }));
 }
 
+/// Traffic the driver reports (its fast path) keeps the connection open
+/// as traffic through the machine does.
+#[test]
+fn activity_the_driver_reports_restarts_the_idle_timer() {
+    let mut p = Pair::new(
+        Config::default(),
+        Config::default().with_idle_timeout(secs(30)),
+    );
+    assert_eq!(p.server.poll_timeout(), Some(p.now + secs(30)));
+    p.advance(secs(20));
+    let at = p.now;
+    p.server.note_activity(at);
+    assert_eq!(p.server.poll_timeout(), Some(at + secs(30)));
+    p.advance(secs(20));
+    assert!(!p.server.is_closed());
+    // Reported late: an earlier instant does not move the timer back.
+    p.server.note_activity(at);
+    assert_eq!(p.server.poll_timeout(), Some(at + secs(30)));
+    p.advance(secs(10));
+    assert!(p.server.is_closed());
+    assert!(p.server_events.contains(&ServerEvent::Closed {
+        reason: CloseReason::Idle
+    }));
+}
+
 #[test]
 fn idle_client_closes() {
     let mut p = Pair::new(

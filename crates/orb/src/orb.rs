@@ -397,6 +397,18 @@ impl OrbBuilder {
         self
     }
 
+    /// Closes server connections that carried no message for `timeout`
+    /// (default: never), with a GIOP CloseConnection first, so a client
+    /// knows no request was lost and opens a new connection for its next
+    /// call. A connection with a request in progress is never idle. The
+    /// ORB looks for idle connections every `timeout / 2`, so one closes
+    /// between one and one and a half timeouts after its last message.
+    /// `-ORBinConScanPeriod seconds` (omniORB; 0: never).
+    pub fn connection_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.server.conn_idle_timeout = timeout.filter(|t| !t.is_zero());
+        self
+    }
+
     /// `-ORBInitRef name=url`.
     pub fn init_ref(mut self, name: &str, url: &str) -> Self {
         self.init_refs.insert(name.to_string(), url.to_string());
@@ -452,6 +464,7 @@ impl OrbBuilder {
     /// | `-ORBmaxServerConnections n`, `-ORBmaxConnections n` | [`OrbBuilder::max_connections`] |
     /// | `-ORBmaxServerWriteQueue bytes` | [`OrbBuilder::max_write_queue`] |
     /// | `-ORBmaxDwellingThreads n` | [`OrbBuilder::max_dwelling_threads`] |
+    /// | `-ORBinConScanPeriod seconds` (omniORB; 0: never) | [`OrbBuilder::connection_idle_timeout`] |
     /// | `-ORBthreadPerConnectionPolicy 0\|1` (omniORB) | [`OrbBuilder::thread_model`] (1: [`ThreadModel::PerConnection`](crate::ThreadModel::PerConnection)) |
     ///
     /// Both `-ORBopt value` and `-ORBopt=value` forms are accepted. An
@@ -553,6 +566,10 @@ impl OrbBuilder {
                 | "-orbthreadperconnectionpolicy" => match val.parse::<usize>() {
                     Ok(n) => self = self.server_arg(&opt.to_ascii_lowercase(), n),
                     Err(_) => self.args_error = Some(format!("{opt} {val}: expected a number")),
+                },
+                "-orbinconscanperiod" => match val.parse::<u64>() {
+                    Ok(s) => self = self.connection_idle_timeout(Some(Duration::from_secs(s))),
+                    Err(_) => self.args_error = Some(format!("{opt} {val}: expected seconds")),
                 },
                 "-orbmaxgiopversion" => match val.as_str() {
                     "1.0" => self.config.max_giop = GiopVersion::V1_0,

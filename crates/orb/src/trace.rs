@@ -212,3 +212,11 @@ pub(crate) fn reply_queue_full(peer: &str) {
 pub(crate) fn dwell_released(peer: &str) {
     tracing::trace!(target: SERVER, peer = %peer, "long request: connection handed back to the pool");
 }
+
+/// `peer`'s connection carried nothing for the idle timeout:
+/// CloseConnection went out.
+#[cold]
+#[inline(never)]
+pub(crate) fn idle_closed(peer: &str) {
+    tracing::debug!(target: SERVER, peer = %peer, "idle connection: CloseConnection sent");
+}

@@ -220,6 +220,14 @@ impl ServerConnection {
         }
     }
 
+    /// Traffic the machine did not see (its driver's fast path) went
+    /// through the connection by `now`: the idle timer starts again from
+    /// there. A driver may report it late and in bulk (say, from a
+    /// periodic scan that found the connection used since the last one).
+    pub fn note_activity(&mut self, now: Instant) {
+        self.link.idle.touch(now);
+    }
+
     /// Request `id` needs no answer from the machine: the driver wrote
     /// the reply itself (encoded whole, say, on the thread that ran the
     /// request) or dropped the request. The machine stops waiting for

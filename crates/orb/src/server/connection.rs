@@ -5,7 +5,7 @@
 use std::io;
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -19,9 +19,28 @@ use crate::client::lock;
 use crate::transport::{RxBuf, Transport};
 
 /// Set in [`Conn::state`] once CloseConnection was sent.
-const CLOSE_SENT: usize = 1 << (usize::BITS - 1);
+const CLOSE_SENT: u64 = 1 << 63;
 /// Set in [`Conn::state`] when the ORB shuts down: no new request starts.
-const CLOSING: usize = 1 << (usize::BITS - 2);
+const CLOSING: u64 = 1 << 62;
+/// [`Conn::state`]'s count of requests in progress.
+const IN_PROGRESS: u64 = (1 << 32) - 1;
+/// [`Conn::state`]'s count of requests begun since the last idle scan
+/// (kept only when idle connections are closed; the scan takes it back
+/// to 0, so it stays far below its 30 bits).
+const SINCE_SCAN: u64 = ((1 << 62) - 1) & !IN_PROGRESS;
+const ONE_SINCE_SCAN: u64 = 1 << 32;
+
+/// What an idle scan did with a connection ([`Conn::close_if_idle`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum IdleCheck {
+    /// Used since the last scan, busy, or not idle for long enough.
+    Open,
+    /// Idle: CloseConnection went out.
+    CloseSent,
+    /// CloseConnection went out before and the client has not closed:
+    /// the server closes now.
+    Lingered,
+}
 
 /// A TCP socket as the framing code reads it: without waiting (the
 /// socket is left blocking, and every call passes `MSG_DONTWAIT`),
@@ -222,12 +241,16 @@ pub(crate) struct Conn {
     pub(super) id: u64,
     pub(super) sock: Sock,
     poller: Arc<Poller>,
-    /// Requests being dispatched in the low bits, [`CLOSING`] and
-    /// [`CLOSE_SENT`]. CloseConnection goes out only on a transition
+    /// Requests being dispatched in the low bits ([`IN_PROGRESS`]),
+    /// requests begun since the last idle scan ([`SINCE_SCAN`]),
+    /// [`CLOSING`] and [`CLOSE_SENT`]. CloseConnection goes out only on a transition
     /// from 0 (no request in progress) to `CLOSE_SENT`, and a request
     /// that finds either high bit set after counting itself backs out
     /// unprocessed. So no reply is ever written after CloseConnection.
-    state: AtomicUsize,
+    state: AtomicU64,
+    /// What [`Conn::begin_request`] adds to `state`: one in progress, and
+    /// one since the last scan if idle connections are closed.
+    request_unit: u64,
     /// The fast path took a request (for the version of CloseConnection;
     /// see [`Conn::note_fast_request`]).
     fast_seen: AtomicBool,
@@ -259,6 +282,7 @@ impl Conn {
         limits: Limits,
         fragment_size: usize,
         queue_limit: usize,
+        idle_timeout: Option<Duration>,
     ) -> Conn {
         let span = crate::trace::server_connection(sock.peer());
         // GIOP 1.0 for what the server starts before the client spoke:
@@ -267,11 +291,20 @@ impl Conn {
             .with_version(GiopVersion::V1_0)
             .with_limits(limits)
             .with_max_fragment_size(fragment_size.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN));
+        let config = match idle_timeout {
+            Some(t) => config.with_idle_timeout(t),
+            None => config,
+        };
         Conn {
             id,
             sock,
             poller,
-            state: AtomicUsize::new(0),
+            state: AtomicU64::new(0),
+            request_unit: if idle_timeout.is_some() {
+                1 | ONE_SINCE_SCAN
+            } else {
+                1
+            },
             fast_seen: AtomicBool::new(false),
             // Until the client says otherwise (CORBA's defaults).
             codesets: Mutex::new(CodeSets {
@@ -409,8 +442,8 @@ impl Conn {
     /// connection is closing.
     #[inline]
     pub(super) fn begin_request(&self) -> bool {
-        if self.state.fetch_add(1, Ordering::SeqCst) & (CLOSE_SENT | CLOSING) != 0 {
-            self.state.fetch_sub(1, Ordering::SeqCst);
+        if self.state.fetch_add(self.request_unit, Ordering::SeqCst) & (CLOSE_SENT | CLOSING) != 0 {
+            self.state.fetch_sub(self.request_unit, Ordering::SeqCst);
             return false;
         }
         true
@@ -423,7 +456,7 @@ impl Conn {
 
     /// Requests in progress.
     pub(super) fn busy(&self) -> usize {
-        self.state.load(Ordering::SeqCst) & !(CLOSE_SENT | CLOSING)
+        (self.state.load(Ordering::SeqCst) & IN_PROGRESS) as usize
     }
 
     /// Refuses new requests from now on (the ORB shuts down).
@@ -486,7 +519,7 @@ impl Conn {
     pub(super) fn send_close(&self) {
         let cur = self.state.load(Ordering::SeqCst);
         // Busy, or sent already.
-        if cur & !CLOSING != 0
+        if cur & (IN_PROGRESS | CLOSE_SENT) != 0
             || self
                 .state
                 .compare_exchange(cur, cur | CLOSE_SENT, Ordering::SeqCst, Ordering::SeqCst)
@@ -505,6 +538,56 @@ impl Conn {
         while m.poll_event().is_some() {}
         self.flush_machine(&mut m);
         self.out.shutdown_write(&self.sock.stream);
+    }
+
+    /// Whether a request began since the last call (the count goes back
+    /// to 0).
+    fn take_activity(&self) -> bool {
+        let since = self.state.load(Ordering::SeqCst) & SINCE_SCAN;
+        if since == 0 {
+            return false;
+        }
+        // Only requests add to the count meanwhile: taking away what was
+        // seen cannot go below 0.
+        self.state.fetch_sub(since, Ordering::SeqCst);
+        true
+    }
+
+    /// The idle scan at `now`: tells the machine whether the connection
+    /// was used since the last scan (the fast path does not tell it per
+    /// request), and if the machine's idle timer ran out and no request
+    /// is in progress, sends CloseConnection through it. A request that
+    /// starts meanwhile backs out unprocessed (the client sends it again
+    /// on a new connection, as it does at shutdown).
+    pub(super) fn close_if_idle(&self, now: Instant) -> IdleCheck {
+        if self.state.load(Ordering::SeqCst) & CLOSE_SENT != 0 {
+            return IdleCheck::Lingered;
+        }
+        let used = self.take_activity();
+        let mut m = lock(&self.machine);
+        if used {
+            m.note_activity(now);
+        }
+        if !m.poll_timeout().is_some_and(|t| t <= now) {
+            return IdleCheck::Open;
+        }
+        let cur = self.state.load(Ordering::SeqCst);
+        if cur & (IN_PROGRESS | SINCE_SCAN | CLOSE_SENT | CLOSING) != 0
+            || self
+                .state
+                .compare_exchange(cur, cur | CLOSE_SENT, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+        {
+            return IdleCheck::Open;
+        }
+        if self.fast_seen.load(Ordering::Relaxed) {
+            m.note_fast_request(GiopVersion::V1_2);
+        }
+        m.handle_timeout(now);
+        while m.poll_event().is_some() {}
+        self.flush_machine(&mut m);
+        self.out.shutdown_write(&self.sock.stream);
+        IdleCheck::CloseSent
     }
 
     /// True once CloseConnection was sent.
@@ -539,6 +622,10 @@ mod tests {
     use std::net::TcpListener;
 
     fn conn() -> (Conn, TcpStream) {
+        conn_with(None)
+    }
+
+    fn conn_with(idle: Option<Duration>) -> (Conn, TcpStream) {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (s, _) = l.accept().unwrap();
@@ -550,8 +637,59 @@ mod tests {
             Limits::default(),
             usize::MAX,
             1 << 20,
+            idle,
         );
         (c, peer)
+    }
+
+    /// The idle scan closes a connection only once a whole timeout passed
+    /// since the last scan that saw it used, never with a request in
+    /// progress, with CloseConnection once; the next scan closes it.
+    #[test]
+    fn idle_scan_closes_only_unused_idle_connections() {
+        let t = Duration::from_secs(10);
+        let (c, mut peer) = conn_with(Some(t));
+        let start = Instant::now();
+        assert_eq!(c.close_if_idle(start), IdleCheck::Open);
+        // Used since: the timer starts again at this scan.
+        assert!(c.begin_request());
+        c.end_request();
+        let used_seen = start + t;
+        assert_eq!(c.close_if_idle(used_seen), IdleCheck::Open);
+        assert_eq!(c.close_if_idle(used_seen + t / 2), IdleCheck::Open);
+        // A request in progress (the fast path's: the machine does not
+        // know of it) holds the connection open however long it runs.
+        assert!(c.begin_request());
+        assert_eq!(c.close_if_idle(used_seen + t * 3), IdleCheck::Open);
+        assert_eq!(c.close_if_idle(used_seen + t * 6), IdleCheck::Open);
+        c.end_request();
+        c.note_fast_request();
+        assert_eq!(c.close_if_idle(used_seen + t * 7), IdleCheck::CloseSent);
+        assert!(c.close_sent());
+        assert!(!c.begin_request(), "no request after CloseConnection");
+        assert_eq!(c.busy(), 0);
+        assert_eq!(c.close_if_idle(used_seen + t * 8), IdleCheck::Lingered);
+        let mut sent = Vec::new();
+        peer.read_to_end(&mut sent).unwrap();
+        assert_eq!(sent.len(), peregrine_giop::HEADER_LEN, "once");
+        assert_eq!(&sent[..6], b"GIOP\x01\x02");
+        assert_eq!(sent[7], MsgType::CloseConnection as u8);
+    }
+
+    /// Without an idle timeout nothing is counted for the scan, so a
+    /// connection that lives long cannot overflow the count.
+    #[test]
+    fn no_idle_timeout_counts_nothing_for_the_scan() {
+        let (c, _peer) = conn();
+        for _ in 0..3 {
+            assert!(c.begin_request());
+            c.end_request();
+        }
+        assert_eq!(c.state.load(Ordering::SeqCst), 0);
+        assert_eq!(
+            c.close_if_idle(Instant::now() + Duration::from_secs(1 << 20)),
+            IdleCheck::Open
+        );
     }
 
     /// CloseConnection waits for the requests in progress, goes out once,

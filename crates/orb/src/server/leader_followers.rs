@@ -101,6 +101,10 @@ pub(super) struct Pool {
     dwelt: Mutex<Vec<(Arc<Conn>, u32)>>,
     /// When the last sweep ran (coarse clock, ns).
     last_sweep: AtomicU64,
+    /// How often idle connections are looked for, if they are closed.
+    idle_scan: Option<Duration>,
+    /// When the last idle scan ran (coarse clock, ns).
+    last_idle_scan: AtomicU64,
     pub(super) stopping: AtomicBool,
     /// Every thread ends.
     pub(super) done: AtomicBool,
@@ -140,6 +144,8 @@ impl Pool {
             dwellers: AtomicUsize::new(0),
             dwelt: Mutex::new(Vec::new()),
             last_sweep: AtomicU64::new(0),
+            idle_scan: opts.idle_scan_period(),
+            last_idle_scan: AtomicU64::new(crate::coarse_clock::now_ns()),
             stopping: AtomicBool::new(false),
             done: AtomicBool::new(false),
         }
@@ -301,6 +307,21 @@ impl Pool {
                 crate::trace::dwell_released(conn.peer());
             }
         }
+    }
+
+    /// True (for one thread) when idle connections are closed and the
+    /// last scan for them is a period old.
+    fn idle_scan_due(&self) -> bool {
+        let Some(period) = self.idle_scan else {
+            return false;
+        };
+        let now = crate::coarse_clock::now_ns();
+        let last = self.last_idle_scan.load(Ordering::Relaxed);
+        now.saturating_sub(last) >= period.as_nanos() as u64
+            && self
+                .last_idle_scan
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     /// Ends this thread if more run than the last period and this one
@@ -538,7 +559,8 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                 } else if pool.total.load(Ordering::Relaxed) > pool.core {
                     Some(IDLE_POLL)
                 } else {
-                    None
+                    // (`None` unless idle connections are closed.)
+                    pool.idle_scan
                 };
                 let batch = pool.batch();
                 let events = w.events.with_room(batch);
@@ -555,6 +577,9 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                         pool.total.fetch_sub(1, Ordering::SeqCst);
                         return;
                     };
+                    if pool.idle_scan_due() {
+                        o.server.close_idle();
+                    }
                     o.server.housekeeping();
                     continue;
                 };
@@ -565,6 +590,9 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
             pool.total.fetch_sub(1, Ordering::SeqCst);
             return;
         };
+        if pool.idle_scan_due() {
+            o.server.close_idle();
+        }
         let orb = Orb::from_inner(o);
         match work {
             Work::Turn(c) => serve_turn(&orb, pool, &c, &mut w),

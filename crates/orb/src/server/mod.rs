@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use crate::client::lock;
 use crate::fasthash::FastMap;
 use crate::orb::{Orb, OrbInner};
-use connection::{Conn, Sock};
+use connection::{Conn, IdleCheck, Sock};
 use leader_followers::Pool;
 use poller::{Kind, Poller, Token};
 
@@ -138,6 +138,7 @@ impl Server {
             o.config.limits,
             o.config.fragment_size,
             o.config.server.max_write_queue,
+            o.config.server.conn_idle_timeout,
         ));
         self.conns
             .write()
@@ -254,6 +255,20 @@ impl Server {
             if let Some(p) = self.pool() {
                 p.done.store(true, Ordering::Release);
                 p.poller.wake();
+            }
+        }
+    }
+
+    /// The idle scan: CloseConnection on connections idle for the idle
+    /// timeout; those that got it at the last scan and are still open
+    /// are closed.
+    fn close_idle(&self) {
+        let now = Instant::now();
+        for c in self.all_conns() {
+            match c.close_if_idle(now) {
+                IdleCheck::Open => {}
+                IdleCheck::CloseSent => crate::trace::idle_closed(c.peer()),
+                IdleCheck::Lingered => self.close_conn(&c),
             }
         }
     }

@@ -56,6 +56,9 @@ pub(crate) struct ServerOptions {
     /// Most threads dwelling on a connection; `None`: as many as the
     /// threads kept.
     pub(crate) max_dwellers: Option<usize>,
+    /// How long a connection may carry nothing before the server closes
+    /// it (CloseConnection first); `None`: never.
+    pub(crate) conn_idle_timeout: Option<Duration>,
 }
 
 impl Default for ServerOptions {
@@ -69,6 +72,7 @@ impl Default for ServerOptions {
             max_write_queue: DEFAULT_MAX_WRITE_QUEUE,
             idle_timeout: Duration::from_secs(2),
             max_dwellers: None,
+            conn_idle_timeout: None,
         }
     }
 }
@@ -99,6 +103,14 @@ impl ServerOptions {
         self.max_dwellers
             .unwrap_or_else(|| self.core_threads())
             .min(self.max_threads() - 1)
+    }
+
+    /// How often idle connections are looked for (half the idle timeout,
+    /// so one is closed between one and one and a half timeouts after
+    /// its last message), if they are closed at all.
+    pub(crate) fn idle_scan_period(&self) -> Option<Duration> {
+        self.conn_idle_timeout
+            .map(|t| (t / 2).max(Duration::from_millis(1)))
     }
 
     /// Most requests of one connection at once.

@@ -274,9 +274,7 @@ mod tests {
             got
         });
         while out.queued() > 0 {
-            let t = poller
-                .wait_one(Duration::from_secs(10))
-                .expect("writable");
+            let t = poller.wait_one(Duration::from_secs(10)).expect("writable");
             assert_eq!(
                 t,
                 Token {

@@ -191,7 +191,8 @@ impl Poller {
         let cap = events.limit.min(events.buf.len()).min(i32::MAX as usize) as libc::c_int;
         // SAFETY: `buf` holds `cap` initialized events, which the kernel
         // may overwrite; it writes at most `cap`.
-        let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.buf.as_mut_ptr(), cap, ms) };
+        let n =
+            unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.buf.as_mut_ptr(), cap, ms) };
         events.len = usize::try_from(n).unwrap_or(0);
         (events.len > 0).then_some(events.len)
     }
