@@ -120,8 +120,9 @@ impl Gen<'_> {
 
     /// The engine has entries for `ty`.
     fn interp_ok(&mut self, ty: &Type) -> bool {
-        if self.holds_abstract_value(ty) {
-            // `ValueSlot<dyn V>` has no engine entry: compiled code.
+        if self.holds_abstract_vt(ty) {
+            // `ValueSlot<dyn V>` has no engine entry: compiled code
+            // (`ValueBase` has one, `Kind::ValueBase`).
             return false;
         }
         match self.resolve_owned(ty) {
@@ -135,7 +136,7 @@ impl Gen<'_> {
     /// An element of a typed sequence or array has a typed entry.
     fn elem_ok(&mut self, ty: &Type) -> bool {
         match self.resolve_owned(ty) {
-            Type::Fixed(None) | Type::Basic(BasicType::LongDouble | BasicType::ValueBase) => false,
+            Type::Fixed(None) | Type::Basic(BasicType::LongDouble) => false,
             Type::Sequence(e, _) | Type::Array(e, _) => self.elem_ok(&e),
             _ => true,
         }
@@ -293,6 +294,14 @@ impl Gen<'_> {
             Type::String(b) => format!("String({})", max(b)),
             Type::WString(b) => format!("WString({})", max(b)),
             Type::Basic(BasicType::Object) => "Object".into(),
+            Type::Basic(BasicType::ValueBase) => {
+                // The generated reader of `ValueBase` slots, as a `fn`.
+                let read = self
+                    .dec_abstract(&Type::Basic(BasicType::ValueBase), cur)
+                    .map(|d| d.expr())
+                    .unwrap_or_default();
+                format!("ValueBase(|r| {read})")
+            }
             Type::Named(id) if self.is_iface(&Type::Named(id)).is_some() => "Object".into(),
             Type::Sequence(e, b) => {
                 let e = self.ty_reg(&e, cur, types);

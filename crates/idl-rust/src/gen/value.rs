@@ -373,6 +373,16 @@ impl Gen<'_> {
                 );
                 inits.push(format!("{f}: {f}.take()"));
                 let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f}[..]);");
+            } else if let Some((poly, b)) = self.poly_seq(&m.ty, cur) {
+                // The same for a sequence of an abstract valuetype or of
+                // `ValueBase`: an element may point back to the owner.
+                let _ = writeln!(
+                    dec,
+                    "let mut {f} = {poly}.read_values(r, {})?;",
+                    super::bound(b)
+                );
+                inits.push(format!("{f}: {f}.take()"));
+                let _ = writeln!(fixups, "{poly}.fixup_values({f}, r, &v, |s| &s.{f}[..]);");
             } else {
                 let e = self.dec(&m.ty, cur).expr();
                 let _ = writeln!(dec, "let {f} = {e}?;");
