@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use peregrine_cdr::{ByteOrder, Reader, ValueSlot};
 use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind as K};
 use peregrine_orb_tests::idl::abs::{
-    Circle, Described, DescribedAbstract, Hub, HubRef, HubSkeleton, Label, Marker, Named, Pair,
-    Relay, RelayRef, RelaySkeleton, Service, ServiceRef, ServiceSkeleton, Shape, Square, Tag, Knot,
+    Circle, Described, DescribedAbstract, Hub, HubRef, HubSkeleton, Knot, Label, Marker, Named,
+    Pair, Relay, RelayRef, RelaySkeleton, Service, ServiceRef, ServiceSkeleton, Shape, Square, Tag,
 };
 use peregrine_orb_tests::{bounded, client};
 
@@ -383,9 +383,18 @@ fn cycle_through_an_abstract_sequence() {
             "k".into(),
             vec![ValueSlot::null(), ValueSlot::null(), ValueSlot::null()],
         ));
-        a.next.set(k.clone() as Arc<dyn Marker>).map_err(|_| ()).unwrap();
-        k.ties[0].set(a.clone() as Arc<dyn Marker>).map_err(|_| ()).unwrap();
-        k.ties[1].set(k.clone() as Arc<dyn Marker>).map_err(|_| ()).unwrap();
+        a.next
+            .set(k.clone() as Arc<dyn Marker>)
+            .map_err(|_| ())
+            .unwrap();
+        k.ties[0]
+            .set(a.clone() as Arc<dyn Marker>)
+            .map_err(|_| ())
+            .unwrap();
+        k.ties[1]
+            .set(k.clone() as Arc<dyn Marker>)
+            .map_err(|_| ())
+            .unwrap();
         let tag = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
         let knot = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Knot>().unwrap();
         let addr = |m: &Arc<dyn Marker>| Arc::as_ptr(m).cast::<()>();

@@ -302,8 +302,14 @@ fn cycle_through_a_value_base_sequence() {
             vec![ValueSlot::null(), ValueSlot::null(), slot(&point(7, 8))],
         ));
         let child = Arc::new(Text::new("child".into(), slot(&bag)));
-        bag.items[0].set(child.clone() as Arc<dyn ValueObject>).map_err(|_| ()).unwrap();
-        bag.items[1].set(bag.clone() as Arc<dyn ValueObject>).map_err(|_| ()).unwrap();
+        bag.items[0]
+            .set(child.clone() as Arc<dyn ValueObject>)
+            .map_err(|_| ())
+            .unwrap();
+        bag.items[1]
+            .set(bag.clone() as Arc<dyn ValueObject>)
+            .map_err(|_| ())
+            .unwrap();
         let check = |v: &Vb| {
             let child2 = as_text(v);
             let bag2 = as_bag(&child2.next);
@@ -324,7 +330,10 @@ fn cycle_through_a_value_base_sequence() {
             let (desc, all) = k.describe_all(&[slot(&bag), slot(&child)]).unwrap();
             assert_eq!(desc, "other,Text(child)");
             check(&all[1]);
-            assert_eq!(addr(all[0].get().unwrap()), addr(&as_bag(&as_text(&all[1]).next)));
+            assert_eq!(
+                addr(all[0].get().unwrap()),
+                addr(&as_bag(&as_text(&all[1]).next))
+            );
         }
     });
 }
