@@ -1059,12 +1059,12 @@ fn value_base_is_a_polymorphic_slot_everywhere() {
   valuetype A { public long x; };
   typedef ValueBase VB;
   typedef sequence<ValueBase> VBSeq;
-  valuetype B { public string s; public ValueBase next; public VBSeq more; };
+  typedef ValueBase VBArr[2];
+  valuetype B { public string s; public ValueBase next; public VBSeq more; public VBArr two; };
   valuetype SBox string;
   struct S { ValueBase v; VBSeq all; VB other; };
   union U switch (long) { case 1: ValueBase v; default: long n; };
   exception E { ValueBase why; };
-  typedef ValueBase VBArr[2];
   interface I {
     ValueBase echo(in ValueBase v, inout ValueBase io, out ValueBase o) raises (E);
     attribute ValueBase attr;
@@ -1098,6 +1098,16 @@ fn value_base_is_a_polymorphic_slot_everywhere() {
     assert_contains(
         &code,
         "super::idl_rt::VALUE_BASE.fixup_values(more, r, &v, |s| &s.more[..]);",
+    );
+    // And an array member (no length on the wire).
+    assert_contains(
+        &code,
+        "let mut two = super::idl_rt::VALUE_BASE.read_value_array(r, 2)?;",
+    );
+    assert_contains(&code, "two: two.take_array()?");
+    assert_contains(
+        &code,
+        "super::idl_rt::VALUE_BASE.fixup_values(two, r, &v, |s| &s.two[..]);",
     );
     assert_contains(
         &code,

@@ -2,8 +2,8 @@
 //! (`idl/value_base.idl`): values of two valuetypes, a value box and nil
 //! in one kind of slot, both ways; one value passed twice in a request
 //! arriving as one value (and going back as one); sequences, struct
-//! members and cycles through a `ValueBase` state member and through a
-//! `sequence<ValueBase>` one; the table-driven interface (whose
+//! members and cycles through a `ValueBase` state member and through
+//! `sequence<ValueBase>` and `ValueBase[2]` ones; the table-driven interface (whose
 //! `ValueBase` operations are table-driven); a chunked value of an unknown type cut down to
 //! a known base listed in its header; an unknown type refused with
 //! `MARSHAL` minor 1 (no value factory); a DSI servant, which reads the
@@ -300,16 +300,20 @@ fn cycle_through_a_value_base_sequence() {
         let bag = Arc::new(Bag::new(
             "bag".into(),
             vec![ValueSlot::null(), ValueSlot::null(), slot(&point(7, 8))],
+            [ValueSlot::null(), ValueSlot::null()],
         ));
         let child = Arc::new(Text::new("child".into(), slot(&bag)));
-        bag.items[0]
-            .set(child.clone() as Arc<dyn ValueObject>)
-            .map_err(|_| ())
-            .unwrap();
-        bag.items[1]
-            .set(bag.clone() as Arc<dyn ValueObject>)
-            .map_err(|_| ())
-            .unwrap();
+        // `ends`, an array, holds the child and the bag as well.
+        for slots in [&bag.items[..2], &bag.ends[..]] {
+            slots[0]
+                .set(child.clone() as Arc<dyn ValueObject>)
+                .map_err(|_| ())
+                .unwrap();
+            slots[1]
+                .set(bag.clone() as Arc<dyn ValueObject>)
+                .map_err(|_| ())
+                .unwrap();
+        }
         let check = |v: &Vb| {
             let child2 = as_text(v);
             let bag2 = as_bag(&child2.next);
@@ -318,6 +322,8 @@ fn cycle_through_a_value_base_sequence() {
             assert_eq!(addr(bag2.items[0].get().unwrap()), addr(&child2));
             assert_eq!(addr(bag2.items[1].get().unwrap()), addr(&bag2));
             assert_eq!(describe(&bag2.items[2]), "Point(7,8)");
+            assert_eq!(addr(bag2.ends[0].get().unwrap()), addr(&child2));
+            assert_eq!(addr(bag2.ends[1].get().unwrap()), addr(&bag2));
         };
         // Through the compiled and the table-driven interface.
         for k in [&s.keeper as &dyn Calls, &s.table] {

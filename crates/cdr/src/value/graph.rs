@@ -302,12 +302,19 @@ pub fn read_values<T: ValueType>(r: &mut Reader<'_>, bound: u32) -> Result<ReadV
     ReadValues::read_with(r, bound, read_value::<T>)
 }
 
+/// Reads an array of `n` values of type `T` (no length on the wire), for
+/// a valuetype's state member: as [`read_values`], an element may close a
+/// cycle ([`ReadValues::take_array`], [`ReadValues::fixup`]).
+pub fn read_value_array<T: ValueType>(r: &mut Reader<'_>, n: usize) -> Result<ReadValues<T>> {
+    ReadValues::read_n(r, n, read_value::<T>)
+}
+
 impl<T: ?Sized> ReadValues<T> {
     /// Reads a sequence of at most `bound` elements, each with `read`.
     pub(super) fn read_with<'de>(
         r: &mut Reader<'de>,
         bound: u32,
-        mut read: impl FnMut(&mut Reader<'de>) -> Result<ReadValue<T>>,
+        read: impl FnMut(&mut Reader<'de>) -> Result<ReadValue<T>>,
     ) -> Result<Self> {
         let n = r.read_u32()?;
         if n > bound {
@@ -318,6 +325,15 @@ impl<T: ?Sized> ReadValues<T> {
         }
         // Each element takes at least a long (a null, a tag, an indirection).
         let n = r.check_len(n, 4)?;
+        Self::read_n(r, n, read)
+    }
+
+    /// Reads `n` elements (no length on the wire), each with `read`.
+    pub(super) fn read_n<'de>(
+        r: &mut Reader<'de>,
+        n: usize,
+        mut read: impl FnMut(&mut Reader<'de>) -> Result<ReadValue<T>>,
+    ) -> Result<Self> {
         let mut slots = Vec::with_capacity(n);
         let mut cycles = Vec::new();
         for i in 0..n {
@@ -336,6 +352,18 @@ impl<T: ?Sized> ReadValues<T> {
     /// [`ReadValues::fixup`] fills them).
     pub fn take(&mut self) -> Vec<ValueSlot<T>> {
         core::mem::take(&mut self.slots)
+    }
+
+    /// The members of an array to store now ([`read_value_array`]), as
+    /// [`ReadValues::take`]; fails if `N` is not the number read.
+    pub fn take_array<const N: usize>(&mut self) -> Result<[ValueSlot<T>; N]> {
+        let n = self.slots.len();
+        core::mem::take(&mut self.slots)
+            .try_into()
+            .map_err(|_| CdrError::Truncated {
+                needed: N,
+                remaining: n,
+            })
     }
 
     /// Has the reader fill the members that close a cycle, in

@@ -122,6 +122,13 @@ impl<T: ?Sized + Send + Sync + 'static> Polymorphic<T> {
         ReadValues::read_with(r, bound, |r| self.read_value(r))
     }
 
+    /// Reads an array of `n` values for slots of type `T` (no length on
+    /// the wire), for a valuetype's state member: as
+    /// [`Polymorphic::read_values`].
+    pub fn read_value_array(&self, r: &mut Reader<'_>, n: usize) -> Result<ReadValues<T>> {
+        ReadValues::read_n(r, n, |r| self.read_value(r))
+    }
+
     /// Has the reader fill the elements of `field(owner)` that close a
     /// cycle ([`Polymorphic::read_values`]) once the values they point to
     /// are complete (cast to `T`).
@@ -472,5 +479,64 @@ mod tests {
             u32::MAX,
         );
         assert!(e.is_err());
+    }
+
+    /// A concrete value with an array of two of its own type.
+    struct Pair([ValueSlot<Pair>; 2]);
+
+    impl ValueType for Pair {
+        const REPO_ID: &'static str = "IDL:t/Pair:1.0";
+        const IDS: &'static [&'static str] = &["IDL:t/Pair:1.0"];
+        const CHUNKED: bool = false;
+        fn write_state(&self, w: &mut Writer) -> Result<()> {
+            self.0
+                .iter()
+                .try_for_each(|v| crate::write_value(w, v.get()))
+        }
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+            let mut both = crate::read_value_array::<Pair>(r, 2)?;
+            let v = Arc::new(Self(both.take_array()?));
+            both.fixup(r, &v, |s| &s.0[..]);
+            Ok(v)
+        }
+    }
+
+    #[test]
+    fn cycle_through_arrays_of_values() {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            // A pair holding itself twice: the second element is an
+            // indirection to the first, both back to the pair.
+            let p = Arc::new(Pair([ValueSlot::null(), ValueSlot::null()]));
+            p.0[0].set(p.clone()).ok().unwrap();
+            p.0[1].set(p.clone()).ok().unwrap();
+            let mut w = Writer::new(order);
+            crate::write_value(&mut w, Some(&p)).unwrap();
+            let bytes = w.as_slice().to_vec();
+            // Tag, id (4 + 15 octets, padded), two indirections.
+            assert_eq!(bytes.len(), 4 + 20 + 8 + 8);
+            let mut r = Reader::new(&bytes, order);
+            let back = crate::read_value::<Pair>(&mut r)
+                .unwrap()
+                .ready()
+                .unwrap()
+                .unwrap();
+            assert!(r.is_empty());
+            assert!(Arc::ptr_eq(back.0[0].get().unwrap(), &back));
+            assert!(Arc::ptr_eq(back.0[1].get().unwrap(), &back));
+            // The same through a `ValueBase` array.
+            let sq: Arc<dyn ValueObject> = Arc::new(Square(1));
+            let mut w = Writer::new(order);
+            write_value_object(&mut w, Some(&sq)).unwrap();
+            write_value_object(&mut w, Some(&sq)).unwrap();
+            let bytes = w.as_slice().to_vec();
+            let mut r = Reader::new(&bytes, order);
+            let mut two = ANY.read_value_array(&mut r, 2).unwrap();
+            let two: [ValueSlot<dyn ValueObject>; 2] = two.take_array().unwrap();
+            assert!(Arc::ptr_eq(two[0].get().unwrap(), two[1].get().unwrap()));
+            // A length other than the one read is an error, not a panic.
+            let mut r = Reader::new(&bytes, order);
+            let mut one = ANY.read_value_array(&mut r, 1).unwrap();
+            assert!(one.take_array::<2>().is_err());
+        }
     }
 }
