@@ -27,9 +27,13 @@
 //! compiled form (the engine's `Put`/`Take` cover them as elements of
 //! bounded sequences).
 //!
+//! `ValueBase` slots (`ValueSlot<dyn ValueObject>`) are typed: their
+//! descriptor is `Kind::ValueBase`, carrying the generated
+//! `idl_rt::VALUE_BASE` reader as a function.
+//!
 //! Only operations using `long double` inside a bounded or
-//! reference-holding sequence/array (no typed entry) keep the compiled
-//! form.
+//! reference-holding sequence/array (no typed entry), and operations
+//! with a slot of abstract valuetype type, keep the compiled form.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
