@@ -3,6 +3,7 @@
 //! read through `peregrine_cdr::Polymorphic` (`FALSE`), whose concrete type
 //! the header's repository id picks among a plain value, a truncatable
 //! chunked one with a member of the abstract type (cycles, truncation),
+//! one with a sequence of the abstract type (cycles through elements),
 //! and a type that does not implement the trait (refused after reading).
 //! Errors are fine; panics, hangs and allocations the input does not
 //! justify are not. What decodes re-encodes to octets that decode again
@@ -71,6 +72,34 @@ impl ValueType for Group {
 
 impl Shape for Group {}
 
+/// A sequence of the abstract type (at most 16): an element may close
+/// a cycle back to the bundle or to a value around it.
+struct Bundle {
+    parts: Vec<ValueSlot<dyn Shape>>,
+}
+
+impl ValueType for Bundle {
+    const REPO_ID: &'static str = "IDL:F/Bundle:1.0";
+    const IDS: &'static [&'static str] = &["IDL:F/Bundle:1.0"];
+    const CHUNKED: bool = false;
+    fn write_state(&self, w: &mut Writer) -> Result<()> {
+        w.write_u32(self.parts.len() as u32);
+        self.parts
+            .iter()
+            .try_for_each(|p| write_value_object(w, p.get()))
+    }
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+        let mut parts = SHAPES.read_values(r, 16)?;
+        let b = Arc::new(Bundle {
+            parts: parts.take(),
+        });
+        SHAPES.fixup_values(parts, r, &b, |b| &b.parts[..]);
+        Ok(b)
+    }
+}
+
+impl Shape for Bundle {}
+
 /// Known to the reader, but not a `Shape`.
 struct Other(i32);
 
@@ -91,6 +120,7 @@ const SHAPES: Polymorphic<dyn Shape> = Polymorphic {
     read: |id, r, info| match id {
         Square::REPO_ID => Some(Square::read_state(r, info).map(|v| v as AnyValue)),
         Group::REPO_ID => Some(Group::read_state(r, info).map(|v| v as AnyValue)),
+        Bundle::REPO_ID => Some(Bundle::read_state(r, info).map(|v| v as AnyValue)),
         Other::REPO_ID => Some(Other::read_state(r, info).map(|v| v as AnyValue)),
         _ => None,
     },
@@ -99,7 +129,11 @@ const SHAPES: Polymorphic<dyn Shape> = Polymorphic {
             Ok(s) => return Ok(s),
             Err(v) => v,
         };
-        v.downcast::<Group>().map(|g| g as Arc<dyn Shape>)
+        let v = match v.downcast::<Group>() {
+            Ok(g) => return Ok(g),
+            Err(v) => v,
+        };
+        v.downcast::<Bundle>().map(|b| b as Arc<dyn Shape>)
     },
 };
 

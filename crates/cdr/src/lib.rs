@@ -49,7 +49,7 @@ pub use reader::Reader;
 pub use tail::{PlainTail, PrimTail, TailSeq};
 #[cfg(feature = "std")]
 pub use value::{
-    lookup_value_factory, read_value, read_values, register_value_factory,
+    lookup_value_factory, read_value, read_value_array, read_values, register_value_factory,
     unregister_value_factory, write_value, write_value_object, CustomMarshal, Polymorphic,
     ReadValue, ReadValues, ValueFactory, ValueObject, ValueSlot, ValueType,
 };

@@ -813,3 +813,90 @@ fn value_base_slot_carries_any_registered_value() {
         assert_eq!(ex.minor, minor::MARSHAL_NO_VALUE_FACTORY);
     }
 }
+
+/// `valuetype Bag : Mark { public long id; public sequence<ValueBase>
+/// items; public sequence<Shape> shapes; public sequence<Mark> marks; }`
+/// where `Mark` is an abstract valuetype and `Shape` an abstract
+/// interface.
+fn bag_tc() -> TypeCode {
+    let mark = TypeCode::value_tc(
+        "IDL:Values/Mark:1.0",
+        "Mark",
+        peregrine_dynamic::valuetype::VM_ABSTRACT,
+        None,
+        vec![],
+    );
+    let shape = TypeCode::abstract_interface_tc("IDL:Values/Shape:1.0", "Shape");
+    TypeCode::value_tc(
+        "IDL:Values/Bag:1.0",
+        "Bag",
+        VM_NONE,
+        Some(mark.clone()),
+        vec![
+            member("id", TypeCode::long(), true),
+            member(
+                "items",
+                TypeCode::sequence_tc(0, TypeCode::value_base()),
+                true,
+            ),
+            member("shapes", TypeCode::sequence_tc(0, shape), true),
+            member("marks", TypeCode::sequence_tc(0, mark), true),
+        ],
+    )
+}
+
+/// A bag whose `items`, `shapes` and `marks` each list the bag itself
+/// (weak edges), after a node in `items`: each element closes a cycle to
+/// the value still being read, and decodes as a weak edge to the one
+/// decoded node.
+#[test]
+fn cycles_through_value_base_abstract_interface_and_abstract_value_sequences() {
+    let tc = bag_tc();
+    let nt = node_tc();
+    register_value_type(nt.clone()).unwrap();
+    let bag = ValueNode::new(
+        tc.clone(),
+        vec![
+            DynValue::Long(5),
+            DynValue::Sequence(vec![]),
+            DynValue::Sequence(vec![]),
+            DynValue::Sequence(vec![]),
+        ],
+    )
+    .unwrap();
+    let back_edge = || DynValue::Value(Some(ValueRef::weak(&bag)));
+    {
+        let mut st = bag.state_mut();
+        st[1] = DynValue::Sequence(vec![
+            DynValue::Value(Some(node(&nt, 1, "n", None).into())),
+            back_edge(),
+        ]);
+        st[2] = DynValue::Sequence(vec![back_edge()]);
+        st[3] = DynValue::Sequence(vec![back_edge(), DynValue::Value(None)]);
+    }
+    let bytes = encode(&tc, &DynValue::Value(Some(bag.clone().into())));
+    let back = decode(&tc, &bytes).unwrap();
+    let bag2 = node_of(&back);
+    assert_eq!(bag2.member("id"), Some(DynValue::Long(5)));
+    let elems = |name: &str| match bag2.member(name) {
+        Some(DynValue::Sequence(v)) => v,
+        other => panic!("{name}: {other:?}"),
+    };
+    let items = elems("items");
+    assert_eq!(node_of(&items[0]).member("id"), Some(DynValue::Long(1)));
+    let marks = elems("marks");
+    assert_eq!(marks[1], DynValue::Value(None));
+    for edge in [&items[1], &elems("shapes")[0], &marks[0]] {
+        let DynValue::Value(Some(r)) = edge else {
+            panic!("{edge:?}")
+        };
+        assert!(r.is_weak(), "the edge closing the cycle is weak");
+        assert!(Arc::ptr_eq(&r.node().unwrap(), &bag2), "cycle lost");
+    }
+    // The same octets again (one value, three indirections to it).
+    assert_eq!(encode(&tc, &back), bytes);
+    let weak = Arc::downgrade(&bag2);
+    drop((bag2, items, marks, back));
+    assert!(weak.upgrade().is_none(), "decoded cycle leaked");
+    drop(bag);
+}

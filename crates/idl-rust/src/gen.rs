@@ -807,7 +807,12 @@ impl<'a> Gen<'a> {
             }
             Type::Array(t, dims) => {
                 let mut s = String::new();
-                let mut src = format!("({expr})");
+                // A field (`&self.f`) is iterated in place: `.iter()`
+                // borrows it.
+                let mut src = match expr.strip_prefix("&self.") {
+                    Some(f) => format!("self.{f}"),
+                    None => format!("({expr})"),
+                };
                 for (i, _) in dims.iter().enumerate() {
                     let _ = write!(s, "for e{i} in {src}.iter() {{ ");
                     src = format!("e{i}");

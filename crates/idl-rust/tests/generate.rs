@@ -435,7 +435,8 @@ fn abstract_interfaces_hold_a_reference_or_a_value() {
 fn abstract_valuetype_slots_are_polymorphic() {
     let src = "module M {
   abstract valuetype Shape { double area(); };
-  valuetype Sq : Shape { public double side; public Shape next; };
+  typedef sequence<Shape, 4> Shapes;
+  valuetype Sq : Shape { public double side; public Shape next; public Shapes near; };
   valuetype Circle : Shape { public double r; };
   struct S { Shape s; };
   interface I { Shape biggest(in sequence<Shape> all); };
@@ -454,6 +455,12 @@ fn abstract_valuetype_slots_are_polymorphic() {
     // A state member closes cycles like a concrete one.
     assert_contains(&code, "let next = shape::__VALUES.read_value(r)?;");
     assert_contains(&code, "shape::__VALUES.fixup(next, r, &v, |s| &s.next);");
+    // So does a sequence member, element by element.
+    assert_contains(&code, "let mut near = shape::__VALUES.read_values(r, 4)?;");
+    assert_contains(
+        &code,
+        "shape::__VALUES.fixup_values(near, r, &v, |s| &s.near[..]);",
+    );
     // Both concrete types are candidates.
     assert_contains(&code, "super::Sq::REPOSITORY_ID => {");
     assert_contains(&code, "super::Circle::REPOSITORY_ID => {");
@@ -1050,14 +1057,14 @@ fn natives_outside_local_operations_are_diagnosed() {
 fn value_base_is_a_polymorphic_slot_everywhere() {
     let src = "module M {
   valuetype A { public long x; };
-  valuetype B { public string s; public ValueBase next; };
-  valuetype SBox string;
   typedef ValueBase VB;
   typedef sequence<ValueBase> VBSeq;
+  typedef ValueBase VBArr[2];
+  valuetype B { public string s; public ValueBase next; public VBSeq more; public VBArr two; };
+  valuetype SBox string;
   struct S { ValueBase v; VBSeq all; VB other; };
   union U switch (long) { case 1: ValueBase v; default: long n; };
   exception E { ValueBase why; };
-  typedef ValueBase VBArr[2];
   interface I {
     ValueBase echo(in ValueBase v, inout ValueBase io, out ValueBase o) raises (E);
     attribute ValueBase attr;
@@ -1082,6 +1089,25 @@ fn value_base_is_a_polymorphic_slot_everywhere() {
     assert_contains(
         &code,
         "super::idl_rt::VALUE_BASE.fixup(next, r, &v, |s| &s.next);",
+    );
+    // And a `sequence<ValueBase>` member, element by element.
+    assert_contains(
+        &code,
+        "let mut more = super::idl_rt::VALUE_BASE.read_values(r, u32::MAX)?;",
+    );
+    assert_contains(
+        &code,
+        "super::idl_rt::VALUE_BASE.fixup_values(more, r, &v, |s| &s.more[..]);",
+    );
+    // And an array member (no length on the wire).
+    assert_contains(
+        &code,
+        "let mut two = super::idl_rt::VALUE_BASE.read_value_array(r, 2)?;",
+    );
+    assert_contains(&code, "two: two.take_array()?");
+    assert_contains(
+        &code,
+        "super::idl_rt::VALUE_BASE.fixup_values(two, r, &v, |s| &s.two[..]);",
     );
     assert_contains(
         &code,

@@ -108,6 +108,42 @@ interface I {
     );
 }
 
+/// `ValueBase` parameters, results and sequences are table-driven: the
+/// descriptor carries the generated reader of such slots.
+#[test]
+fn value_base_operations_are_interpreted() {
+    let s = Builder::new()
+        .marshal(Marshal::Interpreted)
+        .compile_to_string(
+            "t.idl",
+            r#"
+valuetype P { public long x; };
+typedef ValueBase VB;
+typedef sequence<ValueBase> VBs;
+struct T { string tag; ValueBase v; };
+interface K {
+  ValueBase echo(in ValueBase v, inout VB io, out ValueBase again);
+  VBs all(in VBs vs, in sequence<ValueBase, 2> two, out T tagged);
+  attribute ValueBase last;
+};
+"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_no_compiled_operation(&s);
+    for needle in [
+        "pub static OP_ECHO:",
+        "pub static OP_ALL:",
+        "pub static OP_GET_LAST:",
+        "pub static OP_SET_LAST:",
+        "kind: ::peregrine::orb::interp::Kind::ValueBase(|r| {\n            super::idl_rt::VALUE_BASE\n                .read_value(r)",
+        "kind: ::peregrine::orb::interp::Kind::Sequence(2, &TY_VALUE_BASE)",
+        "kind: ::peregrine::orb::interp::Kind::Sequence(u32::MAX, &TY_VALUE_BASE)",
+        "::peregrine::orb::interp::TInOut(io)",
+    ] {
+        assert!(s.contains(needle), "missing {needle:?} in\n{s}");
+    }
+}
+
 #[test]
 fn the_form_is_chosen_per_interface() {
     let s = gen(Builder::new().interface_marshal("::B", Marshal::Interpreted));

@@ -49,7 +49,7 @@
 
 use std::cell::Cell;
 
-use peregrine_cdr::{Decode, Encode, Reader, Writer};
+use peregrine_cdr::{Decode, Encode, Reader, ValueObject, Writer};
 
 use peregrine_cdr::CdrError;
 
@@ -98,7 +98,17 @@ pub enum Kind {
     /// `Object` or an interface: a possibly nil reference; or an abstract
     /// interface (a reference or a value, see [`Nullable`]).
     Object,
+    /// `ValueBase`: a value of any type, read by the generated code's
+    /// reader of such slots (it knows the concrete value types of its
+    /// IDL); written through the value's `ValueObject`.
+    ValueBase(ReadValueBase),
 }
+
+/// How a [`Kind::ValueBase`] slot is read: null, a value met before, or a
+/// new value of a type the generated code (or a registered factory)
+/// knows.
+pub type ReadValueBase =
+    for<'a> fn(&mut Reader<'a>) -> peregrine_cdr::Result<peregrine_cdr::ValueSlot<dyn ValueObject>>;
 
 impl TypeDesc {
     /// A descriptor of a type marshaled by its own `Encode`/`Decode`.
@@ -746,6 +756,27 @@ impl<'de, T: peregrine_cdr::ValueType> Take<'de> for peregrine_cdr::ValueSlot<T>
     #[inline]
     fn take(_ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
         <Self as Decode<'de>>::decode(r)
+    }
+}
+
+/// A `ValueBase` slot (as a parameter, a result, or an element): written
+/// through the value's `ValueObject`, read by the reader the descriptor
+/// carries ([`Kind::ValueBase`]); sharing spans the message as for
+/// concrete values.
+impl Put for peregrine_cdr::ValueSlot<dyn ValueObject> {
+    #[inline]
+    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        peregrine_cdr::write_value_object(w, self.get())
+    }
+}
+
+impl<'de> Take<'de> for peregrine_cdr::ValueSlot<dyn ValueObject> {
+    #[inline]
+    fn take(ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        let Kind::ValueBase(read) = ty.kind else {
+            kind_mismatch(ty, "ValueSlot<dyn ValueObject>")
+        };
+        read(r)
     }
 }
 

@@ -96,6 +96,25 @@ int main(int argc, char** argv) {
     CORBA::ValueBase_var other_b;
     CORBA::Boolean two = any->same(b8.in(), n7.in(), other_b.out());
     check(one && !two && sb && sb->a() == 8, "valuebase shared");
+    // A bag listing a node and itself: a cycle through a
+    // sequence<ValueBase>, closed on the Peregrine side and sent back.
+    ValInterop::ValueSeq items;
+    items.length(2);
+    CORBA::add_ref(n7.in());
+    items[0] = n7.in();
+    ValInterop::Bag_var bag = new OBV_ValInterop::Bag("b", items);
+    CORBA::add_ref(bag.in());
+    bag->items()[1] = bag.in();
+    CORBA::String_var k6 = any->kind(bag.in());
+    CORBA::ValueBase_var eb = any->echo_value(bag.in());
+    ValInterop::Bag* bag2 = ValInterop::Bag::_downcast(eb.in());
+    check(!strcmp(k6, "Bag b 2 self 1") && bag2 && bag2 != bag.in() &&
+              bag2->items().length() == 2 && bag2->items()[1].in() == eb.in() &&
+              ValInterop::Node::_downcast(bag2->items()[0].in()) != 0,
+          "valuebase bag cycle");
+    // Break both cycles so the bags are freed.
+    bag->items()[1] = 0;
+    bag2->items()[1] = 0;
     orb->destroy();
   } catch (CORBA::Exception& e) {
     std::cout << "FAIL exception " << e._name() << std::endl;

@@ -16,4 +16,6 @@ static void register_factories(CORBA::ORB_ptr orb) {
   orb->register_value_factory("IDL:ValInterop/Node:1.0", f);
   f = new Factory<OBV_ValInterop::Base>();
   orb->register_value_factory("IDL:ValInterop/Base:1.0", f);
+  f = new Factory<OBV_ValInterop::Bag>();
+  orb->register_value_factory("IDL:ValInterop/Bag:1.0", f);
 }

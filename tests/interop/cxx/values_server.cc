@@ -44,6 +44,15 @@ class AnythingImpl : public POA_ValInterop::Anything {
       s = "Base " + std::to_string(b->a());
     } else if (ValInterop::StrBox* x = ValInterop::StrBox::_downcast(v)) {
       s = std::string("StrBox ") + x->_value();
+    } else if (ValInterop::Bag* g = ValInterop::Bag::_downcast(v)) {
+      // Where the bag lists itself: the cycle omniORB closed.
+      const ValInterop::ValueSeq& items = g->items();
+      long self = -1;
+      for (CORBA::ULong i = 0; i < items.length(); ++i) {
+        if (items[i].in() == v) self = (long)i;
+      }
+      s = std::string("Bag ") + g->name() + " " +
+          std::to_string(items.length()) + " self " + std::to_string(self);
     } else {
       s = "other";
     }

@@ -197,6 +197,29 @@ fn value_base_to_omniorb_and_back() {
         let a2 = a2.downcast::<v::Node>().expect("a Node");
         let b2 = a2.next.get().expect("b").clone();
         assert!(Arc::ptr_eq(b2.next.get().expect("cycle kept"), &a2));
+        // A cycle through a `sequence<ValueBase>`: the bag lists itself
+        // (after a node); omniORB sees the cycle closed and sends it
+        // back, its indirection to the bag read while the bag is still
+        // being decoded.
+        let bag = Arc::new(v::Bag::new(
+            "b".into(),
+            vec![vb(node(4, "four", None)), ValueSlot::null()],
+        ));
+        bag.items[1]
+            .set(bag.clone() as Arc<dyn ValueObject>)
+            .map_err(|_| ())
+            .unwrap();
+        assert_eq!(any.kind(&vb(bag.clone())).unwrap(), "Bag b 2 self 1");
+        let back = any.echo_value(&vb(bag)).unwrap();
+        let bag2 = back.get().unwrap().clone().into_any_value();
+        let bag2 = bag2.downcast::<v::Bag>().expect("a Bag");
+        assert_eq!(bag2.items.len(), 2);
+        assert_eq!(
+            Arc::as_ptr(bag2.items[1].get().expect("cycle kept")).cast::<()>(),
+            Arc::as_ptr(&bag2).cast::<()>()
+        );
+        let n = bag2.items[0].get().unwrap().clone().into_any_value();
+        assert_eq!(n.downcast::<v::Node>().expect("a Node").id, 4);
         // Sharing across parameters.
         let x = vb(node(3, "x", None));
         let (shared, b2) = any.same(&x, &x.clone()).unwrap();
@@ -257,8 +280,25 @@ impl v::Anything for AnythingServer {
             Ok(b) => return Ok(format!("Base {}", b.a)),
             Err(x) => x,
         };
-        Ok(match x.downcast::<v::StrBox>() {
-            Ok(b) => format!("StrBox {}", b.0),
+        let x = match x.downcast::<v::StrBox>() {
+            Ok(b) => return Ok(format!("StrBox {}", b.0)),
+            Err(x) => x,
+        };
+        Ok(match x.downcast::<v::Bag>() {
+            // Where the bag lists itself: the cycle the decoder closed.
+            Ok(g) => {
+                let me = Arc::as_ptr(&g).cast::<()>();
+                let at = g
+                    .items
+                    .iter()
+                    .position(|i| i.get().is_some_and(|i| Arc::as_ptr(i).cast::<()>() == me));
+                format!(
+                    "Bag {} {} self {}",
+                    g.name,
+                    g.items.len(),
+                    at.map_or(-1, |i| i as i64)
+                )
+            }
             Err(_) => "other".into(),
         })
     }
@@ -312,7 +352,8 @@ fn omniorb_client_peregrine_server() {
                 "valuebase kinds",
                 "valuebase truncated",
                 "valuebase echo",
-                "valuebase shared"
+                "valuebase shared",
+                "valuebase bag cycle"
             ],
             "{lines:#?}\n{stderr}"
         );

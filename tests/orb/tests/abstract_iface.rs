@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use peregrine_cdr::{ByteOrder, Reader, ValueSlot};
 use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind as K};
 use peregrine_orb_tests::idl::abs::{
-    Circle, Described, DescribedAbstract, Hub, HubRef, HubSkeleton, Label, Marker, Named, Pair,
-    Relay, RelayRef, RelaySkeleton, Service, ServiceRef, ServiceSkeleton, Shape, Square, Tag,
+    Circle, Described, DescribedAbstract, Hub, HubRef, HubSkeleton, Knot, Label, Marker, Named,
+    Pair, Relay, RelayRef, RelaySkeleton, Service, ServiceRef, ServiceSkeleton, Shape, Square, Tag,
 };
 use peregrine_orb_tests::{bounded, client};
 
@@ -368,6 +368,43 @@ fn cycle_through_an_abstract_member() {
         let b4 = tag(a4.next.get().unwrap());
         assert_eq!((a4.text.as_str(), b4.text.as_str()), ("a", "b"));
         assert!(Arc::ptr_eq(&a4, &tag(b4.next.get().unwrap())));
+    });
+}
+
+#[test]
+fn cycle_through_an_abstract_sequence() {
+    bounded(30, || {
+        let s = setup();
+        // a -> k (`Marker next`), k's ties (a `sequence<Marker>`) are a
+        // and k itself: sent from a, both back edges are elements read
+        // while their targets are still being decoded.
+        let a = Arc::new(Tag::new("a".into(), ValueSlot::null()));
+        let k = Arc::new(Knot::new(
+            "k".into(),
+            vec![ValueSlot::null(), ValueSlot::null(), ValueSlot::null()],
+        ));
+        a.next
+            .set(k.clone() as Arc<dyn Marker>)
+            .map_err(|_| ())
+            .unwrap();
+        k.ties[0]
+            .set(a.clone() as Arc<dyn Marker>)
+            .map_err(|_| ())
+            .unwrap();
+        k.ties[1]
+            .set(k.clone() as Arc<dyn Marker>)
+            .map_err(|_| ())
+            .unwrap();
+        let tag = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
+        let knot = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Knot>().unwrap();
+        let addr = |m: &Arc<dyn Marker>| Arc::as_ptr(m).cast::<()>();
+        let back = s.hub.chain(&ValueSlot::new(a.clone())).unwrap();
+        let a2 = tag(back.get().unwrap());
+        let k2 = knot(a2.next.get().unwrap());
+        assert_eq!((a2.text.as_str(), k2.text.as_str()), ("a", "k"));
+        assert_eq!(addr(k2.ties[0].get().unwrap()), Arc::as_ptr(&a2).cast());
+        assert_eq!(addr(k2.ties[1].get().unwrap()), Arc::as_ptr(&k2).cast());
+        assert!(k2.ties[2].is_null());
     });
 }
 

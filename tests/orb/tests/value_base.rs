@@ -2,8 +2,9 @@
 //! (`idl/value_base.idl`): values of two valuetypes, a value box and nil
 //! in one kind of slot, both ways; one value passed twice in a request
 //! arriving as one value (and going back as one); sequences, struct
-//! members and a cycle through a `ValueBase` state member; the
-//! table-driven interface; a chunked value of an unknown type cut down to
+//! members and cycles through a `ValueBase` state member and through
+//! `sequence<ValueBase>` and `ValueBase[2]` ones; the table-driven interface (whose
+//! `ValueBase` operations are table-driven); a chunked value of an unknown type cut down to
 //! a known base listed in its header; an unknown type refused with
 //! `MARSHAL` minor 1 (no value factory); a DSI servant, which reads the
 //! values through registered TypeCodes, called by the generated stub; and
@@ -20,8 +21,9 @@ use peregrine_orb::{
     Servant, SystemException, SystemExceptionKind as K,
 };
 use peregrine_orb_tests::idl::any_values::{
-    tc_name, tc_point, tc_text, values_from_any, values_to_any, Keeper, KeeperRef, KeeperSkeleton,
-    KeeperTable, KeeperTableRef, KeeperTableSkeleton, Name, Point, Tagged, Text,
+    keeper_table, tc_name, tc_point, tc_text, values_from_any, values_to_any, Bag, Keeper,
+    KeeperRef, KeeperSkeleton, KeeperTable, KeeperTableRef, KeeperTableSkeleton, Name, Point,
+    Tagged, Text,
 };
 use peregrine_orb_tests::{bounded, client};
 
@@ -96,12 +98,17 @@ impl KeeperTable for KeeperImpl {
     fn echo(&self, v: &Vb, io: &mut Vb) -> R<(Vb, Vb)> {
         Keeper::echo(self, v, io)
     }
+
+    fn describe_all(&self, vs: &[Vb]) -> R<(String, Vec<Vb>)> {
+        Keeper::describe_all(self, vs)
+    }
 }
 
 /// The operations `Keeper` and `KeeperTable` share, through either stub.
 trait Calls {
     fn describe(&self, v: &Vb) -> R<String>;
     fn echo(&self, v: &Vb, io: &mut Vb) -> R<(Vb, Vb)>;
+    fn describe_all(&self, vs: &[Vb]) -> R<(String, Vec<Vb>)>;
 }
 
 macro_rules! calls {
@@ -112,6 +119,9 @@ macro_rules! calls {
             }
             fn echo(&self, v: &Vb, io: &mut Vb) -> R<(Vb, Vb)> {
                 <$t>::echo(self, v, io)
+            }
+            fn describe_all(&self, vs: &[Vb]) -> R<(String, Vec<Vb>)> {
+                <$t>::describe_all(self, vs)
             }
         }
     };
@@ -253,6 +263,104 @@ fn cycle_through_a_value_base_member() {
         assert_eq!((a2.s.as_str(), b2.s.as_str()), ("a", "b"));
         assert!(Arc::ptr_eq(&a2, &a3), "the cycle is closed");
     });
+}
+
+/// The data address of a value (the identity the wire keeps), whatever
+/// the pointer's type.
+fn addr<T: ?Sized>(v: &Arc<T>) -> *const () {
+    Arc::as_ptr(v).cast()
+}
+
+fn as_bag(v: &Vb) -> Arc<Bag> {
+    v.get()
+        .expect("a value")
+        .clone()
+        .into_any_value()
+        .downcast::<Bag>()
+        .expect("a Bag")
+}
+
+fn as_text(v: &Vb) -> Arc<Text> {
+    v.get()
+        .expect("a value")
+        .clone()
+        .into_any_value()
+        .downcast::<Text>()
+        .expect("a Text")
+}
+
+#[test]
+fn cycle_through_a_value_base_sequence() {
+    bounded(30, || {
+        let s = setup();
+        // `child.next` is the bag, whose items are the child, the bag
+        // itself and a point. Sent from the child: the child's and the
+        // bag's indirections close cycles inside `items`, read while
+        // both values are still being decoded.
+        let bag = Arc::new(Bag::new(
+            "bag".into(),
+            vec![ValueSlot::null(), ValueSlot::null(), slot(&point(7, 8))],
+            [ValueSlot::null(), ValueSlot::null()],
+        ));
+        let child = Arc::new(Text::new("child".into(), slot(&bag)));
+        // `ends`, an array, holds the child and the bag as well.
+        for slots in [&bag.items[..2], &bag.ends[..]] {
+            slots[0]
+                .set(child.clone() as Arc<dyn ValueObject>)
+                .map_err(|_| ())
+                .unwrap();
+            slots[1]
+                .set(bag.clone() as Arc<dyn ValueObject>)
+                .map_err(|_| ())
+                .unwrap();
+        }
+        let check = |v: &Vb| {
+            let child2 = as_text(v);
+            let bag2 = as_bag(&child2.next);
+            assert_eq!((child2.s.as_str(), bag2.name.as_str()), ("child", "bag"));
+            assert_eq!(bag2.items.len(), 3);
+            assert_eq!(addr(bag2.items[0].get().unwrap()), addr(&child2));
+            assert_eq!(addr(bag2.items[1].get().unwrap()), addr(&bag2));
+            assert_eq!(describe(&bag2.items[2]), "Point(7,8)");
+            assert_eq!(addr(bag2.ends[0].get().unwrap()), addr(&child2));
+            assert_eq!(addr(bag2.ends[1].get().unwrap()), addr(&bag2));
+        };
+        // Through the compiled and the table-driven interface.
+        for k in [&s.keeper as &dyn Calls, &s.table] {
+            let mut io = ValueSlot::null();
+            let (back, again) = k.echo(&slot(&child), &mut io).unwrap();
+            check(&back);
+            assert_eq!(back, again);
+            assert_eq!(back, io);
+            // The bag first, in a sequence: the cycle closes within it.
+            let (desc, all) = k.describe_all(&[slot(&bag), slot(&child)]).unwrap();
+            assert_eq!(desc, "other,Text(child)");
+            check(&all[1]);
+            assert_eq!(
+                addr(all[0].get().unwrap()),
+                addr(&as_bag(&as_text(&all[1]).next))
+            );
+        }
+    });
+}
+
+/// The `ValueBase` operations of the table-driven interface are
+/// table-driven: their operation tables exist (this does not build if
+/// they fall back to compiled code), and their `ValueBase` descriptors
+/// carry the generated reader.
+#[test]
+fn value_base_operations_of_the_table_driven_interface_are_tables() {
+    use peregrine_orb::interp::{Kind, Mode};
+    let echo = &keeper_table::OP_ECHO;
+    assert_eq!(echo.name, "echo");
+    let modes: Vec<Mode> = echo.params.iter().map(|p| p.mode).collect();
+    assert_eq!(modes, [Mode::In, Mode::InOut, Mode::Out]);
+    assert!(matches!(echo.result.unwrap().kind, Kind::ValueBase(_)));
+    assert!(matches!(
+        keeper_table::OP_DESCRIBE_ALL.params[0].ty.kind,
+        Kind::Sequence(u32::MAX, e) if matches!(e.kind, Kind::ValueBase(_))
+    ));
+    assert_eq!(keeper_table::OP_DESCRIBE.params[0].ty.idl, "ValueBase");
 }
 
 /// `describe` called with raw argument bytes.

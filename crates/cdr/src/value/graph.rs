@@ -272,50 +272,134 @@ impl<T: ValueType> ReadValue<T> {
 }
 
 /// The values read for a `sequence` state member of a valuetype
-/// ([`read_values`]): the members, and which of them point back to a
-/// value whose state is still being read (a cycle through the sequence,
-/// such as a child's `children` holding its parent), completed through
-/// [`ReadValues::fixup`] once the owner exists.
-#[derive(Debug)]
-pub struct ReadValues<T> {
+/// ([`read_values`], or [`Polymorphic::read_values`] for a sequence of
+/// an abstract valuetype or `ValueBase`): the members, and which of them
+/// point back to a value whose state is still being read (a cycle
+/// through the sequence, such as a child's `children` holding its
+/// parent), completed through [`ReadValues::fixup`] (or
+/// [`Polymorphic::fixup_values`]) once the owner exists.
+///
+/// [`Polymorphic::read_values`]: super::Polymorphic::read_values
+/// [`Polymorphic::fixup_values`]: super::Polymorphic::fixup_values
+pub struct ReadValues<T: ?Sized> {
     slots: Vec<ValueSlot<T>>,
     /// Index in `slots` and input index of the value pointed to.
     cycles: Vec<(usize, usize)>,
 }
 
+impl<T: ?Sized> core::fmt::Debug for ReadValues<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ReadValues")
+            .field("slots", &self.slots)
+            .field("cycles", &self.cycles)
+            .finish()
+    }
+}
+
 /// Reads a `sequence` of values of type `T` with at most `bound`
 /// elements, for a valuetype's state member (see [`ReadValues`]).
 pub fn read_values<T: ValueType>(r: &mut Reader<'_>, bound: u32) -> Result<ReadValues<T>> {
-    let n = r.read_u32()?;
-    if n > bound {
-        return Err(CdrError::BoundExceeded {
-            bound,
-            len: u64::from(n),
-        });
-    }
-    // Each element takes at least a long (a null, a tag, an indirection).
-    let n = r.check_len(n, 4)?;
-    let mut slots = Vec::with_capacity(n);
-    let mut cycles = Vec::new();
-    for i in 0..n {
-        match read_value::<T>(r)? {
-            ReadValue::Ready(v) => slots.push(v.into()),
-            ReadValue::Cycle(at) => {
-                cycles.push((i, at));
-                slots.push(ValueSlot::null());
-            }
-        }
-    }
-    Ok(ReadValues { slots, cycles })
+    ReadValues::read_with(r, bound, read_value::<T>)
 }
 
-impl<T: ValueType> ReadValues<T> {
+/// Reads an array of `n` values of type `T` (no length on the wire), for
+/// a valuetype's state member: as [`read_values`], an element may close a
+/// cycle ([`ReadValues::take_array`], [`ReadValues::fixup`]).
+pub fn read_value_array<T: ValueType>(r: &mut Reader<'_>, n: usize) -> Result<ReadValues<T>> {
+    ReadValues::read_n(r, n, read_value::<T>)
+}
+
+impl<T: ?Sized> ReadValues<T> {
+    /// Reads a sequence of at most `bound` elements, each with `read`.
+    pub(super) fn read_with<'de>(
+        r: &mut Reader<'de>,
+        bound: u32,
+        read: impl FnMut(&mut Reader<'de>) -> Result<ReadValue<T>>,
+    ) -> Result<Self> {
+        let n = r.read_u32()?;
+        if n > bound {
+            return Err(CdrError::BoundExceeded {
+                bound,
+                len: u64::from(n),
+            });
+        }
+        // Each element takes at least a long (a null, a tag, an indirection).
+        let n = r.check_len(n, 4)?;
+        Self::read_n(r, n, read)
+    }
+
+    /// Reads `n` elements (no length on the wire), each with `read`.
+    pub(super) fn read_n<'de>(
+        r: &mut Reader<'de>,
+        n: usize,
+        mut read: impl FnMut(&mut Reader<'de>) -> Result<ReadValue<T>>,
+    ) -> Result<Self> {
+        let mut slots = Vec::with_capacity(n);
+        let mut cycles = Vec::new();
+        for i in 0..n {
+            match read(r)? {
+                ReadValue::Ready(v) => slots.push(v.into()),
+                ReadValue::Cycle(at) => {
+                    cycles.push((i, at));
+                    slots.push(ValueSlot::null());
+                }
+            }
+        }
+        Ok(ReadValues { slots, cycles })
+    }
+
     /// The members to store now (those closing a cycle null until
     /// [`ReadValues::fixup`] fills them).
     pub fn take(&mut self) -> Vec<ValueSlot<T>> {
         core::mem::take(&mut self.slots)
     }
 
+    /// The members of an array to store now ([`read_value_array`]), as
+    /// [`ReadValues::take`]; fails if `N` is not the number read.
+    pub fn take_array<const N: usize>(&mut self) -> Result<[ValueSlot<T>; N]> {
+        let n = self.slots.len();
+        core::mem::take(&mut self.slots)
+            .try_into()
+            .map_err(|_| CdrError::Truncated {
+                needed: N,
+                remaining: n,
+            })
+    }
+
+    /// Has the reader fill the members that close a cycle, in
+    /// `field(owner)`, once the values they point to are complete and
+    /// turned into a `T` by `cast`.
+    pub(super) fn defer<S: Send + Sync + 'static>(
+        self,
+        r: &mut Reader<'_>,
+        owner: &Arc<S>,
+        field: fn(&S) -> &[ValueSlot<T>],
+        cast: fn(AnyValue) -> core::result::Result<Arc<T>, AnyValue>,
+    ) where
+        T: Send + Sync + 'static,
+    {
+        for (i, at) in self.cycles {
+            let owner = owner.clone();
+            r.defer_value(
+                at,
+                Box::new(move |v| {
+                    let v = cast(v.clone()).map_err(|_| CdrError::NoValueFactory)?;
+                    if let Some(slot) = field(&owner).get(i) {
+                        let _ = slot.set(v);
+                    }
+                    Ok(())
+                }),
+            );
+        }
+    }
+}
+
+/// The cast of a concrete value type (for [`ReadValues::defer`]).
+fn downcast<T: ValueType>(v: AnyValue) -> core::result::Result<Arc<T>, AnyValue> {
+    v.downcast::<T>()
+}
+
+impl<T: ValueType> ReadValues<T> {
     /// Has the reader fill the members that close a cycle, in
     /// `field(owner)`, once the values they point to are complete.
     pub fn fixup<S: Send + Sync + 'static>(
@@ -324,22 +408,7 @@ impl<T: ValueType> ReadValues<T> {
         owner: &Arc<S>,
         field: fn(&S) -> &[ValueSlot<T>],
     ) {
-        for (i, at) in self.cycles {
-            let owner = owner.clone();
-            r.defer_value(
-                at,
-                Box::new(move |v| {
-                    let v = v
-                        .clone()
-                        .downcast::<T>()
-                        .map_err(|_| CdrError::NoValueFactory)?;
-                    if let Some(slot) = field(&owner).get(i) {
-                        let _ = slot.set(v);
-                    }
-                    Ok(())
-                }),
-            );
-        }
+        self.defer(r, owner, field, downcast::<T>);
     }
 }
 

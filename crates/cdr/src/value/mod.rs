@@ -22,7 +22,7 @@ mod write;
 
 #[cfg(feature = "std")]
 pub use graph::{
-    lookup_value_factory, read_value, read_values, register_value_factory,
+    lookup_value_factory, read_value, read_value_array, read_values, register_value_factory,
     unregister_value_factory, write_value, CustomMarshal, ReadValue, ReadValues, ValueFactory,
     ValueSlot, ValueType,
 };

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use super::graph::{lookup_value_factory, ReadValue, ValueSlot, ValueType};
+use super::graph::{lookup_value_factory, ReadValue, ReadValues, ValueSlot, ValueType};
 use super::{AnyValue, ValueInfo, ValueStart};
 use crate::{CdrError, Reader, Result, Writer};
 
@@ -111,6 +111,35 @@ impl<T: ?Sized + Send + Sync + 'static> Polymorphic<T> {
         (self.cast)(v)
             .map(|v| ReadValue::Ready(Some(v)))
             .map_err(|_| CdrError::NoValueFactory)
+    }
+
+    /// Reads a `sequence` of values for slots of type `T`, with at most
+    /// `bound` elements, for a valuetype's state member: elements that
+    /// point back to a value whose state is still being read (a cycle
+    /// through the sequence) are completed by
+    /// [`Polymorphic::fixup_values`] once the owner exists.
+    pub fn read_values(&self, r: &mut Reader<'_>, bound: u32) -> Result<ReadValues<T>> {
+        ReadValues::read_with(r, bound, |r| self.read_value(r))
+    }
+
+    /// Reads an array of `n` values for slots of type `T` (no length on
+    /// the wire), for a valuetype's state member: as
+    /// [`Polymorphic::read_values`].
+    pub fn read_value_array(&self, r: &mut Reader<'_>, n: usize) -> Result<ReadValues<T>> {
+        ReadValues::read_n(r, n, |r| self.read_value(r))
+    }
+
+    /// Has the reader fill the elements of `field(owner)` that close a
+    /// cycle ([`Polymorphic::read_values`]) once the values they point to
+    /// are complete (cast to `T`).
+    pub fn fixup_values<S: Send + Sync + 'static>(
+        &self,
+        v: ReadValues<T>,
+        r: &mut Reader<'_>,
+        owner: &Arc<S>,
+        field: fn(&S) -> &[ValueSlot<T>],
+    ) {
+        v.defer(r, owner, field, self.cast);
     }
 
     fn read_state(&self, r: &mut Reader<'_>, info: &ValueInfo<'_>) -> Result<AnyValue> {
@@ -272,5 +301,242 @@ mod tests {
         let bytes = [0x7f, 0xff, 0xff, 0x00, 0, 0, 0, 1];
         let e = SHAPES.read_value(&mut Reader::new(&bytes, ByteOrder::Big));
         assert_eq!(e.err(), Some(CdrError::NoValueFactory));
+    }
+
+    /// A value whose state is a `sequence<ValueBase>` (`Bag`) or a
+    /// `sequence<Shape>` (`Pen`): either may list itself, closing a
+    /// cycle through the sequence.
+    struct Bag(Vec<ValueSlot<dyn ValueObject>>);
+    struct Pen(Vec<ValueSlot<dyn Shape>>);
+
+    impl ValueType for Bag {
+        const REPO_ID: &'static str = "IDL:t/Bag:1.0";
+        const IDS: &'static [&'static str] = &["IDL:t/Bag:1.0"];
+        const CHUNKED: bool = false;
+        fn write_state(&self, w: &mut Writer) -> Result<()> {
+            w.write_u32(self.0.len() as u32);
+            self.0
+                .iter()
+                .try_for_each(|v| write_value_object(w, v.get()))
+        }
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+            let mut items = ANY.read_values(r, 3)?;
+            let v = Arc::new(Self(items.take()));
+            ANY.fixup_values(items, r, &v, |s| &s.0[..]);
+            Ok(v)
+        }
+    }
+
+    impl ValueType for Pen {
+        const REPO_ID: &'static str = "IDL:t/Pen:1.0";
+        const IDS: &'static [&'static str] = &["IDL:t/Pen:1.0"];
+        const CHUNKED: bool = false;
+        fn write_state(&self, w: &mut Writer) -> Result<()> {
+            w.write_u32(self.0.len() as u32);
+            self.0
+                .iter()
+                .try_for_each(|v| write_value_object(w, v.get()))
+        }
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+            let mut items = SHAPES.read_values(r, u32::MAX)?;
+            let v = Arc::new(Self(items.take()));
+            SHAPES.fixup_values(items, r, &v, |s| &s.0[..]);
+            Ok(v)
+        }
+    }
+
+    /// A `ValueBase` reader knowing `Bag`, `Pen` and `Square`.
+    const ANY: Polymorphic<dyn ValueObject> = Polymorphic {
+        read: |id, r, info| match id {
+            Bag::REPO_ID => Some(Bag::read_state(r, info).map(|v| v as AnyValue)),
+            Pen::REPO_ID => Some(Pen::read_state(r, info).map(|v| v as AnyValue)),
+            Square::REPO_ID => Some(Square::read_state(r, info).map(|v| v as AnyValue)),
+            _ => None,
+        },
+        cast: |v| {
+            let v = match v.downcast::<Bag>() {
+                Ok(b) => return Ok(b),
+                Err(v) => v,
+            };
+            let v = match v.downcast::<Pen>() {
+                Ok(p) => return Ok(p),
+                Err(v) => v,
+            };
+            v.downcast::<Square>().map(|s| s as Arc<dyn ValueObject>)
+        },
+    };
+
+    fn addr<T: ?Sized>(v: &Arc<T>) -> *const () {
+        Arc::as_ptr(v).cast()
+    }
+
+    /// `Bag` holding `[Square(3), itself, Square(3)]`.
+    fn self_bag() -> Arc<Bag> {
+        let sq: Arc<dyn ValueObject> = Arc::new(Square(3));
+        let bag = Arc::new(Bag(vec![
+            ValueSlot::new(sq.clone()),
+            ValueSlot::null(),
+            ValueSlot::new(sq),
+        ]));
+        bag.0[1].set(bag.clone()).ok().unwrap();
+        bag
+    }
+
+    #[test]
+    fn cycle_through_a_value_base_sequence_hand_checked() {
+        let bag = self_bag();
+        let mut w = Writer::new(ByteOrder::Big);
+        crate::write_value(&mut w, Some(&bag)).unwrap();
+        let mut e: Vec<u8> = Vec::new();
+        let long = |e: &mut Vec<u8>, v: u32| e.extend_from_slice(&v.to_be_bytes());
+        let string = |e: &mut Vec<u8>, s: &str| {
+            e.extend_from_slice(&(s.len() as u32 + 1).to_be_bytes());
+            e.extend_from_slice(s.as_bytes());
+            e.push(0);
+            while e.len() % 4 != 0 {
+                e.push(0);
+            }
+        };
+        long(&mut e, 0x7fff_ff02);
+        string(&mut e, Bag::REPO_ID);
+        long(&mut e, 3);
+        let sq_at = e.len();
+        long(&mut e, 0x7fff_ff02);
+        string(&mut e, Square::REPO_ID);
+        long(&mut e, 3);
+        // Back to the bag (at 0) and on to the square, as indirections.
+        long(&mut e, 0xffff_ffff);
+        let at = e.len() as i32;
+        long(&mut e, (-at) as u32);
+        long(&mut e, 0xffff_ffff);
+        let at = e.len() as i32;
+        long(&mut e, (sq_at as i32 - at) as u32);
+        assert_eq!(w.as_slice(), e);
+
+        let back = crate::read_value::<Bag>(&mut Reader::new(&e, ByteOrder::Big))
+            .unwrap()
+            .ready()
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.0.len(), 3);
+        // The element closing the cycle is the bag itself, the square
+        // met twice one value.
+        assert_eq!(addr(back.0[1].get().unwrap()), addr(&back));
+        let (a, b) = (back.0[0].get().unwrap(), back.0[2].get().unwrap());
+        assert!(Arc::ptr_eq(a, b));
+        assert!(a.clone().into_any_value().downcast::<Square>().is_ok());
+    }
+
+    #[test]
+    fn cycle_through_a_value_base_sequence_round_trips_both_orders() {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            // Sent from inside: a `ValueBase` slot holding the bag, the
+            // bag reaching back to itself.
+            let bag = self_bag();
+            let any: Arc<dyn ValueObject> = bag.clone();
+            let mut w = Writer::new(order);
+            write_value_object(&mut w, Some(&any)).unwrap();
+            let bytes = w.as_slice().to_vec();
+            let mut r = Reader::new(&bytes, order);
+            let back = ANY.read_value(&mut r).unwrap().ready().unwrap().unwrap();
+            assert_eq!(r.remaining(), 0);
+            let bag = back.into_any_value().downcast::<Bag>().ok().unwrap();
+            assert_eq!(addr(bag.0[1].get().unwrap()), addr(&bag));
+        }
+    }
+
+    #[test]
+    fn cycle_through_an_abstract_sequence_and_a_foreign_back_edge() {
+        // A `Pen` cannot be a `Shape`: a `sequence<Shape>` pointing back
+        // to the pen being read is refused when the cycle completes.
+        let pen = Arc::new(Pen(vec![ValueSlot::null()]));
+        let mut w = Writer::new(ByteOrder::Big);
+        w.write_value(Arc::as_ptr(&pen).cast(), Pen::IDS, false, |w| {
+            w.write_u32(1);
+            let again: Arc<dyn ValueObject> = pen.clone();
+            write_value_object(w, Some(&again))
+        })
+        .unwrap();
+        let bytes = w.as_slice().to_vec();
+        let e = crate::read_value::<Pen>(&mut Reader::new(&bytes, ByteOrder::Big));
+        assert_eq!(e.err(), Some(CdrError::NoValueFactory));
+    }
+
+    #[test]
+    fn value_sequence_length_is_bounded_and_checked_against_the_input() {
+        // `Bag` allows 3 elements.
+        let mut bytes = vec![0x7f, 0xff, 0xff, 0x02, 0, 0, 0, 14];
+        bytes.extend_from_slice(b"IDL:t/Bag:1.0\0\0\0");
+        bytes.extend_from_slice(&4u32.to_be_bytes());
+        let e = crate::read_value::<Bag>(&mut Reader::new(&bytes, ByteOrder::Big));
+        assert!(matches!(
+            e.err(),
+            Some(CdrError::BoundExceeded { bound: 3, len: 4 })
+        ));
+        // A huge count with no bytes behind it allocates nothing.
+        let e = SHAPES.read_values(
+            &mut Reader::new(&0x4000_0000u32.to_be_bytes(), ByteOrder::Big),
+            u32::MAX,
+        );
+        assert!(e.is_err());
+    }
+
+    /// A concrete value with an array of two of its own type.
+    struct Pair([ValueSlot<Pair>; 2]);
+
+    impl ValueType for Pair {
+        const REPO_ID: &'static str = "IDL:t/Pair:1.0";
+        const IDS: &'static [&'static str] = &["IDL:t/Pair:1.0"];
+        const CHUNKED: bool = false;
+        fn write_state(&self, w: &mut Writer) -> Result<()> {
+            self.0
+                .iter()
+                .try_for_each(|v| crate::write_value(w, v.get()))
+        }
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+            let mut both = crate::read_value_array::<Pair>(r, 2)?;
+            let v = Arc::new(Self(both.take_array()?));
+            both.fixup(r, &v, |s| &s.0[..]);
+            Ok(v)
+        }
+    }
+
+    #[test]
+    fn cycle_through_arrays_of_values() {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            // A pair holding itself twice: the second element is an
+            // indirection to the first, both back to the pair.
+            let p = Arc::new(Pair([ValueSlot::null(), ValueSlot::null()]));
+            p.0[0].set(p.clone()).ok().unwrap();
+            p.0[1].set(p.clone()).ok().unwrap();
+            let mut w = Writer::new(order);
+            crate::write_value(&mut w, Some(&p)).unwrap();
+            let bytes = w.as_slice().to_vec();
+            // Tag, id (4 + 15 octets, padded), two indirections.
+            assert_eq!(bytes.len(), 4 + 20 + 8 + 8);
+            let mut r = Reader::new(&bytes, order);
+            let back = crate::read_value::<Pair>(&mut r)
+                .unwrap()
+                .ready()
+                .unwrap()
+                .unwrap();
+            assert!(r.is_empty());
+            assert!(Arc::ptr_eq(back.0[0].get().unwrap(), &back));
+            assert!(Arc::ptr_eq(back.0[1].get().unwrap(), &back));
+            // The same through a `ValueBase` array.
+            let sq: Arc<dyn ValueObject> = Arc::new(Square(1));
+            let mut w = Writer::new(order);
+            write_value_object(&mut w, Some(&sq)).unwrap();
+            write_value_object(&mut w, Some(&sq)).unwrap();
+            let bytes = w.as_slice().to_vec();
+            let mut r = Reader::new(&bytes, order);
+            let mut two = ANY.read_value_array(&mut r, 2).unwrap();
+            let two: [ValueSlot<dyn ValueObject>; 2] = two.take_array().unwrap();
+            assert!(Arc::ptr_eq(two[0].get().unwrap(), two[1].get().unwrap()));
+            // A length other than the one read is an error, not a panic.
+            let mut r = Reader::new(&bytes, order);
+            let mut one = ANY.read_value_array(&mut r, 1).unwrap();
+            assert!(one.take_array::<2>().is_err());
+        }
     }
 }

@@ -88,6 +88,16 @@ impl Gen<'_> {
             .map(|v| format!("{}::__VALUES", self.inner_mod(cur, v)))
     }
 
+    /// The reader of the elements and the bound if `ty` is a sequence of
+    /// an abstract valuetype or of `ValueBase` (`Vec<ValueSlot<dyn V>>`),
+    /// seen from `cur`.
+    pub(super) fn poly_seq(&self, ty: &Type, cur: &[String]) -> Option<(String, Option<u32>)> {
+        match self.resolve_owned(ty) {
+            Type::Sequence(t, b) => self.poly_reader(&t, cur).map(|p| (p, b)),
+            _ => None,
+        }
+    }
+
     /// Paths from the generated root of the concrete valuetypes and value
     /// boxes generated (the types a `ValueBase` slot reads) and of their
     /// TypeCode functions.
@@ -123,16 +133,19 @@ impl Gen<'_> {
             .collect()
     }
 
-    /// True if `ty` holds a slot of abstract valuetype (or `ValueBase`)
-    /// type anywhere (through sequences, arrays, typedefs and members).
-    pub(super) fn holds_abstract_value(&self, ty: &Type) -> bool {
-        self.holds_abstract_value_in(ty, &mut Vec::new())
+    /// True if `ty` holds a slot of abstract valuetype type anywhere
+    /// (through sequences, arrays, typedefs and members; `ValueBase` not
+    /// counted).
+    pub(super) fn holds_abstract_vt(&self, ty: &Type) -> bool {
+        self.holds_abstract_value_in(ty, false, &mut Vec::new())
     }
 
-    fn holds_abstract_value_in(&self, ty: &Type, seen: &mut Vec<DefId>) -> bool {
+    fn holds_abstract_value_in(&self, ty: &Type, value_base: bool, seen: &mut Vec<DefId>) -> bool {
         match ty {
-            Type::Sequence(t, _) | Type::Array(t, _) => self.holds_abstract_value_in(t, seen),
-            Type::Basic(BasicType::ValueBase) => true,
+            Type::Sequence(t, _) | Type::Array(t, _) => {
+                self.holds_abstract_value_in(t, value_base, seen)
+            }
+            Type::Basic(BasicType::ValueBase) => value_base,
             Type::Named(id) => {
                 if seen.contains(id) {
                     return false;
@@ -142,7 +155,7 @@ impl Gen<'_> {
                     || self
                         .member_types(*id)
                         .into_iter()
-                        .any(|t| self.holds_abstract_value_in(t, seen))
+                        .any(|t| self.holds_abstract_value_in(t, value_base, seen))
             }
             _ => false,
         }

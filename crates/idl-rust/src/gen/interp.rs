@@ -27,9 +27,13 @@
 //! compiled form (the engine's `Put`/`Take` cover them as elements of
 //! bounded sequences).
 //!
+//! `ValueBase` slots (`ValueSlot<dyn ValueObject>`) are typed: their
+//! descriptor is `Kind::ValueBase`, carrying the generated
+//! `idl_rt::VALUE_BASE` reader as a function.
+//!
 //! Only operations using `long double` inside a bounded or
-//! reference-holding sequence/array (no typed entry) keep the compiled
-//! form.
+//! reference-holding sequence/array (no typed entry), and operations
+//! with a slot of abstract valuetype type, keep the compiled form.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -120,8 +124,9 @@ impl Gen<'_> {
 
     /// The engine has entries for `ty`.
     fn interp_ok(&mut self, ty: &Type) -> bool {
-        if self.holds_abstract_value(ty) {
-            // `ValueSlot<dyn V>` has no engine entry: compiled code.
+        if self.holds_abstract_vt(ty) {
+            // `ValueSlot<dyn V>` has no engine entry: compiled code
+            // (`ValueBase` has one, `Kind::ValueBase`).
             return false;
         }
         match self.resolve_owned(ty) {
@@ -135,7 +140,7 @@ impl Gen<'_> {
     /// An element of a typed sequence or array has a typed entry.
     fn elem_ok(&mut self, ty: &Type) -> bool {
         match self.resolve_owned(ty) {
-            Type::Fixed(None) | Type::Basic(BasicType::LongDouble | BasicType::ValueBase) => false,
+            Type::Fixed(None) | Type::Basic(BasicType::LongDouble) => false,
             Type::Sequence(e, _) | Type::Array(e, _) => self.elem_ok(&e),
             _ => true,
         }
@@ -293,6 +298,14 @@ impl Gen<'_> {
             Type::String(b) => format!("String({})", max(b)),
             Type::WString(b) => format!("WString({})", max(b)),
             Type::Basic(BasicType::Object) => "Object".into(),
+            Type::Basic(BasicType::ValueBase) => {
+                // The generated reader of `ValueBase` slots, as a `fn`.
+                let read = self
+                    .dec_abstract(&Type::Basic(BasicType::ValueBase), cur)
+                    .map(|d| d.expr())
+                    .unwrap_or_default();
+                format!("ValueBase(|r| {read})")
+            }
             Type::Named(id) if self.is_iface(&Type::Named(id)).is_some() => "Object".into(),
             Type::Sequence(e, b) => {
                 let e = self.ty_reg(&e, cur, types);

@@ -50,6 +50,20 @@ impl Gen<'_> {
         }
     }
 
+    /// The element type and length if `ty` is a one-dimensional array
+    /// of values (concrete, abstract or `ValueBase`).
+    fn value_array(&self, ty: &Type) -> Option<(Type, u32)> {
+        match self.resolve_owned(ty) {
+            Type::Array(t, dims) if dims.len() == 1 => {
+                let holds = self.value_slot(&t).is_some()
+                    || self.is_value_base(&t)
+                    || self.abstract_vt(&t).is_some();
+                holds.then(|| (*t, dims[0]))
+            }
+            _ => None,
+        }
+    }
+
     /// Why valuetype or box `id` cannot be generated yet, if so.
     pub(super) fn value_problem(&self, id: DefId) -> Option<(Span, String)> {
         let d = self.def(id);
@@ -373,6 +387,33 @@ impl Gen<'_> {
                 );
                 inits.push(format!("{f}: {f}.take()"));
                 let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f}[..]);");
+            } else if let Some((poly, b)) = self.poly_seq(&m.ty, cur) {
+                // The same for a sequence of an abstract valuetype or of
+                // `ValueBase`: an element may point back to the owner.
+                let _ = writeln!(
+                    dec,
+                    "let mut {f} = {poly}.read_values(r, {})?;",
+                    super::bound(b)
+                );
+                inits.push(format!("{f}: {f}.take()"));
+                let _ = writeln!(fixups, "{poly}.fixup_values({f}, r, &v, |s| &s.{f}[..]);");
+            } else if let Some((et, n)) = self.value_array(&m.ty) {
+                // An array of values: as a sequence, without a length.
+                let read = match self.value_slot(&et) {
+                    Some(vid) => {
+                        let vt = self.path(cur, vid, "");
+                        let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f}[..]);");
+                        format!("{cdr}::read_value_array::<{vt}>(r, {n})")
+                    }
+                    None => {
+                        let poly = self.poly_reader(&et, cur).unwrap_or_default();
+                        let _ =
+                            writeln!(fixups, "{poly}.fixup_values({f}, r, &v, |s| &s.{f}[..]);");
+                        format!("{poly}.read_value_array(r, {n})")
+                    }
+                };
+                let _ = writeln!(dec, "let mut {f} = {read}?;");
+                inits.push(format!("{f}: {f}.take_array()?"));
             } else {
                 let e = self.dec(&m.ty, cur).expr();
                 let _ = writeln!(dec, "let {f} = {e}?;");
