@@ -44,6 +44,11 @@ pub enum Op {
     Fixed,
     /// A recursive placeholder: resolve it, then dispatch on the target.
     Recursive,
+    /// A recursive placeholder for a valuetype or value box: handed to
+    /// the value code as it is, which tells a value of its target type
+    /// by identity (resolving, a reference count taken and dropped per
+    /// value, only where it must look at the target).
+    RecursiveValue,
     /// A valuetype (null, an indirection, or header and state).
     Value,
     /// A value box (like a valuetype whose state is the boxed value).
@@ -176,6 +181,11 @@ impl Layout {
         let kind = tc.0.kind;
         let mut inner = None;
         let (op, min_size) = match tc.body() {
+            // Its target is set once, when the enclosing type is built:
+            // a placeholder laid out before that stays `Recursive`.
+            Body::Recursive { .. } if matches!(tc.kind(), TcKind::Value | TcKind::ValueBox) => {
+                (Op::RecursiveValue, 4)
+            }
             Body::Recursive { .. } => (Op::Recursive, 1),
             Body::Simple => match kind {
                 TcKind::Null | TcKind::Void => (Op::Null, 0),

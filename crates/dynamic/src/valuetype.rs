@@ -3,7 +3,7 @@
 //! the registry of value TypeCodes the decoder consults for derived types
 //! it meets on the wire.
 //!
-//! # Why `Arc` nodes with a lock, and weak back edges
+//! # Why `Arc` nodes with a state set once, and weak back edges
 //!
 //! What CORBA preserves for values is *identity*: two members pointing at
 //! one value arrive pointing at one value, and a graph may be cyclic. So a
@@ -13,10 +13,15 @@
 //! an `Any` holding part of a graph), which rules out an arena owned by
 //! one tree: every holder of a node would have to carry the arena too.
 //!
-//! A cycle needs a node that exists before all of its members do, so the
-//! state sits behind an `RwLock` (values are `Send + Sync` like every
-//! `DynValue`, and encoding only reads). The encoder never locks a node
-//! twice: its second visit is an indirection, written before any lock.
+//! A node's state is fixed once set, as a generated value's fields are
+//! once it is shared: reading it takes no lock (the encoder reads every
+//! node it writes). A cycle needs a node that exists before all of its
+//! members do, so a node can also be made without its state
+//! ([`ValueNode::pending`]) and given it once later
+//! ([`ValueNode::set_state`]), as a generated value's
+//! `ValueSlot` is filled once. Changing the state afterwards takes
+//! exclusive access ([`ValueNode::state_mut`] through `Arc::get_mut`);
+//! a shared node is changed by building a new one.
 //!
 //! Strong `Arc` cycles would never be freed, and a peer sending cyclic
 //! values would then leak memory with every request. The decoder
@@ -25,11 +30,11 @@
 //! other edge points to a value finished earlier) as a *weak* reference;
 //! the graph lives as long as its root. Applications building cyclic
 //! graphs do the same with [`ValueRef::weak`] (a strong cycle is allowed,
-//! but stays in memory until a member is reset).
+//! but stays in memory for good).
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 use crate::error::{mismatch, DynError, Result};
 use crate::kind::TcKind;
@@ -58,10 +63,16 @@ const MAX_BASE_CHAIN: usize = 64;
 /// The state of a valuetype is every state member of its concrete bases,
 /// most basic first, then its own, in the order they travel on the wire
 /// ([`ValueNode::member_names`] gives the names and visibilities); a value
-/// box's state is the one boxed value.
+/// box's state is the one boxed value. It is set once (see the module
+/// docs): at construction, or for a node closing a cycle by
+/// [`ValueNode::set_state`] after [`ValueNode::pending`].
 pub struct ValueNode {
     tc: TypeCode,
-    state: RwLock<Vec<DynValue>>,
+    /// The state given at construction (no synchronization to read; for
+    /// a node made without its state, empty).
+    state: Vec<DynValue>,
+    /// The state set later through a shared reference, once.
+    late: OnceLock<Vec<DynValue>>,
 }
 
 impl ValueNode {
@@ -72,8 +83,7 @@ impl ValueNode {
         // Kept resolved (not a recursive reference): the encoder looks
         // the type's plan up once per value.
         let tc = tc.resolve()?;
-        let want = state_len(&tc)?;
-        if state.len() != want {
+        if state.len() != state_len(&tc)? {
             return Err(mismatch("value state member count"));
         }
         Ok(Arc::new(Self::unchecked(tc, state)))
@@ -84,11 +94,52 @@ impl ValueNode {
         Self::new(tc, vec![v])
     }
 
+    /// A value of type `tc` whose state is set later, once, with
+    /// [`ValueNode::set_state`]: how a cycle is built, the node existing
+    /// before the members that point back to it. Until then its state
+    /// is empty (and encoding it fails).
+    pub fn pending(tc: TypeCode) -> Result<Arc<Self>> {
+        let tc = tc.resolve()?;
+        state_len(&tc)?;
+        Ok(Arc::new(Self::unset(tc)))
+    }
+
+    /// Sets the state of a node made by [`ValueNode::pending`] (checked
+    /// for its length as in [`ValueNode::new`]). Fails if the state was
+    /// set before: a shared node's state does not change.
+    pub fn set_state(&self, state: Vec<DynValue>) -> Result<()> {
+        if !self.state.is_empty() {
+            return Err(already_set());
+        }
+        if state.len() != state_len(&self.tc)? {
+            return Err(mismatch("value state member count"));
+        }
+        self.late.set(state).map_err(|_| already_set())
+    }
+
+    /// A node with `state`, unchecked (the decoder's).
     pub(crate) fn unchecked(tc: TypeCode, state: Vec<DynValue>) -> Self {
         Self {
             tc,
-            state: RwLock::new(state),
+            state,
+            late: OnceLock::new(),
         }
+    }
+
+    /// A node without its state yet, unchecked (the decoder's, for a
+    /// value an indirection points back to while its state is read).
+    pub(crate) fn unset(tc: TypeCode) -> Self {
+        Self {
+            tc,
+            state: Vec::new(),
+            late: OnceLock::new(),
+        }
+    }
+
+    /// Sets the state of a node made by [`ValueNode::unset`], unchecked.
+    pub(crate) fn fill(&self, state: Vec<DynValue>) {
+        // Only the decoder that made the node fills it, once.
+        let _ = self.late.set(state);
     }
 
     /// The value's own (most derived) type.
@@ -96,14 +147,25 @@ impl ValueNode {
         &self.tc
     }
 
-    /// The state, base members first.
-    pub fn state(&self) -> RwLockReadGuard<'_, Vec<DynValue>> {
-        self.state.read().unwrap_or_else(|e| e.into_inner())
+    /// The state, base members first (empty while a
+    /// [`ValueNode::pending`] node's state is not set). Read without a
+    /// lock: it does not change once set.
+    #[inline]
+    pub fn state(&self) -> &[DynValue] {
+        match self.late.get() {
+            Some(s) => s,
+            None => &self.state,
+        }
     }
 
-    /// The state, for changes (closing a cycle after the nodes exist).
-    pub fn state_mut(&self) -> RwLockWriteGuard<'_, Vec<DynValue>> {
-        self.state.write().unwrap_or_else(|e| e.into_inner())
+    /// The state, for changes: takes exclusive access (a node not shared
+    /// yet, or `Arc::get_mut` of one nobody else refers to, weakly or
+    /// not). A pending node's state starts empty here.
+    pub fn state_mut(&mut self) -> &mut Vec<DynValue> {
+        if let Some(s) = self.late.take() {
+            self.state = s;
+        }
+        &mut self.state
     }
 
     /// Names and visibilities (`PRIVATE_MEMBER` 0, `PUBLIC_MEMBER` 1) of
@@ -223,6 +285,11 @@ impl fmt::Debug for ValueRef {
     }
 }
 
+#[cold]
+fn already_set() -> DynError {
+    mismatch("value state already set")
+}
+
 /// The concrete bases of a valuetype, the type itself first.
 pub(crate) fn base_chain(tc: &TypeCode) -> Result<Vec<TypeCode>> {
     let mut chain = vec![tc.resolve()?];
@@ -338,6 +405,31 @@ mod tests {
         assert!(derives_from(&derived, "IDL:B:1.0"));
         assert!(!derives_from(&base, "IDL:D:1.0"));
         assert!(state_len(&TypeCode::long()).is_err());
+    }
+
+    #[test]
+    fn state_is_set_once_and_changed_only_through_exclusive_access() {
+        let tc = vt("IDL:Once:1.0", VM_NONE, None, &["a", "b"]);
+        let n = ValueNode::pending(tc.clone()).unwrap();
+        assert!(n.state().is_empty(), "no state until set");
+        assert!(n.set_state(vec![DynValue::Long(1)]).is_err(), "length");
+        assert!(n.state().is_empty(), "a refused state is not kept");
+        n.set_state(vec![DynValue::Long(1), DynValue::Long(2)])
+            .unwrap();
+        assert_eq!(n.state(), [DynValue::Long(1), DynValue::Long(2)]);
+        assert!(
+            n.set_state(vec![DynValue::Long(3), DynValue::Long(4)])
+                .is_err(),
+            "set once"
+        );
+        assert_eq!(n.state()[0], DynValue::Long(1));
+        let shared = n.clone();
+        let mut n = n;
+        assert!(Arc::get_mut(&mut n).is_none(), "shared: no change");
+        drop(shared);
+        Arc::get_mut(&mut n).unwrap().state_mut()[1] = DynValue::Long(20);
+        assert_eq!(n.member("b"), Some(DynValue::Long(20)));
+        assert!(ValueNode::pending(TypeCode::long()).is_err());
     }
 
     #[test]

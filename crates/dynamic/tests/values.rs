@@ -62,16 +62,26 @@ fn derived_tc(base: &TypeCode) -> TypeCode {
 }
 
 fn node(tc: &TypeCode, id: i32, label: &str, next: Option<ValueRef>) -> Arc<ValueNode> {
-    ValueNode::new(
-        tc.clone(),
-        vec![
-            DynValue::Long(id),
-            DynValue::String(label.into()),
-            DynValue::Value(next),
-            DynValue::Long(id * 10),
-        ],
-    )
-    .unwrap()
+    ValueNode::new(tc.clone(), node_state(id, label, next)).unwrap()
+}
+
+fn node_state(id: i32, label: &str, next: Option<ValueRef>) -> Vec<DynValue> {
+    vec![
+        DynValue::Long(id),
+        DynValue::String(label.into()),
+        DynValue::Value(next),
+        DynValue::Long(id * 10),
+    ]
+}
+
+/// `a` (id 1) -> `b` (id 2) -> `a`, the edge back weak: `b` is made
+/// first, its state set once `a` exists.
+fn a_b_cycle(tc: &TypeCode) -> (Arc<ValueNode>, Arc<ValueNode>) {
+    let b = ValueNode::pending(tc.clone()).unwrap();
+    let a = node(tc, 1, "a", Some(b.clone().into()));
+    b.set_state(node_state(2, "b", Some(ValueRef::weak(&a))))
+        .unwrap();
+    (a, b)
 }
 
 fn encode(tc: &TypeCode, v: &DynValue) -> Vec<u8> {
@@ -102,9 +112,7 @@ fn next_of(n: &ValueNode) -> DynValue {
 fn cycle_and_sharing_survive_a_round_trip() {
     let tc = node_tc();
     // a -> b -> a, and a sequence holding a twice then b.
-    let b = node(&tc, 2, "b", None);
-    let a = node(&tc, 1, "a", Some(b.clone().into()));
-    b.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&a)));
+    let (a, b) = a_b_cycle(&tc);
     let seq_tc = TypeCode::sequence_tc(0, tc.clone());
     let v = DynValue::Sequence(vec![
         DynValue::Value(Some(a.clone().into())),
@@ -145,8 +153,9 @@ fn cycle_and_sharing_survive_a_round_trip() {
 #[test]
 fn self_cycle_and_null() {
     let tc = node_tc();
-    let a = node(&tc, 7, "self", None);
-    a.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&a)));
+    let a = ValueNode::pending(tc.clone()).unwrap();
+    a.set_state(node_state(7, "self", Some(ValueRef::weak(&a))))
+        .unwrap();
     let v = DynValue::Value(Some(a.into()));
     let bytes = encode(&tc, &v);
     let back = decode(&tc, &bytes).unwrap();
@@ -349,9 +358,7 @@ fn value_and_abstract_interface_minor_codes() {
 #[test]
 fn any_holds_a_value_graph() {
     let tc = node_tc();
-    let b = node(&tc, 2, "b", None);
-    let a = node(&tc, 1, "a", Some(b.clone().into()));
-    b.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&a)));
+    let (a, _b) = a_b_cycle(&tc);
     let any = Any::new(tc.clone(), DynValue::Value(Some(a.into())));
     let mut w = Writer::new(ByteOrder::Little);
     any.encode_into(&mut w).unwrap();
@@ -498,9 +505,7 @@ fn truncated_and_garbage_tags_are_errors() {
 fn every_prefix_and_byte_flip_of_a_graph_is_handled() {
     let tc = node_tc();
     let base = base_tc();
-    let b = node(&tc, 2, "b", None);
-    let a = node(&tc, 1, "a", Some(b.clone().into()));
-    b.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&a)));
+    let (a, _b) = a_b_cycle(&tc);
     let d = ValueNode::new(
         derived_tc(&base),
         vec![DynValue::Long(5), DynValue::String("more".into())],
@@ -644,27 +649,33 @@ fn tree_tc() -> TypeCode {
 /// A root (id 0) whose `children` are two leaves (ids 1 and 2), each
 /// pointing back to it through a weak `parent`.
 fn root_with_two_leaves(tc: &TypeCode) -> (Arc<ValueNode>, Arc<ValueNode>, Arc<ValueNode>) {
-    let tree = |id, children: Vec<DynValue>| {
-        ValueNode::new(
-            tc.clone(),
-            vec![
-                DynValue::Long(id),
-                DynValue::Sequence(children),
-                DynValue::Value(None),
-            ],
-        )
-        .unwrap()
-    };
-    let (a, b) = (tree(1, vec![]), tree(2, vec![]));
-    let root = tree(
-        0,
+    let state = |id, children: Vec<DynValue>, parent| {
         vec![
-            DynValue::Value(Some(a.clone().into())),
-            DynValue::Value(Some(b.clone().into())),
-        ],
+            DynValue::Long(id),
+            DynValue::Sequence(children),
+            DynValue::Value(parent),
+        ]
+    };
+    // The leaves are made first, their state set once the root exists.
+    let (a, b) = (
+        ValueNode::pending(tc.clone()).unwrap(),
+        ValueNode::pending(tc.clone()).unwrap(),
     );
-    for leaf in [&a, &b] {
-        leaf.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&root)));
+    let root = ValueNode::new(
+        tc.clone(),
+        state(
+            0,
+            vec![
+                DynValue::Value(Some(a.clone().into())),
+                DynValue::Value(Some(b.clone().into())),
+            ],
+            None,
+        ),
+    )
+    .unwrap();
+    for (id, leaf) in [(1, &a), (2, &b)] {
+        leaf.set_state(state(id, vec![], Some(ValueRef::weak(&root))))
+            .unwrap();
     }
     (root, a, b)
 }

@@ -108,16 +108,26 @@ fn generated_typecodes_equal_the_hand_built_ones() {
 // ---- the same graphs both ways ----
 
 fn dyn_node(tc: &TypeCode, id: i32, label: &str, next: Option<ValueRef>) -> Arc<ValueNode> {
-    ValueNode::new(
-        tc.clone(),
-        vec![
-            DynValue::Long(id),
-            DynValue::String(label.into()),
-            DynValue::Value(next),
-            DynValue::Long(id * 10),
-        ],
-    )
-    .unwrap()
+    ValueNode::new(tc.clone(), dyn_state(id, label, next)).unwrap()
+}
+
+fn dyn_state(id: i32, label: &str, next: Option<ValueRef>) -> Vec<DynValue> {
+    vec![
+        DynValue::Long(id),
+        DynValue::String(label.into()),
+        DynValue::Value(next),
+        DynValue::Long(id * 10),
+    ]
+}
+
+/// `a` (id 1) -> `b` (id 2) -> `a`, the edge back weak: `b` is made
+/// first, its state set once `a` exists.
+fn dyn_cycle(tc: &TypeCode) -> (Arc<ValueNode>, Arc<ValueNode>) {
+    let b = ValueNode::pending(tc.clone()).unwrap();
+    let a = dyn_node(tc, 1, "a", Some(b.clone().into()));
+    b.set_state(dyn_state(2, "b", Some(ValueRef::weak(&a))))
+        .unwrap();
+    (a, b)
 }
 
 fn node(id: i32, label: &str, next: Option<Arc<v::Node>>) -> Arc<v::Node> {
@@ -159,9 +169,7 @@ fn compiled_bytes(order: ByteOrder) -> Vec<u8> {
 
 fn interpreted_bytes(order: ByteOrder) -> Vec<u8> {
     let nt = node_tc();
-    let b = dyn_node(&nt, 2, "b", None);
-    let a = dyn_node(&nt, 1, "a", Some(b.clone().into()));
-    b.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&a)));
+    let (a, b) = dyn_cycle(&nt);
     let sbox = ValueNode::boxed(box_tc(), DynValue::String("boxed".into())).unwrap();
     let d = ValueNode::new(
         derived_tc(),
@@ -336,9 +344,7 @@ fn dii_request_with_values_reaches_a_dsi_servant() {
     // a -> b -> a; b also passed as its own argument; a truncatable
     // Derived where a Base is expected (the servant only knows Base).
     let nt = node_tc();
-    let b = dyn_node(&nt, 2, "b", None);
-    let a = dyn_node(&nt, 1, "a", Some(b.clone().into()));
-    b.state_mut()[2] = DynValue::Value(Some(ValueRef::weak(&a)));
+    let (a, b) = dyn_cycle(&nt);
     let sbox = ValueNode::boxed(box_tc(), DynValue::String("hi".into())).unwrap();
     let d = ValueNode::new(
         derived_tc(),

@@ -88,7 +88,10 @@ pub fn decode_value(tc: &TypeCode, r: &mut Reader<'_>) -> Result<DynValue> {
             r.leave();
             v?
         }
-        Op::Value | Op::ValueBox => crate::interp::value::decode_valuetype(Some(t), r)?,
+        // The value codec counts the nesting of values itself.
+        Op::Value | Op::ValueBox | Op::RecursiveValue => {
+            crate::interp::value::decode_valuetype(Some(t), r)?
+        }
         Op::Abstract => crate::interp::value::decode_abstract(r)?,
         Op::Unsupported => return Err(DynError::Unsupported("value of this kind")),
     })

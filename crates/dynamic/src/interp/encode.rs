@@ -97,7 +97,9 @@ pub fn encode_value(tc: &TypeCode, v: &DynValue, w: &mut Writer) -> Result<()> {
         },
         Op::Fixed => encode_fixed(t, v, w),
         Op::Recursive => encode_value(&t.resolve()?, v, w),
-        Op::Value | Op::ValueBox => crate::interp::value::encode_valuetype(t, v, w),
+        Op::Value | Op::ValueBox | Op::RecursiveValue => {
+            crate::interp::value::encode_valuetype(t, v, w)
+        }
         Op::Abstract => crate::interp::value::encode_abstract(v, w),
         Op::Unsupported => Err(unsupported(t)),
     }

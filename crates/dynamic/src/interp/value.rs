@@ -128,7 +128,7 @@ fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
         Arc::as_ptr(node).cast(),
         || plan(tc).and_then(ValuePlan::header).map_err(fail),
         |w| {
-            // Locked only here: a second visit of this node is an
+            // Read only here: a second visit of this node is an
             // indirection written before this closure would run.
             let state = node.state();
             let types = plan(tc).and_then(ValuePlan::state).map_err(fail)?;
@@ -278,8 +278,8 @@ impl PendingGuard {
 
     /// The node of the value this guard's entry stands for, with `state`.
     /// Only a value met again inside its own state has a node already
-    /// (and takes its state through the lock); any other is made now,
-    /// complete, and never locked here.
+    /// (made without its state, which it takes now); any other is made
+    /// now, complete.
     fn finish(self, state: Vec<DynValue>) -> Arc<ValueNode> {
         let entry = PENDING.with(|p| {
             let mut p = p.borrow_mut();
@@ -290,7 +290,7 @@ impl PendingGuard {
         });
         match entry {
             Some((_, Pending::Node(node))) => {
-                *node.state_mut() = state;
+                node.fill(state);
                 node
             }
             Some((_, Pending::Type(tc))) => Arc::new(ValueNode::unchecked(tc, state)),
@@ -314,7 +314,7 @@ fn pending(at: usize) -> Option<Arc<ValueNode>> {
         Some(match entry {
             Pending::Node(node) => node.clone(),
             Pending::Type(tc) => {
-                let node = Arc::new(ValueNode::unchecked(tc.clone(), Vec::new()));
+                let node = Arc::new(ValueNode::unset(tc.clone()));
                 *entry = Pending::Node(node.clone());
                 node
             }
@@ -367,7 +367,7 @@ pub(crate) fn decode_abstract(r: &mut Reader<'_>) -> Result<DynValue> {
 /// A value met again (an indirection) must fit the slot too.
 fn check_fits(formal: Option<&TypeCode>, node: &ValueNode) -> Result<()> {
     match formal {
-        Some(f) if !fits(f, node.type_code()) => Err(no_factory(
+        Some(f) if !is_type(f, node.type_code()) && !fits(f, node.type_code()) => Err(no_factory(
             "indirection to a value of a type not derived from the formal type",
         )),
         _ => Ok(()),
@@ -392,9 +392,10 @@ fn choose_type(formal: Option<&TypeCode>, info: &ValueInfo<'_>) -> Result<TypeCo
     let formal = formal.filter(|f| f.id() != Ok(VALUE_BASE_ID));
     let ids = info.ids.as_slice();
     let chosen = if ids.is_empty() {
+        // Resolved: the formal type may be a recursive placeholder.
         formal
-            .cloned()
             .ok_or_else(|| no_factory("value without a repository id where any value may be"))?
+            .resolve()?
     } else {
         let mut found = None;
         for (i, id) in ids.iter().enumerate() {
