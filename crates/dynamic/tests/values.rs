@@ -865,26 +865,19 @@ fn cycles_through_value_base_abstract_interface_and_abstract_value_sequences() {
     let tc = bag_tc();
     let nt = node_tc();
     register_value_type(nt.clone()).unwrap();
-    let bag = ValueNode::new(
-        tc.clone(),
-        vec![
-            DynValue::Long(5),
-            DynValue::Sequence(vec![]),
-            DynValue::Sequence(vec![]),
-            DynValue::Sequence(vec![]),
-        ],
-    )
-    .unwrap();
+    // The node exists first (its state set once below), as a cycle needs.
+    let bag = ValueNode::pending(tc.clone()).unwrap();
     let back_edge = || DynValue::Value(Some(ValueRef::weak(&bag)));
-    {
-        let mut st = bag.state_mut();
-        st[1] = DynValue::Sequence(vec![
+    bag.set_state(vec![
+        DynValue::Long(5),
+        DynValue::Sequence(vec![
             DynValue::Value(Some(node(&nt, 1, "n", None).into())),
             back_edge(),
-        ]);
-        st[2] = DynValue::Sequence(vec![back_edge()]);
-        st[3] = DynValue::Sequence(vec![back_edge(), DynValue::Value(None)]);
-    }
+        ]),
+        DynValue::Sequence(vec![back_edge()]),
+        DynValue::Sequence(vec![back_edge(), DynValue::Value(None)]),
+    ])
+    .unwrap();
     let bytes = encode(&tc, &DynValue::Value(Some(bag.clone().into())));
     let back = decode(&tc, &bytes).unwrap();
     let bag2 = node_of(&back);
