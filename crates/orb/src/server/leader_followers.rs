@@ -361,22 +361,38 @@ impl Pool {
         false
     }
 
-    /// Wakes a waiting thread, or starts one if none waits.
+    /// Wakes a waiting thread for queued work, or starts one if none
+    /// waits. (A thread that starts waiting meanwhile counted itself
+    /// idle before it looked at the queue: it finds the work.)
     fn wake_one(&self, orb: &Arc<OrbInner>) {
-        if self.idle.load(Ordering::SeqCst) == 0 {
+        if self.idle.load(Ordering::SeqCst) > 0 {
+            self.poller.wake();
+        } else {
             self.grow(orb);
         }
-        self.poller.wake();
     }
 
+    /// The next queued work, for a thread counted idle.
     fn pop_ready(&self) -> Option<Work> {
         let mut q = lock(&self.queue);
         let c = q.pop_front()?;
-        if !q.is_empty() {
-            // Pass the wake-up on for the rest.
+        let more = !q.is_empty();
+        drop(q);
+        if more && self.idle.load(Ordering::SeqCst) > 1 {
+            // Pass the wake-up on for the rest, to another waiting thread.
             self.poller.wake();
         }
         Some(c)
+    }
+
+    /// A wake-up was taken: the next one may go out, and goes out now if
+    /// work is queued and a thread waits for it.
+    fn wake_taken(&self) {
+        self.poller.wake_taken();
+        let queued = !lock(&self.queue).is_empty();
+        if queued && self.idle.load(Ordering::SeqCst) > 0 {
+            self.poller.wake();
+        }
     }
 
     /// How many events a thread about to wait may take: one while other
@@ -395,15 +411,26 @@ impl Pool {
     /// is free first; wakes a waiting one if there is any. (A thread
     /// counts itself idle before it looks at the queue, so one that saw
     /// the queue empty is counted here and woken.)
-    fn take_events(&self, rest: impl Iterator<Item = Token>) {
+    ///
+    /// A wake-up among them is not queued: true if there was one (the
+    /// caller takes it).
+    fn take_events(&self, rest: impl Iterator<Item = Token>) -> bool {
+        let mut woken = false;
         let mut q = lock(&self.queue);
         let before = q.len();
-        q.extend(rest.map(Work::Event));
+        q.extend(
+            rest.filter(|t| {
+                woken |= t.kind == Kind::Wake;
+                t.kind != Kind::Wake
+            })
+            .map(Work::Event),
+        );
         let added = q.len() > before;
         drop(q);
         if added && self.idle.load(Ordering::SeqCst) > 0 {
             self.poller.wake();
         }
+        woken
     }
 
     /// The holder of `conn`'s read turn took a request and puts `rest`
@@ -569,9 +596,26 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                 pool.sweep_if_due();
                 let Some(t) = got.and_then(|_| {
                     let mut tokens = events.tokens();
-                    let first = tokens.next();
-                    pool.take_events(tokens);
-                    first
+                    let mut woken = false;
+                    let mut first = None;
+                    for t in tokens.by_ref() {
+                        if t.kind == Kind::Wake {
+                            woken = true;
+                        } else {
+                            first = Some(t);
+                            break;
+                        }
+                    }
+                    woken |= pool.take_events(tokens);
+                    // A wake-up is taken at once, not queued: until it is,
+                    // no other can be sent.
+                    if woken {
+                        pool.wake_taken();
+                    }
+                    Some(first.unwrap_or(Token {
+                        id: 0,
+                        kind: Kind::Wake,
+                    }))
                 }) else {
                     let Some(o) = orb.upgrade() else {
                         pool.total.fetch_sub(1, Ordering::SeqCst);
@@ -597,7 +641,8 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
         match work {
             Work::Turn(c) => serve_turn(&orb, pool, &c, &mut w),
             Work::Event(t) => match t.kind {
-                Kind::Wake => pool.poller.wake_taken(),
+                // (Taken already.)
+                Kind::Wake => {}
                 Kind::Listener => super::acceptor::accept_ready(&orb, t.id as usize),
                 Kind::Write => {
                     if let Some(c) = orb.inner().server.conn(t.id) {

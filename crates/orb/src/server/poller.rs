@@ -12,6 +12,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// What a registration stands for (the low two bits of its token).
@@ -94,6 +95,9 @@ impl Events {
 pub(super) struct Poller {
     epoll: OwnedFd,
     wake: OwnedFd,
+    /// A wake-up was sent and not yet taken: another would only write
+    /// the eventfd again (its registration is disarmed until taken).
+    wake_pending: AtomicBool,
 }
 
 fn check(r: libc::c_int) -> io::Result<libc::c_int> {
@@ -118,7 +122,11 @@ impl Poller {
                 libc::EFD_CLOEXEC | libc::EFD_NONBLOCK,
             ))?)
         };
-        let p = Poller { epoll, wake };
+        let p = Poller {
+            epoll,
+            wake,
+            wake_pending: AtomicBool::new(false),
+        };
         p.ctl(
             libc::EPOLL_CTL_ADD,
             p.wake.as_raw_fd(),
@@ -206,16 +214,22 @@ impl Poller {
         first
     }
 
-    /// Wakes one waiting thread (the wake registration must be armed:
-    /// whoever takes the wake-up re-arms it with [`Poller::wake_taken`]).
+    /// Wakes one waiting thread; while a wake-up is on its way (not yet
+    /// taken with [`Poller::wake_taken`]), does nothing: the thread that
+    /// takes it looks for work after re-arming, and passes the wake-up on
+    /// if there is more.
     pub(super) fn wake(&self) {
+        if self.wake_pending.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let one = 1u64.to_ne_bytes();
         // SAFETY: writes 8 bytes from a live array to our eventfd. A full
         // counter (EAGAIN) already means "wake".
         unsafe { libc::write(self.wake.as_raw_fd(), one.as_ptr().cast(), 8) };
     }
 
-    /// Resets the eventfd after a wake-up was taken and re-arms it.
+    /// Resets the eventfd after a wake-up was taken and re-arms it; the
+    /// next [`Poller::wake`] sends one again.
     pub(super) fn wake_taken(&self) {
         let mut buf = [0u8; 8];
         // SAFETY: reads at most 8 bytes into a live array.
@@ -227,6 +241,9 @@ impl Poller {
                 kind: Kind::Wake,
             },
         );
+        // Only now: a wake-up sent between the read and the re-arm would
+        // be lost.
+        self.wake_pending.store(false, Ordering::SeqCst);
     }
 }
 
