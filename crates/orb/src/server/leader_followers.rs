@@ -407,6 +407,29 @@ impl Pool {
         }
     }
 
+    /// The event of a wait this thread runs (the first that is not a
+    /// wake-up); the others are queued ([`Pool::take_events`]). A
+    /// wake-up is taken at once, not queued: until it is, no other can be
+    /// sent.
+    fn take_batch(&self, events: &Events) -> Option<Token> {
+        let mut tokens = events.tokens();
+        let mut woken = false;
+        let mut first = None;
+        for t in tokens.by_ref() {
+            if t.kind == Kind::Wake {
+                woken = true;
+            } else {
+                first = Some(t);
+                break;
+            }
+        }
+        woken |= self.take_events(tokens);
+        if woken {
+            self.wake_taken();
+        }
+        first
+    }
+
     /// Queues the events of a wait beyond the first, for whichever thread
     /// is free first; wakes a waiting one if there is any. (A thread
     /// counts itself idle before it looks at the queue, so one that saw
@@ -594,29 +617,7 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                 let got = pool.poller.wait(events, timeout);
                 pool.idle.fetch_sub(1, Ordering::SeqCst);
                 pool.sweep_if_due();
-                let Some(t) = got.and_then(|_| {
-                    let mut tokens = events.tokens();
-                    let mut woken = false;
-                    let mut first = None;
-                    for t in tokens.by_ref() {
-                        if t.kind == Kind::Wake {
-                            woken = true;
-                        } else {
-                            first = Some(t);
-                            break;
-                        }
-                    }
-                    woken |= pool.take_events(tokens);
-                    // A wake-up is taken at once, not queued: until it is,
-                    // no other can be sent.
-                    if woken {
-                        pool.wake_taken();
-                    }
-                    Some(first.unwrap_or(Token {
-                        id: 0,
-                        kind: Kind::Wake,
-                    }))
-                }) else {
+                let Some(_) = got else {
                     let Some(o) = orb.upgrade() else {
                         pool.total.fetch_sub(1, Ordering::SeqCst);
                         return;
@@ -627,7 +628,11 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                     o.server.housekeeping();
                     continue;
                 };
-                Work::Event(t)
+                match pool.take_batch(events) {
+                    Some(t) => Work::Event(t),
+                    // Only a wake-up: for queued work.
+                    None => continue,
+                }
             }
         };
         let Some(o) = orb.upgrade() else {
@@ -641,7 +646,7 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
         match work {
             Work::Turn(c) => serve_turn(&orb, pool, &c, &mut w),
             Work::Event(t) => match t.kind {
-                // (Taken already.)
+                // (Taken in `take_batch`, never run as work.)
                 Kind::Wake => {}
                 Kind::Listener => super::acceptor::accept_ready(&orb, t.id as usize),
                 Kind::Write => {
