@@ -329,6 +329,27 @@ pub fn server_orb_with(model: peregrine_orb::ThreadModel) -> Orb {
     orb
 }
 
+/// A server ORB on 127.0.0.1 configured by `-ORB` options (which must
+/// all be taken out of the argument list), its root POA's manager
+/// active, with one Echo.
+pub fn server_with_args(options: &[&str]) -> (Orb, EchoRef) {
+    let mut args: Vec<String> = std::iter::once("server")
+        .chain(options.iter().copied())
+        .map(String::from)
+        .collect();
+    let orb = Orb::builder()
+        .listen("127.0.0.1", 0)
+        .args(&mut args)
+        .build()
+        .unwrap();
+    assert_eq!(args, ["server"], "every -ORB option taken out");
+    let root = orb.root_poa();
+    root.manager().activate().unwrap();
+    let imp = Arc::new(EchoSkeleton::new(EchoImpl::default()));
+    let obj: EchoRef = root.servant_to_reference(&imp).unwrap();
+    (orb, obj)
+}
+
 /// A child POA `name` of `server`'s root POA with persistent, user-assigned
 /// ids, under the root's manager.
 pub fn user_id_poa(server: &Orb, name: &str) -> peregrine_orb::Poa {

@@ -113,20 +113,7 @@ fn a_client_calls_again_after_its_connection_was_closed_idle() {
 #[test]
 fn in_con_scan_period_sets_the_idle_timeout_in_seconds() {
     bounded(60, || {
-        let mut args: Vec<String> = ["srv", "-ORBinConScanPeriod", "1"]
-            .map(String::from)
-            .to_vec();
-        let server = Orb::builder()
-            .listen("127.0.0.1", 0)
-            .args(&mut args)
-            .build()
-            .unwrap();
-        assert_eq!(args, ["srv"]);
-        let root = server.root_poa();
-        root.manager().activate().unwrap();
-        let obj: EchoRef = root
-            .servant_to_reference(&std::sync::Arc::new(EchoSkeleton::new(EchoImpl::default())))
-            .unwrap();
+        let (_server, obj) = server_with_args(&["-ORBinConScanPeriod", "1"]);
         let (addr, key) = address_and_key(&obj);
         let mut s = connect(addr);
         let sent = Instant::now();

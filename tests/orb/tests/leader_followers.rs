@@ -272,19 +272,7 @@ fn a_client_that_does_not_read_is_disconnected() {
 #[test]
 fn connections_beyond_the_limit_are_refused() {
     bounded(60, || {
-        let mut args: Vec<String> = ["x", "-ORBmaxServerConnections", "2"]
-            .map(String::from)
-            .to_vec();
-        let server = Orb::builder()
-            .listen("127.0.0.1", 0)
-            .args(&mut args)
-            .build()
-            .unwrap();
-        assert_eq!(args, ["x"]);
-        let root = server.root_poa();
-        root.manager().activate().unwrap();
-        let imp = Arc::new(EchoSkeleton::new(EchoImpl::default()));
-        let obj: EchoRef = root.servant_to_reference(&imp).unwrap();
+        let (server, obj) = server_with_args(&["-ORBmaxServerConnections", "2"]);
         let (addr, key) = address_and_key(&obj);
         let mut a = TcpStream::connect(addr).unwrap();
         let b = TcpStream::connect(addr).unwrap();
