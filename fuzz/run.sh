@@ -19,13 +19,13 @@ seeds_for() {
 # Decoded value cycles are strong references (leaked by design).
 flags_for() {
   case $1 in
-    value|abstract_value) echo -detect_leaks=0 ;;
+    value|dyn_value|abstract_value) echo -detect_leaks=0 ;;
     *) ;;
   esac
 }
 asan_for() {
   case $1 in
-    value|abstract_value) echo detect_leaks=0 ;;
+    value|dyn_value|abstract_value) echo detect_leaks=0 ;;
     *) echo "${ASAN_OPTIONS:-}" ;;
   esac
 }

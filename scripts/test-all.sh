@@ -51,10 +51,10 @@ if [ "${PEREGRINE_NO_FUZZ:-0}" != 1 ]; then
   passed=0
   # Decoded value cycles are strong references, not freed (as in the C++
   # mapping): the value targets run without leak detection.
-  leaks_for() { case $1 in value|dyn_value) echo -detect_leaks=0 ;; esac; }
+  leaks_for() { case $1 in value|dyn_value|abstract_value) echo -detect_leaks=0 ;; esac; }
   for t in $(cargo +nightly fuzz list --fuzz-dir fuzz); do
     # libFuzzer's flag covers the runs, ASAN_OPTIONS the check at exit.
-    case $t in value|dyn_value) export ASAN_OPTIONS=detect_leaks=0 ;; *) unset ASAN_OPTIONS ;; esac
+    case $t in value|dyn_value|abstract_value) export ASAN_OPTIONS=detect_leaks=0 ;; *) unset ASAN_OPTIONS ;; esac
     cargo +nightly fuzz run --fuzz-dir fuzz -O "$t" "fuzz/corpus/$t" -- -runs=0 $(leaks_for "$t") >/dev/null 2>&1 \
       || { echo "fuzz replay failed: $t"; cargo +nightly fuzz run --fuzz-dir fuzz -O "$t" "fuzz/corpus/$t" -- -runs=0 $(leaks_for "$t") 2>&1 | tail -30; exit 1; }
     tmp=$(mktemp -d)
