@@ -31,25 +31,11 @@ fn echo_raw(
     contexts: &[ServiceContext<'_>],
     text: &[u8],
 ) -> Vec<u8> {
-    let mut w = Writer::new(ByteOrder::Big);
-    let p = encode_request(
-        &mut w,
-        version,
-        &RequestHeader {
-            request_id: id,
-            response_flags: ResponseFlags::SyncWithTarget,
-            target: TargetAddress::Key(key),
-            operation: "echo_string",
-            service_contexts: ServiceContexts::from_slice(contexts),
-            requesting_principal: &[],
-        },
-    )
-    .unwrap();
-    w.write_u32(text.len() as u32 + 1);
-    w.write_bytes(text);
-    w.write_u8(0);
-    p.finish(&mut w).unwrap();
-    w.into_vec()
+    echo_request_with(version, key, id, contexts, |w| {
+        w.write_u32(text.len() as u32 + 1);
+        w.write_bytes(text);
+        w.write_u8(0);
+    })
 }
 
 /// A reply's body: its bytes and byte order.
@@ -277,6 +263,17 @@ fn echo_with_argument(
     id: u32,
     arg: impl FnOnce(&mut Writer),
 ) -> Vec<u8> {
+    echo_request_with(version, key, id, &[], arg)
+}
+
+/// An `echo_string` request with `contexts`, whose argument `arg` writes.
+fn echo_request_with(
+    version: GiopVersion,
+    key: &[u8],
+    id: u32,
+    contexts: &[ServiceContext<'_>],
+    arg: impl FnOnce(&mut Writer),
+) -> Vec<u8> {
     let mut w = Writer::new(ByteOrder::Big);
     let p = encode_request(
         &mut w,
@@ -286,7 +283,7 @@ fn echo_with_argument(
             response_flags: ResponseFlags::SyncWithTarget,
             target: TargetAddress::Key(key),
             operation: "echo_string",
-            service_contexts: ServiceContexts::EMPTY,
+            service_contexts: ServiceContexts::from_slice(contexts),
             requesting_principal: &[],
         },
     )
