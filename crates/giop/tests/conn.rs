@@ -681,6 +681,37 @@ fn idle_client_closes() {
     );
 }
 
+/// A client whose driver sends requests on its own (outside the
+/// machine) keeps its connection while it reports them, and closes it,
+/// with nothing sent, once it reports none for the idle timeout.
+#[test]
+fn client_activity_the_driver_reports_restarts_the_idle_timer() {
+    let mut p = Pair::new(
+        Config::default().with_idle_timeout(secs(10)),
+        Config::default(),
+    );
+    p.advance(secs(8));
+    let at = p.now;
+    p.client.note_activity(at);
+    assert_eq!(p.client.poll_timeout(), Some(at + secs(10)));
+    p.advance(secs(8));
+    assert!(!p.client.is_closed());
+    // Reported late: an earlier instant does not move the timer back.
+    p.client.note_activity(at - secs(5));
+    assert_eq!(p.client.poll_timeout(), Some(at + secs(10)));
+    p.advance(secs(2));
+    assert!(p.client.is_closed());
+    assert_eq!(
+        p.client_events,
+        [ClientEvent::Closed {
+            reason: CloseReason::Idle
+        }]
+    );
+    // A client closes by closing the stream: no CloseConnection.
+    assert!(p.client.poll_transmit(p.now).is_none());
+    assert!(p.server_events.is_empty());
+}
+
 #[test]
 fn deadline_expiry_fails_the_call_and_cancels_it() {
     let mut p = Pair::default_pair();

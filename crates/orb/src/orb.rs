@@ -44,6 +44,9 @@ pub(crate) struct Config {
     pub(crate) max_giop: GiopVersion,
     /// The server's threads and connection limits.
     pub(crate) server: crate::server::ServerOptions,
+    /// Outgoing connections that carried no request for this long are
+    /// closed (`None`: never).
+    pub(crate) out_idle_timeout: Option<Duration>,
 }
 
 const RUNNING: u8 = 0;
@@ -209,6 +212,7 @@ impl Default for OrbBuilder {
                 fragment_size: crate::transport::DEFAULT_FRAGMENT_SIZE,
                 max_giop: GiopVersion::V1_2,
                 server: crate::server::ServerOptions::default(),
+                out_idle_timeout: None,
             },
             init_refs: HashMap::new(),
             default_init_ref: None,
@@ -409,6 +413,21 @@ impl OrbBuilder {
         self
     }
 
+    /// Closes outgoing (client) connections that carried no request for
+    /// `timeout` (default: never), so a client that talked to many
+    /// servers once does not keep a socket to each. A connection with a
+    /// call waiting for its reply is never idle. Closing is the client's
+    /// GIOP close (the socket, no message); the next call to that server
+    /// opens a new connection, transparently. The ORB looks for idle
+    /// connections every `timeout / 2`, so one closes between one and
+    /// one and a half timeouts after its last request, and looking costs
+    /// a call nothing. `-ORBoutConScanPeriod seconds` (omniORB; 0:
+    /// never).
+    pub fn outgoing_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.out_idle_timeout = timeout.filter(|t| !t.is_zero());
+        self
+    }
+
     /// `-ORBInitRef name=url`.
     pub fn init_ref(mut self, name: &str, url: &str) -> Self {
         self.init_refs.insert(name.to_string(), url.to_string());
@@ -465,6 +484,7 @@ impl OrbBuilder {
     /// | `-ORBmaxServerWriteQueue bytes` | [`OrbBuilder::max_write_queue`] |
     /// | `-ORBmaxDwellingThreads n` | [`OrbBuilder::max_dwelling_threads`] |
     /// | `-ORBinConScanPeriod seconds` (omniORB; 0: never) | [`OrbBuilder::connection_idle_timeout`] |
+    /// | `-ORBoutConScanPeriod seconds` (omniORB; 0: never) | [`OrbBuilder::outgoing_idle_timeout`] |
     /// | `-ORBthreadPerConnectionPolicy 0\|1` (omniORB) | [`OrbBuilder::thread_model`] (1: [`ThreadModel::PerConnection`](crate::ThreadModel::PerConnection)) |
     ///
     /// Both `-ORBopt value` and `-ORBopt=value` forms are accepted. An
@@ -569,6 +589,10 @@ impl OrbBuilder {
                 },
                 "-orbinconscanperiod" => match val.parse::<u64>() {
                     Ok(s) => self = self.connection_idle_timeout(Some(Duration::from_secs(s))),
+                    Err(_) => self.args_error = Some(format!("{opt} {val}: expected seconds")),
+                },
+                "-orboutconscanperiod" => match val.parse::<u64>() {
+                    Ok(s) => self = self.outgoing_idle_timeout(Some(Duration::from_secs(s))),
                     Err(_) => self.args_error = Some(format!("{opt} {val}: expected seconds")),
                 },
                 "-orbmaxgiopversion" => match val.as_str() {
@@ -743,6 +767,11 @@ impl Orb {
 
     pub(crate) fn inner(&self) -> &OrbInner {
         &self.inner
+    }
+
+    /// A handle that does not keep the ORB alive (for its own threads).
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<OrbInner> {
+        Arc::downgrade(&self.inner)
     }
 
     pub(crate) fn inner_arc(&self) -> &Arc<OrbInner> {

@@ -19,7 +19,7 @@ use crate::runtime::SystemException;
 
 /// The events' targets: the side of the ORB they come from, what a
 /// subscriber's filter can select (`peregrine_orb::client=debug`).
-const CLIENT: &str = "peregrine_orb::client";
+pub(crate) const CLIENT: &str = "peregrine_orb::client";
 const SERVER: &str = "peregrine_orb::server";
 
 /// Whether events at `level` may be wanted by some subscriber: what a

@@ -17,7 +17,9 @@
 //! The tests are in `tests/`; `leaks.rs` is alone in its binary because it
 //! counts the process's threads and descriptors.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -362,7 +364,6 @@ pub fn user_id_poa(server: &Orb, name: &str) -> peregrine_orb::Poa {
 /// `None` at end of stream. Panics unless it starts with the GIOP magic
 /// (a message must start where the last one ended).
 pub fn read_giop_message(s: &mut std::net::TcpStream) -> Option<Vec<u8>> {
-    use std::io::Read;
     let mut m = vec![0u8; 12];
     s.read_exact(&mut m).ok()?;
     assert_eq!(&m[..4], b"GIOP", "a message starts where the last ended");
@@ -375,4 +376,97 @@ pub fn read_giop_message(s: &mut std::net::TcpStream) -> Option<Vec<u8>> {
     m.resize(12 + size, 0);
     s.read_exact(&mut m[12..]).ok()?;
     Some(m)
+}
+
+/// A TCP proxy to a server: every accepted connection is relayed to a new
+/// connection to the server until [`Proxy::cut`].
+pub struct Proxy {
+    port: u16,
+    accepted: Arc<AtomicUsize>,
+    live: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Proxy {
+    /// A proxy listening on 127.0.0.1 (any port) relaying to `server`.
+    pub fn to(server: SocketAddr) -> Proxy {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let live = Arc::new(Mutex::new(Vec::new()));
+        let (a, lv) = (accepted.clone(), live.clone());
+        std::thread::spawn(move || {
+            for c in l.incoming() {
+                let Ok(c) = c else { return };
+                let Ok(up) = TcpStream::connect(server) else {
+                    return;
+                };
+                let _ = c.set_nodelay(true);
+                let _ = up.set_nodelay(true);
+                {
+                    let mut lv = lv.lock().unwrap();
+                    lv.push(c.try_clone().unwrap());
+                    lv.push(up.try_clone().unwrap());
+                }
+                a.fetch_add(1, Ordering::SeqCst);
+                let (c2, up2) = (c.try_clone().unwrap(), up.try_clone().unwrap());
+                std::thread::spawn(move || pump(c, up));
+                std::thread::spawn(move || pump(up2, c2));
+            }
+        });
+        Proxy {
+            port,
+            accepted,
+            live,
+        }
+    }
+
+    /// Closes every relayed connection (both sides).
+    pub fn cut(&self) {
+        for s in self.live.lock().unwrap().drain(..) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// The port it listens on (127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Connections accepted so far.
+    pub fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+fn pump(mut from: TcpStream, mut to: TcpStream) {
+    let mut buf = [0u8; 16 << 10];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = to.shutdown(Shutdown::Both);
+    let _ = from.shutdown(Shutdown::Both);
+}
+
+/// `obj` as seen through `orb`, reached via the proxy on `port` (a GIOP
+/// 1.2 reference with the server's code sets, so calls take the lean
+/// path).
+pub fn via(orb: &Orb, obj: &EchoRef, port: u16) -> EchoRef {
+    use peregrine_giop::IorBuilder;
+    use peregrine_orb::ObjectRef;
+    let ior = obj.object().ior();
+    let key = ior.iiop_profiles().unwrap().remove(0).object_key;
+    let mut b = IorBuilder::new(ior.type_id.clone())
+        .endpoint("127.0.0.1", port)
+        .object_key(key);
+    if let Some(cs) = ior.code_sets() {
+        b = b.code_sets(cs);
+    }
+    EchoRef::unchecked_narrow(ObjectRef::from_ior(orb, b.build()))
 }

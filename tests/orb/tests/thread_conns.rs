@@ -9,100 +9,12 @@
 //! The connections run through a TCP proxy whose links the test cuts
 //! (what a server that closes or dies looks like to the client).
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use peregrine_giop::IorBuilder;
-use peregrine_orb::{ObjectRef, Orb};
+use peregrine_orb::Orb;
 use peregrine_orb_tests::*;
-
-/// A TCP proxy to a server: every accepted connection is relayed to a new
-/// connection to the server until [`Proxy::cut`].
-struct Proxy {
-    port: u16,
-    accepted: Arc<AtomicUsize>,
-    live: Arc<Mutex<Vec<TcpStream>>>,
-}
-
-impl Proxy {
-    fn to(server: SocketAddr) -> Proxy {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let live = Arc::new(Mutex::new(Vec::new()));
-        let (a, lv) = (accepted.clone(), live.clone());
-        std::thread::spawn(move || {
-            for c in l.incoming() {
-                let Ok(c) = c else { return };
-                let Ok(up) = TcpStream::connect(server) else {
-                    return;
-                };
-                let _ = c.set_nodelay(true);
-                let _ = up.set_nodelay(true);
-                {
-                    let mut lv = lv.lock().unwrap();
-                    lv.push(c.try_clone().unwrap());
-                    lv.push(up.try_clone().unwrap());
-                }
-                a.fetch_add(1, Ordering::SeqCst);
-                let (c2, up2) = (c.try_clone().unwrap(), up.try_clone().unwrap());
-                std::thread::spawn(move || pump(c, up));
-                std::thread::spawn(move || pump(up2, c2));
-            }
-        });
-        Proxy {
-            port,
-            accepted,
-            live,
-        }
-    }
-
-    /// Closes every relayed connection (both sides).
-    fn cut(&self) {
-        for s in self.live.lock().unwrap().drain(..) {
-            let _ = s.shutdown(Shutdown::Both);
-        }
-    }
-
-    /// Connections accepted so far.
-    fn accepted(&self) -> usize {
-        self.accepted.load(Ordering::SeqCst)
-    }
-}
-
-fn pump(mut from: TcpStream, mut to: TcpStream) {
-    let mut buf = [0u8; 16 << 10];
-    loop {
-        match from.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if to.write_all(&buf[..n]).is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = to.shutdown(Shutdown::Both);
-    let _ = from.shutdown(Shutdown::Both);
-}
-
-/// `obj` as seen through `orb`, reached via the proxy on `port` (a GIOP
-/// 1.2 reference with the server's code sets, so calls take the lean
-/// path).
-fn via(orb: &Orb, obj: &EchoRef, port: u16) -> EchoRef {
-    let ior = obj.object().ior();
-    let key = ior.iiop_profiles().unwrap().remove(0).object_key;
-    let mut b = IorBuilder::new(ior.type_id.clone())
-        .endpoint("127.0.0.1", port)
-        .object_key(key);
-    if let Some(cs) = ior.code_sets() {
-        b = b.code_sets(cs);
-    }
-    EchoRef::unchecked_narrow(ObjectRef::from_ior(orb, b.build()))
-}
 
 /// A server behind a proxy and a reference to its Echo through it.
 struct Proxied {
@@ -116,7 +28,7 @@ fn proxied(client: &Orb) -> Proxied {
     let (server, imp, obj) = server();
     let (addr, _) = address_and_key(&obj);
     let proxy = Proxy::to(addr);
-    let obj = via(client, &obj, proxy.port);
+    let obj = via(client, &obj, proxy.port());
     Proxied {
         server,
         imp,

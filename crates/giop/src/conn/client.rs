@@ -349,6 +349,16 @@ impl ClientConnection {
         }
     }
 
+    /// Reports traffic the driver carried itself (a request it framed
+    /// and wrote, a reply it matched on its fast path) by `now`: the idle
+    /// timer starts again from there. A driver may report it late and in
+    /// bulk (say, from a periodic scan that found the connection used
+    /// since the last one); an earlier instant than one already reported
+    /// changes nothing.
+    pub fn note_activity(&mut self, now: Instant) {
+        self.link.idle.touch(now);
+    }
+
     /// The transport ended (end of stream or an error).
     pub fn handle_eof(&mut self) {
         if self.link.state != State::Open {

@@ -4,11 +4,12 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use peregrine_giop::Endpoint;
 
+use super::idle::IdleScan;
 use super::lock;
 use super::{call::*, conn::*, route::*};
 use crate::error::raise;
@@ -38,6 +39,9 @@ pub(crate) struct ConnCache {
     pub(super) map: Mutex<HashMap<Endpoint, EpState>>,
     pub(super) cv: Condvar,
     routes: Mutex<Routes>,
+    /// The thread closing idle connections, started with the first
+    /// connection when an outgoing idle timeout is set.
+    idle_scan: OnceLock<IdleScan>,
 }
 
 /// Live routes by the hash of what they are made of ([`RouteParts`]);
@@ -156,7 +160,12 @@ impl ConnCache {
                         ep.clone(),
                         cfg.limits,
                         cfg.fragment_size,
+                        cfg.out_idle_timeout,
                     ));
+                    if let Some(timeout) = cfg.out_idle_timeout {
+                        self.idle_scan
+                            .get_or_init(|| IdleScan::start(orb.downgrade(), timeout));
+                    }
                     st.conn = Some(c.clone());
                     st.failures = 0;
                     st.retry_at = None;
@@ -201,8 +210,35 @@ impl ConnCache {
             .count()
     }
 
+    /// Closes the connections idle at `now` (see
+    /// [`ClientConn::close_if_idle`]) and forgets them. The connections
+    /// are looked at outside the cache's lock: a call finds its
+    /// connection without waiting for the scan.
+    pub(crate) fn close_idle(&self, now: Instant) -> usize {
+        let conns: Vec<Arc<ClientConn>> = lock(&self.map)
+            .values()
+            .filter_map(|s| s.conn.clone())
+            .collect();
+        let mut closed = 0;
+        for c in conns {
+            if c.close_if_idle(now) {
+                closed += 1;
+                let mut map = lock(&self.map);
+                if let Some(st) = map.get_mut(&c.ep) {
+                    if st.conn.as_ref().is_some_and(|k| Arc::ptr_eq(k, &c)) {
+                        st.conn = None;
+                    }
+                }
+            }
+        }
+        closed
+    }
+
     /// Closes every connection (ORB shutdown).
     pub(crate) fn close_all(&self) {
+        if let Some(scan) = self.idle_scan.get() {
+            scan.stop();
+        }
         let conns: Vec<_> = lock(&self.map)
             .values_mut()
             .filter_map(|s| s.conn.take())

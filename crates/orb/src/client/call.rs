@@ -603,6 +603,7 @@ impl<'o> Call<'o> {
                 let why = match c {
                     Closed::Orderly => "the server closed the connection".to_string(),
                     Closed::Broken(s) => s,
+                    Closed::Idle => "the connection was closed as idle".to_string(),
                 };
                 Err(self.failed(raise(
                     K::CommFailure,

@@ -30,6 +30,9 @@ pub(super) enum Closed {
     Orderly,
     /// The connection broke: unanswered requests may have executed.
     Broken(String),
+    /// This end closed it after it carried nothing for the outgoing idle
+    /// timeout (nothing was unanswered).
+    Idle,
 }
 
 /// A received message of `len` bytes.
@@ -107,6 +110,9 @@ pub(super) struct ConnState {
     /// when there are some (a condition variable notify is a syscall even
     /// with nobody waiting).
     waiters: u32,
+    /// `ClientConn::next_id` at the last idle scan: a different value now
+    /// means requests went out since (see [`ClientConn::close_if_idle`]).
+    ids_at_scan: u32,
 }
 
 /// A connection's receive buffer, used only by the connection's leader.
@@ -178,6 +184,10 @@ pub(crate) struct ClientConn {
     /// precise clock: written under the state lock, read without it (a
     /// oneway takes the locked path when the check is due).
     idle_check_ns: AtomicU64,
+    /// The idle scan is deciding whether to close the connection (set
+    /// and cleared under the state lock; read by
+    /// [`ClientConn::begin_oneway`] without it).
+    pub(super) retiring: AtomicBool,
 }
 
 /// A call's clock reading for the idle check: a twoway has a precise one
@@ -225,7 +235,15 @@ impl ClientConn {
         ep: Endpoint,
         limits: Limits,
         fragment_size: usize,
+        idle_timeout: Option<Duration>,
     ) -> Self {
+        let mut config = Config::default()
+            .with_version(GiopVersion::V1_2)
+            .with_byte_order(ByteOrder::NATIVE)
+            .with_limits(limits);
+        if let Some(t) = idle_timeout {
+            config = config.with_idle_timeout(t);
+        }
         Self {
             t,
             ep,
@@ -236,15 +254,10 @@ impl ClientConn {
                 pending: HashMap::default(),
                 leader: false,
                 closed: None,
-                machine: ClientConnection::matched_by_driver(
-                    Config::default()
-                        .with_version(GiopVersion::V1_2)
-                        .with_byte_order(ByteOrder::NATIVE)
-                        .with_limits(limits),
-                    Instant::now(),
-                ),
+                machine: ClientConnection::matched_by_driver(config, Instant::now()),
                 idle_check_at: Instant::now() + IDLE_CHECK,
                 waiters: 0,
+                ids_at_scan: 1,
             }),
             cv: Condvar::new(),
             rx: LeaderBuf::default(),
@@ -254,7 +267,57 @@ impl ClientConn {
             codesets: std::sync::OnceLock::new(),
             codesets_acked: AtomicBool::new(false),
             idle_check_ns: AtomicU64::new(coarse_clock::now_ns().saturating_add(IDLE_CHECK_NS)),
+            retiring: AtomicBool::new(false),
         }
+    }
+
+    /// The idle scan's look at the connection at `now`: requests sent
+    /// since the last look (the id counter moved), a call waiting or a
+    /// thread reading count as use, reported to the connection's machine,
+    /// whose idle timer decides; an idle connection is closed as a client
+    /// closes one (the socket, no message) and true returned, as for one
+    /// closed already. A call that then finds it closed opens another.
+    pub(crate) fn close_if_idle(&self, now: Instant) -> bool {
+        let mut st = lock(&self.st);
+        if st.closed.is_some() {
+            return true;
+        }
+        let ids = self.next_id.load(Ordering::SeqCst);
+        if ids != st.ids_at_scan || st.leader || !st.pending.is_empty() {
+            st.ids_at_scan = ids;
+            st.machine.note_activity(now);
+            return false;
+        }
+        if !st.machine.poll_timeout().is_some_and(|at| at <= now) {
+            return false;
+        }
+        // See `begin_oneway`: a oneway that took an id before this flag
+        // was set shows in the counter below; one after it sees the flag.
+        self.retiring.store(true, Ordering::SeqCst);
+        if self.next_id.load(Ordering::SeqCst) != ids {
+            self.retiring.store(false, Ordering::SeqCst);
+            return false;
+        }
+        st.machine.handle_timeout(now);
+        let mut idle = false;
+        while let Some(e) = st.machine.poll_event() {
+            idle |= matches!(
+                e,
+                ClientEvent::Closed {
+                    reason: CloseReason::Idle
+                }
+            );
+        }
+        if idle {
+            self.set_closed(&mut st, Closed::Idle);
+        }
+        self.retiring.store(false, Ordering::SeqCst);
+        drop(st);
+        if idle {
+            trace::closed(&self.ep, &Closed::Idle);
+            self.t.shutdown();
+        }
+        idle
     }
 
     /// Whether the connection is closed (without the state lock: the flag
@@ -379,16 +442,28 @@ impl ClientConn {
     /// its code sets are settled, no CodeSets context is due and the idle
     /// check is not due at `now`. The id and the code sets, else `None`
     /// (then `begin` decides, under the lock).
+    ///
+    /// The id is taken before the flags are read, and the idle scan sets
+    /// `retiring` before it reads the id counter (both sequentially
+    /// consistent): either the scan sees this call's id and keeps the
+    /// connection, or this call sees `retiring` and goes to `begin`,
+    /// which waits for the scan's verdict under the lock. A oneway is
+    /// never written to a connection the scan closed under it.
     #[inline(always)]
     pub(super) fn begin_oneway(&self, target: &Target, now: u64) -> Option<(u32, CodeSets)> {
-        if self.is_closed() || now > self.idle_check_ns.load(Ordering::Relaxed) {
+        if now > self.idle_check_ns.load(Ordering::Relaxed) {
             return None;
         }
         let cs = *self.codesets.get()?;
         if target.negotiate && !self.codesets_acked.load(Ordering::Relaxed) {
             return None;
         }
-        Some((self.next_id.fetch_add(1, Ordering::Relaxed), cs))
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        if self.is_closed() || self.retiring.load(Ordering::SeqCst) {
+            // The id is not used: ids need not be contiguous.
+            return None;
+        }
+        Some((id, cs))
     }
 
     pub(super) fn forget(&self, id: u32) {

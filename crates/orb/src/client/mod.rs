@@ -24,6 +24,7 @@
 //! | `oneway.rs` | oneway calls and the SYNC_NONE writer thread |
 //! | `deferred.rs` | deferred synchronous calls |
 //! | `locate.rs` | LocateRequest, made as a `Call` |
+//! | `idle.rs` | the scan that closes idle outgoing connections |
 
 mod cache;
 mod call;
@@ -31,6 +32,7 @@ mod conn;
 mod deferred;
 mod fast;
 mod header;
+mod idle;
 mod locate;
 mod oneway;
 mod reply;

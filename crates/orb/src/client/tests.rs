@@ -187,3 +187,61 @@ fn references_with_equal_parts_share_a_route() {
         assert!(!Arc::ptr_eq(&a, &cache.intern(other)));
     }
 }
+
+/// The idle scan's verdicts on one connection (timeout 100 ms): a request
+/// since the last look restarts the timer, a oneway that comes while the
+/// scan decides does not use the connection (and counts as use), and an
+/// idle connection is closed for every later call.
+#[test]
+fn the_idle_scan_closes_only_a_connection_nobody_used() {
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+
+    use crate::coarse_clock;
+    use crate::transport::fuzzing::Script;
+
+    let ms = Duration::from_millis;
+    let conn = ClientConn::new(
+        Box::new(Script::new(vec![])),
+        peregrine_giop::Endpoint {
+            host: "127.0.0.1".into(),
+            port: 1,
+        },
+        peregrine_giop::Limits::default(),
+        crate::transport::DEFAULT_FRAGMENT_SIZE,
+        Some(ms(100)),
+    );
+    conn.codesets.set(CodeSets::default()).unwrap();
+    let route = Arc::new(Route {
+        endpoints: vec![],
+        version: GiopVersion::V1_2,
+        codesets: CodeSets::default(),
+        info: None,
+        negotiate: false,
+        conn: Mutex::new(None),
+        headers: Default::default(),
+    });
+    let target = Target {
+        route,
+        key: b"k".as_slice().into(),
+        forwarded: false,
+    };
+    let t0 = Instant::now();
+    assert!(conn.begin_oneway(&target, coarse_clock::now_ns()).is_some());
+    // Used since the last look: the timer restarts at 150 ms.
+    assert!(!conn.close_if_idle(t0 + ms(150)));
+    assert!(!conn.close_if_idle(t0 + ms(200)));
+    // While the scan decides, a oneway goes the locked way.
+    conn.retiring.store(true, Ordering::SeqCst);
+    assert!(conn.begin_oneway(&target, coarse_clock::now_ns()).is_none());
+    conn.retiring.store(false, Ordering::SeqCst);
+    // Its id counts as use: the timer restarts at 260 ms.
+    assert!(!conn.close_if_idle(t0 + ms(260)));
+    assert!(!conn.close_if_idle(t0 + ms(350)));
+    assert!(!conn.is_closed());
+    assert!(conn.close_if_idle(t0 + ms(400)));
+    assert!(conn.is_closed());
+    assert!(conn.begin_oneway(&target, coarse_clock::now_ns()).is_none());
+    let begun = conn.begin(&target, None, true, true, Now::Precise(Instant::now()));
+    assert!(matches!(begun, Err(Closed::Idle)));
+}
