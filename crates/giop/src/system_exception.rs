@@ -416,6 +416,10 @@ pub mod minor {
         /// transmission code set.
         DATA_CONVERSION_CANNOT_MAP_CHAR = 1;
 
+        /// BAD_OPERATION 2: the target object has no operation or
+        /// attribute of the requested name.
+        BAD_OPERATION_UNKNOWN_OPERATION = 2;
+
         /// OBJECT_NOT_EXIST 1: no object adapter or object matches the key.
         OBJECT_NOT_EXIST_NO_MATCH = 1;
         /// OBJECT_NOT_EXIST 2: the servant manager's incarnate failed.

@@ -2263,7 +2263,7 @@ pub trait {name}{supers} {{
                     bare(&op.method)
                 );
             }
-            let bad_op = format!("Err({orb}::SystemException::new({orb}::SystemExceptionKind::BadOperation, 0, {orb}::CompletionStatus::No))");
+            let bad_op = format!("Err({orb}::SystemException::new({orb}::SystemExceptionKind::BadOperation, {orb}::minor::BAD_OPERATION_UNKNOWN_OPERATION, {orb}::CompletionStatus::No))");
             // An interface without operations (`interface ServantManager
             // {};`) has no arm: a one-arm `match` would trip clippy.
             let dispatch = if arms.is_empty() {

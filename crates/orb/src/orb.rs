@@ -115,7 +115,7 @@ pub(crate) struct OrbInner {
 ///             }
 ///             _ => Err(SystemException::new(
 ///                 SystemExceptionKind::BadOperation,
-///                 0,
+///                 peregrine_orb::minor::BAD_OPERATION_UNKNOWN_OPERATION,
 ///                 CompletionStatus::No,
 ///             )),
 ///         }

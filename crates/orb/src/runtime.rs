@@ -58,6 +58,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use peregrine_cdr::{Encode, GiopVersion, Reader, Writer};
+/// The minor codes of system exceptions (the OMG's and Peregrine's), for
+/// servants that raise them and callers that match on them.
+pub use peregrine_giop::system_exception::minor;
 use peregrine_giop::Ior;
 pub use peregrine_giop::{Cause, CompletionStatus, Phase, SystemException, SystemExceptionKind};
 
@@ -110,7 +113,7 @@ impl<E, F> DecodeUserException<E> for F where
 /// #                 req.reply().write_string(&format!("hello, {name}"))?;
 /// #                 Ok(())
 /// #             }
-/// #             _ => Err(SystemException::new(SystemExceptionKind::BadOperation, 0, CompletionStatus::No)),
+/// #             _ => Err(SystemException::new(SystemExceptionKind::BadOperation, peregrine_orb::minor::BAD_OPERATION_UNKNOWN_OPERATION, CompletionStatus::No)),
 /// #         }
 /// #     }
 /// # }

@@ -34,7 +34,7 @@ impl DynamicImplementation for DynamicGreeter {
             // What a generated skeleton answers to an operation it lacks.
             _ => Err(SystemException::new(
                 SystemExceptionKind::BadOperation,
-                0,
+                peregrine::orb::minor::BAD_OPERATION_UNKNOWN_OPERATION,
                 CompletionStatus::No,
             )),
         }

@@ -73,7 +73,16 @@ fn echo_strings_sequences_and_exceptions() {
         assert_eq!(e.echo_string("still here").unwrap(), "still here");
         // Unknown operation (`Test::Stranger::no_such_op` on an Echo).
         let r = StrangerRef::unchecked_narrow(e.object().clone()).no_such_op();
-        assert_eq!(r.unwrap_err().kind, K::BadOperation);
+        let x = r.unwrap_err();
+        assert_eq!(
+            (x.kind, x.minor, x.completed),
+            (
+                K::BadOperation,
+                peregrine_orb::minor::BAD_OPERATION_UNKNOWN_OPERATION,
+                peregrine_orb::CompletionStatus::No
+            )
+        );
+        assert_eq!(x.minor, 0x4f4d_0002);
         // _is_a, _non_existent handled by the ORB.
         assert!(e.object().is_a(EchoRef::REPOSITORY_ID).unwrap());
         let anon = peregrine_orb::ObjectRef::from_ior(&client, {

@@ -175,7 +175,7 @@ pub(crate) struct PoaInner {
 /// #                 req.reply().write_string(&format!("hello, {name}"))?;
 /// #                 Ok(())
 /// #             }
-/// #             _ => Err(SystemException::new(SystemExceptionKind::BadOperation, 0, CompletionStatus::No)),
+/// #             _ => Err(SystemException::new(SystemExceptionKind::BadOperation, peregrine_orb::minor::BAD_OPERATION_UNKNOWN_OPERATION, CompletionStatus::No)),
 /// #         }
 /// #     }
 /// # }

@@ -79,7 +79,7 @@ pub mod hello {
                     Err(
                         ::peregrine::orb::SystemException::new(
                             ::peregrine::orb::SystemExceptionKind::BadOperation,
-                            0,
+                            ::peregrine::orb::minor::BAD_OPERATION_UNKNOWN_OPERATION,
                             ::peregrine::orb::CompletionStatus::No,
                         ),
                     )

@@ -761,7 +761,7 @@ pub mod shop {
                     Err(
                         ::peregrine::orb::SystemException::new(
                             ::peregrine::orb::SystemExceptionKind::BadOperation,
-                            0,
+                            ::peregrine::orb::minor::BAD_OPERATION_UNKNOWN_OPERATION,
                             ::peregrine::orb::CompletionStatus::No,
                         ),
                     )
@@ -990,7 +990,7 @@ pub mod shop {
                     Err(
                         ::peregrine::orb::SystemException::new(
                             ::peregrine::orb::SystemExceptionKind::BadOperation,
-                            0,
+                            ::peregrine::orb::minor::BAD_OPERATION_UNKNOWN_OPERATION,
                             ::peregrine::orb::CompletionStatus::No,
                         ),
                     )
@@ -1310,7 +1310,7 @@ pub mod shop {
                     Err(
                         ::peregrine::orb::SystemException::new(
                             ::peregrine::orb::SystemExceptionKind::BadOperation,
-                            0,
+                            ::peregrine::orb::minor::BAD_OPERATION_UNKNOWN_OPERATION,
                             ::peregrine::orb::CompletionStatus::No,
                         ),
                     )
@@ -1535,7 +1535,7 @@ pub mod shop {
                     Err(
                         ::peregrine::orb::SystemException::new(
                             ::peregrine::orb::SystemExceptionKind::BadOperation,
-                            0,
+                            ::peregrine::orb::minor::BAD_OPERATION_UNKNOWN_OPERATION,
                             ::peregrine::orb::CompletionStatus::No,
                         ),
                     )
