@@ -207,6 +207,9 @@ pub mod minor {
         /// IMP_LIMIT (Peregrine) 4: more fragmented messages, fragments or
         /// fragment bytes in reassembly than configured.
         IMP_LIMIT_FRAGMENT_LIMIT_EXCEEDED = 4;
+        /// IMP_LIMIT (Peregrine) 5: a POA holds as many active objects as
+        /// its system ids can number.
+        IMP_LIMIT_OBJECT_TABLE_FULL = 5;
 
         /// COMM_FAILURE (Peregrine) 1: writing the request to the
         /// connection failed (and it was not re-sent).
@@ -300,6 +303,10 @@ pub mod minor {
         /// NO_IMPLEMENT (Peregrine) 1: `_interface` asked of an object
         /// while this ORB has no interface repository.
         NO_IMPLEMENT_NO_INTERFACE_REPOSITORY = 1;
+        /// NO_IMPLEMENT (Peregrine) 2: the server asked for a target
+        /// addressing mode other than the object key (the only one this
+        /// client sends).
+        NO_IMPLEMENT_ADDRESSING_MODE = 2;
 
         /// OBJ_ADAPTER (Peregrine) 1: the POA's manager is inactive (it
         /// rejects requests).
@@ -315,6 +322,20 @@ pub mod minor {
         /// UNKNOWN (Peregrine) 1: a servant, servant manager or adapter
         /// activator panicked.
         UNKNOWN_PANIC = 1;
+
+        /// TRANSIENT (Peregrine) 1: the connection closed before the
+        /// request could go out, on every try.
+        TRANSIENT_CONNECTION_CLOSED = 1;
+        /// TRANSIENT (Peregrine) 2: re-sending a request (after a forward
+        /// or a closed connection) would need its arguments marshaled
+        /// again (other code sets or GIOP version).
+        TRANSIENT_CANNOT_RESEND = 2;
+        /// TRANSIENT (Peregrine) 3: more location forwards than a call
+        /// follows.
+        TRANSIENT_TOO_MANY_FORWARDS = 3;
+        /// TRANSIENT (Peregrine) 4: the thread that writes `SYNC_NONE`
+        /// oneways is gone.
+        TRANSIENT_ONEWAY_WRITER_GONE = 4;
     }
 
     codes! {

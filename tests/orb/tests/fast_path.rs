@@ -18,6 +18,13 @@ use peregrine_orb_tests::*;
 fn forwarder(target: peregrine_giop::Ior) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
+    forward_from(l, target);
+    port
+}
+
+/// Answers every request of every connection `l` accepts with
+/// LOCATION_FORWARD to `target`.
+fn forward_from(l: TcpListener, target: peregrine_giop::Ior) {
     std::thread::spawn(move || {
         for s in l.incoming() {
             let Ok(mut s) = s else { return };
@@ -67,7 +74,6 @@ fn forwarder(target: peregrine_giop::Ior) -> u16 {
             });
         }
     });
-    port
 }
 
 /// A reference's first call after another reference to the same server
@@ -95,6 +101,34 @@ fn location_forward_on_a_bound_connection_is_followed() {
         assert_eq!(client.client_connections(), 2);
         client.shutdown(true);
         server.shutdown(true);
+    });
+}
+
+/// A server that forwards every request back to itself: the call gives
+/// up after its eighth forward with a TRANSIENT that says so, rather
+/// than loop.
+#[test]
+fn a_forward_loop_ends_in_transient_too_many_forwards() {
+    bounded(30, || {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let me = peregrine_giop::IorBuilder::new("IDL:Test/Echo:1.0")
+            .endpoint("127.0.0.1", port)
+            .object_key(b"loop")
+            .build();
+        forward_from(l, me.clone());
+        let client = client();
+        let e = EchoRef::unchecked_narrow(peregrine_orb::ObjectRef::from_ior(&client, me));
+        let x = e.echo_string("x").unwrap_err();
+        assert_eq!(
+            (x.kind, x.minor, x.completed),
+            (
+                peregrine_orb::SystemExceptionKind::Transient,
+                peregrine_orb::minor::TRANSIENT_TOO_MANY_FORWARDS,
+                peregrine_orb::CompletionStatus::No
+            )
+        );
+        assert!(x.to_string().contains("forwards"), "{x}");
     });
 }
 

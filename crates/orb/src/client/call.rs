@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use peregrine_cdr::{CdrError, CodeSets, GiopVersion, Reader, Writer};
+use peregrine_giop::system_exception::minor;
 use peregrine_giop::{
     encode_locate_request, encode_request, CodeSetContext, Endpoint, Ior, LocateRequestHeader,
     ReplyStatus, RequestHeader, ResponseFlags, ServiceContext, ServiceContexts, TargetAddress,
@@ -13,7 +14,7 @@ use tracing::Level;
 
 use super::{conn::*, fast::*, header::*, orb_shut_down, reply::*, route::*};
 use super::{Deadline, LONG_WRITE, MAX_FORWARDS, MAX_RESENDS};
-use crate::error::{raise, raise_cdr};
+use crate::error::{raise, raise_cdr, raise_giop};
 use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, DecodeResult, DecodeUserException, EncodeArgs, ObjectRef, SystemException,
@@ -210,14 +211,17 @@ impl<'o> Call<'o> {
                 }
                 Err(c) => {
                     target.drop_conn(&conn);
-                    return Err(
-                        self.failed(raise(K::Transient, 0, CompletionStatus::No, || {
+                    return Err(self.failed(raise(
+                        K::Transient,
+                        minor::TRANSIENT_CONNECTION_CLOSED,
+                        CompletionStatus::No,
+                        || {
                             Cause::new(Phase::Connect)
                                 .with_peer(&conn.ep)
                                 .with_operation(self.op)
                                 .with_detail(format_args!("connection closed: {c:?}"))
-                        })),
-                    );
+                        },
+                    )));
                 }
             }
         };
@@ -244,15 +248,20 @@ impl<'o> Call<'o> {
                 }
                 if has_args && (!same_cs || self.st.version != version) {
                     give_up(&conn, id, led);
-                    return Err(raise(K::Transient, 0, CompletionStatus::No, || {
-                        Cause::new(Phase::Forward)
+                    return Err(raise(
+                        K::Transient,
+                        minor::TRANSIENT_CANNOT_RESEND,
+                        CompletionStatus::No,
+                        || {
+                            Cause::new(Phase::Forward)
                             .with_peer(&conn.ep)
                             .with_operation(self.op)
                             .with_detail(format_args!(
                                 "re-sending needs other code sets or GIOP version than {} (not re-marshaled)",
                                 old.ep
                             ))
-                    }));
+                        },
+                    ));
                 }
             }
         }
@@ -303,7 +312,7 @@ impl<'o> Call<'o> {
                 .and_then(|p| Framing::of(p, w))
                 .map_err(|e| {
                     give_up(&conn, id, std::mem::take(&mut led));
-                    raise(K::Marshal, 0, CompletionStatus::No, || {
+                    raise_giop(&e, CompletionStatus::No, || {
                         Cause::new(Phase::Encode)
                             .with_peer(&conn.ep)
                             .with_operation(self.op)
@@ -345,11 +354,11 @@ impl<'o> Call<'o> {
         };
         if let Err(e) = encode_locate_request(w, target.version, &h) {
             give_up(&conn, id, led);
-            return Err(raise(K::Marshal, 0, CompletionStatus::No, || {
+            return Err(raise_giop(&e, CompletionStatus::No, || {
                 Cause::new(Phase::Encode)
                     .with_peer(&conn.ep)
                     .with_operation(self.op)
-                    .with_detail(e)
+                    .with_detail(&e)
             }));
         }
         self.st.led = led;
@@ -403,8 +412,8 @@ impl<'o> Call<'o> {
     pub(super) fn finish_message(&mut self, w: &mut Writer) -> Result<(), SystemException> {
         if let Some(p) = self.st.pending.take() {
             p.finish(w, self.tail.len()).map_err(|e| {
-                raise(K::Marshal, 0, CompletionStatus::No, || {
-                    self.cause(Phase::Encode).with_detail(e)
+                raise_cdr(&e, CompletionStatus::No, || {
+                    self.cause(Phase::Encode).with_detail(&e)
                 })
             })?;
         }
@@ -436,8 +445,8 @@ impl<'o> Call<'o> {
             self.tail = match frame_request(conn, w, pending, self.tail) {
                 Ok(tail) => tail,
                 Err(e) => {
-                    return Err(raise(K::Marshal, 0, CompletionStatus::No, || {
-                        self.cause(Phase::Encode).with_detail(e)
+                    return Err(raise_cdr(&e, CompletionStatus::No, || {
+                        self.cause(Phase::Encode).with_detail(&e)
                     }))
                 }
             };
@@ -643,11 +652,16 @@ impl<'o> Call<'o> {
         })?;
         self.st.forwards += 1;
         if self.st.forwards > MAX_FORWARDS {
-            return Err(raise(K::Transient, 0, CompletionStatus::No, || {
-                Cause::new(Phase::Forward)
-                    .with_operation(self.op)
-                    .with_detail(format_args!("more than {MAX_FORWARDS} forwards"))
-            }));
+            return Err(raise(
+                K::Transient,
+                minor::TRANSIENT_TOO_MANY_FORWARDS,
+                CompletionStatus::No,
+                || {
+                    Cause::new(Phase::Forward)
+                        .with_operation(self.op)
+                        .with_detail(format_args!("more than {MAX_FORWARDS} forwards"))
+                },
+            ));
         }
         let max = self.obj.inner.orb.inner().config.max_giop;
         let t = Target::from_ior(&ior, true, max, |p| Arc::new(Route::new(p)))?;
@@ -775,12 +789,17 @@ pub(super) fn raised_by_peer(e: SystemException, peer: &Endpoint, op: &str) -> S
 #[cold]
 #[inline(never)]
 pub(super) fn needs_addressing(peer: &Endpoint, op: &str) -> SystemException {
-    raise(K::NoImplement, 0, CompletionStatus::No, || {
-        Cause::new(Phase::Reply)
-            .with_peer(peer)
-            .with_operation(op)
-            .with_detail("needs an addressing mode other than KeyAddr")
-    })
+    raise(
+        K::NoImplement,
+        minor::NO_IMPLEMENT_ADDRESSING_MODE,
+        CompletionStatus::No,
+        || {
+            Cause::new(Phase::Reply)
+                .with_peer(peer)
+                .with_operation(op)
+                .with_detail("needs an addressing mode other than KeyAddr")
+        },
+    )
 }
 
 /// Why a connect was not even tried: the endpoint failed recently. The

@@ -10,11 +10,10 @@ use tracing::Level;
 use super::{call::*, conn::*, header::*, reply::*, route::*};
 use super::{lock, put_writer, take_writer, Deadline};
 use crate::coarse_clock;
-use crate::error::raise;
+use crate::error::raise_cdr;
 use crate::runtime::{Cause, Phase};
 use crate::runtime::{
     CompletionStatus, DecodeResult, DecodeUserException, EncodeArgs, ObjectRef, SystemException,
-    SystemExceptionKind as K,
 };
 use crate::thread_conns;
 use crate::trace;
@@ -376,11 +375,11 @@ fn fast_finish<'a>(
     let tail = match frame_request(&conn, w, Some(framing), tail) {
         Ok(t) => t,
         Err(e) => {
-            let e = raise(K::Marshal, 0, CompletionStatus::No, || {
+            let e = raise_cdr(&e, CompletionStatus::No, || {
                 Cause::new(Phase::Encode)
                     .with_peer(&conn.ep)
                     .with_operation(op)
-                    .with_detail(e)
+                    .with_detail(&e)
             });
             drop(guard);
             put_back(conn, home);

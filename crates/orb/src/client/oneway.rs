@@ -64,11 +64,16 @@ fn queue_oneway(
         bytes: w.as_slice().to_vec(),
     };
     oneway_writer().send(msg).map_err(|_| {
-        raise(K::Transient, 0, CompletionStatus::No, || {
-            Cause::new(Phase::Send)
-                .with_operation(op)
-                .with_detail("the oneway writer thread is gone")
-        })
+        raise(
+            K::Transient,
+            peregrine_giop::system_exception::minor::TRANSIENT_ONEWAY_WRITER_GONE,
+            CompletionStatus::No,
+            || {
+                Cause::new(Phase::Send)
+                    .with_operation(op)
+                    .with_detail("the oneway writer thread is gone")
+            },
+        )
     })
 }
 

@@ -214,7 +214,7 @@ impl Aom {
         if self.slots.len() >= u32::MAX as usize && self.free.is_empty() {
             return Err(PoaError::System(crate::runtime::SystemException::new(
                 crate::runtime::SystemExceptionKind::ImpLimit,
-                0,
+                crate::runtime::minor::IMP_LIMIT_OBJECT_TABLE_FULL,
                 crate::runtime::CompletionStatus::No,
             )));
         }

@@ -17,7 +17,7 @@ use peregrine_giop::{
 use super::connection::Conn;
 use super::fast_path::{patch_size, start_reply_1_2, Incoming};
 use crate::client::lock;
-use crate::error::raise;
+use crate::error::{raise, raise_cdr, raise_giop};
 use crate::orb::Orb;
 use crate::poa;
 use crate::runtime::{Cause, Phase};
@@ -509,16 +509,16 @@ fn location_forward(
         status: peregrine_giop::ReplyStatus::LocationForward,
         service_contexts: ServiceContexts::EMPTY,
     };
-    let fail = |e: &dyn std::fmt::Display| {
-        raise(K::Marshal, 0, CompletionStatus::No, || {
-            Cause::new(Phase::Forward)
-                .with_operation(operation)
-                .with_detail(e)
-        })
+    let cause = |e: &dyn std::fmt::Display| {
+        Cause::new(Phase::Forward)
+            .with_operation(operation)
+            .with_detail(e)
     };
-    let p = peregrine_giop::encode_reply(tx, version, &h).map_err(|e| fail(&e))?;
-    peregrine_cdr::Encode::encode(to, tx).map_err(|e| fail(&e))?;
-    p.finish(tx).map_err(|e| fail(&e))?;
+    let no = CompletionStatus::No;
+    let p = peregrine_giop::encode_reply(tx, version, &h)
+        .map_err(|e| raise_giop(&e, no, || cause(&e)))?;
+    peregrine_cdr::Encode::encode(to, tx).map_err(|e| raise_cdr(&e, no, || cause(&e)))?;
+    p.finish(tx).map_err(|e| raise_giop(&e, no, || cause(&e)))?;
     Ok(())
 }
 
@@ -581,7 +581,7 @@ fn finish(req: &mut ServerRequest<'_>) -> Result<(), SystemException> {
     }
     match req.pending.take() {
         Some(p) => p.finish(&mut *req.reply).map_err(|e| {
-            raise(K::Marshal, 0, CompletionStatus::Yes, || {
+            raise_giop(&e, CompletionStatus::Yes, || {
                 Cause::new(Phase::Dispatch)
                     .with_operation(req.operation)
                     .with_detail(format_args!("finishing the reply: {e}"))
