@@ -252,25 +252,22 @@ fn no_oneway_is_lost_to_an_idle_close() {
 fn out_con_scan_period_sets_the_outgoing_idle_timeout_in_seconds() {
     bounded(60, || {
         let (_server, _imp, obj) = server();
-        let mut args: Vec<String> = ["client", "-ORBoutConScanPeriod", "1"]
-            .map(String::from)
-            .to_vec();
-        let orb = Orb::builder().args(&mut args).build().unwrap();
+        let with = |seconds: &str| {
+            let mut args: Vec<String> = ["client", "-ORBoutConScanPeriod", seconds]
+                .map(String::from)
+                .to_vec();
+            Orb::builder().args(&mut args).build()
+        };
+        let orb = with("1").unwrap();
         let echo = through(&orb, &obj);
         let called = Instant::now();
         echo.echo_string("x").unwrap();
         assert!(eventually(10, || orb.client_connections() == 0));
         assert!(called.elapsed() >= Duration::from_secs(1));
 
-        let mut never: Vec<String> = ["client", "-ORBoutConScanPeriod", "0"]
-            .map(String::from)
-            .to_vec();
-        let orb = Orb::builder().args(&mut never).build().unwrap();
+        let orb = with("0").unwrap();
         through(&orb, &obj).echo_string("x").unwrap();
-        let mut bad: Vec<String> = ["client", "-ORBoutConScanPeriod", "soon"]
-            .map(String::from)
-            .to_vec();
-        let e = Orb::builder().args(&mut bad).build().unwrap_err();
+        let e = with("soon").unwrap_err();
         assert!(e.to_string().contains("-ORBoutConScanPeriod"), "{e}");
         std::thread::sleep(Duration::from_millis(1200));
         assert_eq!(orb.client_connections(), 1);

@@ -56,6 +56,19 @@ fn leader_buf_is_handed_between_leaders() {
     assert!(unsafe { shared.1.get() }.unread().is_empty());
 }
 
+/// A GIOP 1.2 route without endpoints or code set negotiation.
+fn bare_route() -> Arc<Route> {
+    Arc::new(Route {
+        endpoints: vec![],
+        version: GiopVersion::V1_2,
+        codesets: CodeSets::default(),
+        info: None,
+        negotiate: false,
+        conn: Mutex::new(None),
+        headers: Default::default(),
+    })
+}
+
 /// A request header encoded from scratch, as `Call::prepare` does
 /// when nothing is cached.
 fn encoded(t: &Target, op: &str, twoway: bool, id: u32, order: ByteOrder) -> (Vec<u8>, Framing) {
@@ -83,15 +96,7 @@ fn encoded(t: &Target, op: &str, twoway: bool, id: u32, order: ByteOrder) -> (Ve
 /// encoding it would give; another key length is not served.
 #[test]
 fn route_header_templates_patch_the_object_key() {
-    let route = Arc::new(Route {
-        endpoints: vec![],
-        version: GiopVersion::V1_2,
-        codesets: CodeSets::default(),
-        info: None,
-        negotiate: false,
-        conn: Mutex::new(None),
-        headers: Default::default(),
-    });
+    let route = bare_route();
     let target = |key: &[u8]| Target {
         route: route.clone(),
         key: key.into(),
@@ -212,15 +217,7 @@ fn the_idle_scan_closes_only_a_connection_nobody_used() {
         Some(ms(100)),
     );
     conn.codesets.set(CodeSets::default()).unwrap();
-    let route = Arc::new(Route {
-        endpoints: vec![],
-        version: GiopVersion::V1_2,
-        codesets: CodeSets::default(),
-        info: None,
-        negotiate: false,
-        conn: Mutex::new(None),
-        headers: Default::default(),
-    });
+    let route = bare_route();
     let target = Target {
         route,
         key: b"k".as_slice().into(),
