@@ -231,7 +231,30 @@ impl ConnCache {
                 }
             }
         }
+        if closed > 0 {
+            self.release_closed();
+        }
         closed
+    }
+
+    /// Drops the closed connections that live routes still hold, so that
+    /// their descriptors close now rather than at each route's next call
+    /// (a program holding references to many servers it called once).
+    /// A thread's own cache may still hold a few ([`crate::thread_conns`],
+    /// at most its slots) until that thread calls again or ends.
+    fn release_closed(&self) {
+        let routes: Vec<Arc<Route>> = lock(&self.routes)
+            .map
+            .values()
+            .flatten()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for r in &routes {
+            let mut conn = lock(&r.conn);
+            if conn.as_ref().is_some_and(|c| c.is_closed()) {
+                *conn = None;
+            }
+        }
     }
 
     /// Closes every connection (ORB shutdown).
