@@ -114,7 +114,7 @@ impl Gen<'_> {
                     };
                     let _ = writeln!(arms, "{pat} => {{\n{walk}}}");
                 }
-                format!("#[allow(unreachable_patterns)]\nmatch self {{\n{arms}_ => {{}}\n}}\n")
+                format!("match self {{\n{arms}_ => {{}}\n}}\n")
             }
             _ => return String::new(),
         };
@@ -123,6 +123,7 @@ impl Gen<'_> {
     /// Meets the value slots held, in the order they are decoded (a
     /// value holding this completes back edges through them).
     #[doc(hidden)]
+    #[allow(unreachable_patterns, clippy::single_match)]
     pub fn __walk_values(&self, w: &mut {cdr}::ValueWalk<'_>) {{
         {body}    }}
 }}
