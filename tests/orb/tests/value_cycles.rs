@@ -4,13 +4,17 @@
 //! sequence pointing back to an ancestor or to their own node, and slots
 //! in a sequence of sequences and in a union's branch. The server
 //! describes what it received by node identity; the client checks
-//! `Arc::ptr_eq` on what comes back.
+//! `Arc::ptr_eq` on what comes back. Hostile back edges (into a struct's
+//! middle, to a value of another type) are `MARSHAL` with a minor code.
 
 use std::sync::Arc;
 
-use peregrine_cdr::ValueSlot;
-use peregrine_orb::{Orb, SystemException};
-use peregrine_orb_tests::idl::cycles::{Cell, Edge, Graphs, GraphsRef, GraphsSkeleton, Link, Node};
+use peregrine_cdr::{ValueSlot, Writer};
+use peregrine_giop::system_exception::minor;
+use peregrine_orb::{Orb, SystemException, SystemExceptionKind as K};
+use peregrine_orb_tests::idl::cycles::{
+    Both, Cell, Edge, Graphs, GraphsRef, GraphsSkeleton, Link, Node,
+};
 use peregrine_orb_tests::{bounded, client};
 
 type R<T> = Result<T, SystemException>;
@@ -85,6 +89,10 @@ impl Graphs for GraphsImpl {
     fn echo_cell(&self, c: &ValueSlot<Cell>) -> R<(ValueSlot<Cell>, String)> {
         let seen = c.get().map(describe_cell).unwrap_or_default();
         Ok((c.clone(), seen))
+    }
+
+    fn tag_of(&self, b: &ValueSlot<Both>) -> R<i32> {
+        Ok(b.get().map_or(-1, |b| b.tag))
     }
 }
 
@@ -200,5 +208,80 @@ fn back_edges_in_a_sequence_of_sequences_and_a_union_branch() {
             Arc::ptr_eq(link(back).get().unwrap(), c1b),
             "c0 -> c1 (union)"
         );
+    });
+}
+
+/// Writes a value tag with the repository id `id`; its stream position.
+fn header(w: &mut Writer, id: &str) -> usize {
+    w.write_u32(0x7fff_ff02);
+    let at = w.position() - 4;
+    w.write_string(id).unwrap();
+    at
+}
+
+/// An indirection to stream position `to`.
+fn back_to(w: &mut Writer, to: usize) {
+    w.write_u32(0xffff_ffff);
+    let at = w.position();
+    w.write_i32((to as i64 - at as i64) as i32);
+}
+
+fn refused(
+    obj: &peregrine_orb::ObjectRef,
+    op: &str,
+    args: impl FnOnce(&mut Writer) -> peregrine_cdr::Result<()>,
+) -> SystemException {
+    obj.invoke::<(), SystemException>(
+        op,
+        args,
+        |_r: &mut peregrine_cdr::Reader<'_>| Ok(()),
+        |_id: &str, _r: &mut peregrine_cdr::Reader<'_>| None,
+    )
+    .expect_err("the server must refuse the argument")
+}
+
+#[test]
+fn hostile_back_edges_in_structs_are_marshal_errors() {
+    bounded(30, || {
+        let (_server, _client, obj) = setup();
+        let raw = obj.object();
+        // An edge whose target points into the middle of its own struct
+        // (at its weight).
+        let e = refused(raw, "echo_node", |w| {
+            header(w, "IDL:Cycles/Node:1.0");
+            w.write_string("a")?;
+            w.write_u32(1);
+            w.write_i32(7);
+            let weight = w.position() - 4;
+            back_to(w, weight);
+            Ok(())
+        });
+        assert_eq!(
+            (e.kind, e.minor),
+            (K::Marshal, minor::MARSHAL_INVALID_INDIRECTION),
+            "{e:?}"
+        );
+        // A Node's edge pointing back to the Both being read: a value of
+        // another type than the edge's, found when the Both is complete.
+        let e = refused(raw, "tag_of", |w| {
+            let both = header(w, "IDL:Cycles/Both:1.0");
+            header(w, "IDL:Cycles/Node:1.0");
+            w.write_string("n")?;
+            w.write_u32(1);
+            w.write_i32(1);
+            back_to(w, both);
+            w.write_i32(5);
+            Ok(())
+        });
+        assert_eq!(
+            (e.kind, e.minor),
+            (K::Marshal, minor::MARSHAL_NO_VALUE_FACTORY),
+            "{e:?}"
+        );
+        // The same Both with the edge back to the Node itself is fine.
+        let both = Arc::new(Both::new(node("n", &[1]).into(), 5));
+        let n = both.n.get().unwrap();
+        n.edges[0].target.set(n.clone()).unwrap();
+        assert_eq!(obj.tag_of(&both.into()).unwrap(), 5);
     });
 }
