@@ -458,6 +458,7 @@ impl<T: ValueType> Encode for ValueSlot<T> {
 impl<'de, T: ValueType> Decode<'de> for ValueSlot<T> {
     /// A slot outside a value's direct members: an argument, or a plain
     /// member of a value's state (see [`ReadValue::nested`]).
+    #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         read_value::<T>(r)?.nested(r)
     }

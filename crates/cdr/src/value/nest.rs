@@ -24,18 +24,21 @@
 
 use alloc::vec::Vec;
 
-/// The slots of plain members being counted (see the module doc).
+/// The slots of plain members being counted (see the module doc): two
+/// words, saved and restored around each value that opens a scope.
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
 struct Scope {
-    /// A value's state is being read whose plain members are walked
-    /// once it exists: a cycle through them can be completed.
-    open: bool,
     /// Slots of plain members read so far in this scope.
     count: u32,
-    /// Where this scope's notes start in `Nested::found`.
-    start: usize,
+    /// Where this scope's notes start in `Nested::found`, or `CLOSED`
+    /// where no walk follows (a cycle through a plain member is refused).
+    start: u32,
 }
+
+/// `Scope::start` outside a scope that walks its slots.
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+const CLOSED: u32 = u32::MAX;
 
 /// What the reader keeps for cycles through plain members.
 #[derive(Debug)]
@@ -51,9 +54,8 @@ impl Default for Nested {
     fn default() -> Self {
         Self {
             scope: Scope {
-                open: false,
                 count: 0,
-                start: 0,
+                start: CLOSED,
             },
             found: Vec::new(),
         }
@@ -69,7 +71,7 @@ mod typed {
     use alloc::sync::Arc;
     use alloc::vec::Vec;
 
-    use super::Scope;
+    use super::{Scope, CLOSED};
     use crate::value::{AnyValue, Polymorphic, ReadValue, ValueSlot, ValueType};
     use crate::{CdrError, Reader, Result};
 
@@ -110,7 +112,7 @@ mod typed {
         #[cold]
         fn note_cycle(&mut self, at: usize) -> Result<()> {
             let n = &mut self.vstate().nested;
-            if !n.scope.open {
+            if n.scope.start == CLOSED {
                 return Err(CdrError::UnsupportedCycle);
             }
             n.found.push((n.scope.count, at));
@@ -142,24 +144,18 @@ mod typed {
         #[inline]
         fn set_scope(&mut self, open: bool) -> ValueScope {
             let n = &mut self.vstate().nested;
-            let start = n.found.len();
-            ValueScope(core::mem::replace(
-                &mut n.scope,
-                Scope {
-                    open,
-                    count: 0,
-                    start,
-                },
-            ))
+            // The notes are at most one per four octets of input.
+            let start = if open { n.found.len() as u32 } else { CLOSED };
+            ValueScope(core::mem::replace(&mut n.scope, Scope { count: 0, start }))
         }
 
-        /// Ends the scope, dropping its notes; their start.
+        /// Ends the scope; where its notes start.
         #[inline]
         fn restore_scope(&mut self, scope: ValueScope) -> usize {
             let n = &mut self.vstate().nested;
             let start = n.scope.start;
             n.scope = scope.0;
-            start
+            start as usize
         }
 
         /// Ends the scope opened with [`Reader::open_value_scope`] for
@@ -177,6 +173,8 @@ mod typed {
             let start = self.restore_scope(scope);
             match owner {
                 Ok(owner) => {
+                    // `start` is `CLOSED` (past any note) only if the
+                    // scope was not opened here: nothing to do then.
                     if self.vstate().nested.found.len() > start {
                         self.defer_walks(start, &owner, walk);
                     }
@@ -644,6 +642,6 @@ mod tests {
         // The scope is closed and what it noted is gone.
         let n = &r.values.as_ref().unwrap().nested;
         assert!(n.found.is_empty());
-        assert!(!n.scope.open);
+        assert_eq!(n.scope.start, super::CLOSED);
     }
 }

@@ -57,6 +57,7 @@ pub(crate) struct ReadState<'a> {
     /// Skipped values being decoded after all, innermost last.
     resume: Vec<Resume>,
     /// Cycles closing inside plain members (see `nest`).
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) nested: super::nest::Nested,
 }
 
