@@ -170,18 +170,21 @@ mod typed {
             owner: Result<Arc<S>>,
             walk: fn(&S, &mut ValueWalk<'_>),
         ) -> Result<Arc<S>> {
-            let start = self.restore_scope(scope);
+            let n = &mut self.vstate().nested;
+            let start = n.scope.start as usize;
+            n.scope = scope.0;
+            // `start` is `CLOSED` (past any note) only if the scope was
+            // not opened here: nothing to do then.
+            let noted = n.found.len() > start;
             match owner {
                 Ok(owner) => {
-                    // `start` is `CLOSED` (past any note) only if the
-                    // scope was not opened here: nothing to do then.
-                    if self.vstate().nested.found.len() > start {
+                    if noted {
                         self.defer_walks(start, &owner, walk);
                     }
                     Ok(owner)
                 }
                 Err(e) => {
-                    self.vstate().nested.found.truncate(start);
+                    n.found.truncate(start);
                     Err(e)
                 }
             }
