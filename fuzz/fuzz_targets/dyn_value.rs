@@ -3,7 +3,8 @@
 //! derived value read as its base, a registered derived type, value
 //! boxes, one recursive, an abstract interface, values in a struct, a
 //! sequence and an any, and the generated shapes of a value recursive
-//! through a box, an alias and a private member); the rest is decoded
+//! through a box, an alias and a private member, and a graph node whose
+//! edges are structs in a sequence); the rest is decoded
 //! against it. Decoding never panics, hangs or over-allocates; what decodes re-encodes (sharing,
 //! cycles and truncation included) to octets that decode and re-encode
 //! to the same octets; skipping agrees with decoding on where the value
@@ -126,6 +127,31 @@ fn typecodes() -> &'static [TypeCode] {
             TypeCode::any(),
             tree,
             forest,
+            // `struct GEdge { long weight; GNode target; };` in a
+            // sequence member: back edges close inside the structs.
+            TypeCode::value_tc(
+                "IDL:F/GNode:1.0",
+                "GNode",
+                VM_NONE,
+                None,
+                vec![
+                    member("name", TypeCode::string_tc(0)),
+                    member(
+                        "edges",
+                        TypeCode::sequence_tc(
+                            0,
+                            TypeCode::struct_tc(
+                                "IDL:F/GEdge:1.0",
+                                "GEdge",
+                                [
+                                    ("weight", TypeCode::long()),
+                                    ("target", TypeCode::recursive("IDL:F/GNode:1.0")),
+                                ],
+                            ),
+                        ),
+                    ),
+                ],
+            ),
         ]
     })
 }

@@ -1,7 +1,9 @@
 //! Decodes arbitrary bytes as a graph of valuetypes (a node with a
 //! string, a value member that may close a cycle, a sequence of nodes,
 //! and a truncatable derived type): chunks, end tags, indirections to
-//! values and repository ids, codebase URLs, truncation. Errors are fine;
+//! values and repository ids, codebase URLs, truncation. Then as a graph
+//! whose slots stand in plain members (structs in a sequence, a sequence
+//! of sequences), where a cycle closes through the owner's walk. Errors are fine;
 //! panics, hangs and allocations the input does not justify are not.
 //! A graph that decodes is encoded again and must decode again.
 //!
@@ -14,7 +16,7 @@ use std::sync::Arc;
 use libfuzzer_sys::fuzz_target;
 use peregrine_cdr::{
     read_value, read_values, write_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo,
-    ValueSlot, ValueType, Writer,
+    ValueSlot, ValueType, ValueWalk, Writer,
 };
 
 struct Node {
@@ -80,6 +82,80 @@ impl ValueType for Derived {
     }
 }
 
+/// `struct Edge { long w; Hub to; };`
+struct Edge {
+    w: i32,
+    to: ValueSlot<Hub>,
+}
+
+impl Encode for Edge {
+    fn encode(&self, w: &mut Writer) -> Result<()> {
+        w.write_i32(self.w);
+        self.to.encode(w)
+    }
+}
+
+impl<'de> Decode<'de> for Edge {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        Ok(Edge {
+            w: r.read_i32()?,
+            to: ValueSlot::decode(r)?,
+        })
+    }
+}
+
+/// `valuetype Hub { public sequence<Edge> edges;
+/// public sequence<sequence<Hub>> rows; };`, read as the generated code
+/// reads it: a back edge in a plain member is completed by a walk.
+struct Hub {
+    edges: Vec<Edge>,
+    rows: Vec<Vec<ValueSlot<Hub>>>,
+}
+
+impl ValueType for Hub {
+    const REPO_ID: &'static str = "IDL:F/Hub:1.0";
+    const IDS: &'static [&'static str] = &["IDL:F/Hub:1.0"];
+    const CHUNKED: bool = false;
+    fn write_state(&self, w: &mut Writer) -> Result<()> {
+        self.edges.encode(w)?;
+        self.rows.encode(w)
+    }
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+        let scope = r.open_value_scope();
+        let v = (|| {
+            let edges = Vec::<Edge>::decode(r)?;
+            let rows = Vec::<Vec<ValueSlot<Hub>>>::decode(r)?;
+            Ok(Arc::new(Hub { edges, rows }))
+        })();
+        r.close_value_scope(scope, v, |s: &Hub, w: &mut ValueWalk<'_>| {
+            for e in &s.edges {
+                w.value(&e.to);
+            }
+            for row in &s.rows {
+                for h in row {
+                    w.value(h);
+                }
+            }
+        })
+    }
+}
+
+/// `bytes` as one `Hub`; if it decodes, it encodes and decodes again.
+fn hub_round_trip(bytes: &[u8], order: ByteOrder, max_depth: u16) {
+    let decode = |bytes: &[u8]| {
+        let mut r = Reader::new(bytes, order);
+        r.set_max_depth(max_depth);
+        read_value::<Hub>(&mut r).and_then(|v| v.ready())
+    };
+    let Ok(hub) = decode(bytes) else {
+        return;
+    };
+    let mut w = Writer::new(order);
+    write_value(&mut w, hub.as_ref()).expect("a decoded hub encodes");
+    let again = decode(w.as_slice()).expect("a re-encoded hub decodes");
+    assert_eq!(again.is_some(), hub.is_some());
+}
+
 fn decode_all(bytes: &[u8], order: ByteOrder, max_depth: u16) -> Option<Vec<ValueSlot<Node>>> {
     let mut r = Reader::new(bytes, order);
     r.set_max_depth(max_depth);
@@ -103,6 +179,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let order = ByteOrder::from_flag(ctl & 1 != 0);
     let depth = u16::from(ctl >> 1).max(1);
+    hub_round_trip(input, order, depth);
     let Some(graph) = decode_all(input, order, depth) else {
         return;
     };

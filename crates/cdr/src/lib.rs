@@ -51,7 +51,7 @@ pub use tail::{PlainTail, PrimTail, TailSeq};
 pub use value::{
     lookup_value_factory, read_value, read_value_array, read_values, register_value_factory,
     unregister_value_factory, write_value, write_value_object, CustomMarshal, Polymorphic,
-    ReadValue, ReadValues, ValueFactory, ValueObject, ValueSlot, ValueType,
+    ReadValue, ReadValues, ValueFactory, ValueObject, ValueScope, ValueSlot, ValueType, ValueWalk,
 };
 pub use value::{AnyValue, Fixup, RepoIds, ValueInfo, ValueStart};
 pub use writer::Writer;

@@ -8,7 +8,8 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use peregrine_cdr::{
-    read_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo, ValueSlot, ValueType, Writer,
+    read_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo, ValueSlot, ValueType,
+    ValueWalk, Writer,
 };
 
 struct Counting;
@@ -159,4 +160,93 @@ fn a_cycle_costs_its_own_completion_only() {
     assert!(count <= 2 * n + growth(n), "{count} allocations");
     let first = back[0].get().unwrap();
     assert!(Arc::ptr_eq(first.me.get().unwrap(), first));
+}
+
+/// `struct Step { Hop prev; Hop me; };`
+/// `valuetype Hop { public long id; public Step step; };`: the slots in a
+/// struct member, read as the generated code reads them (a scope, and a
+/// walk that completes back edges once the owner exists).
+struct Hop {
+    id: i32,
+    step: Step,
+}
+
+struct Step {
+    prev: ValueSlot<Hop>,
+    me: ValueSlot<Hop>,
+}
+
+impl ValueType for Hop {
+    const REPO_ID: &'static str = "IDL:Test/Hop:1.0";
+    const IDS: &'static [&'static str] = &["IDL:Test/Hop:1.0"];
+    const CHUNKED: bool = false;
+    fn write_state(&self, w: &mut Writer) -> Result<()> {
+        self.id.encode(w)?;
+        self.step.prev.encode(w)?;
+        self.step.me.encode(w)
+    }
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+        let scope = r.open_value_scope();
+        let v = (|| {
+            let id = i32::decode(r)?;
+            let step = Step {
+                prev: ValueSlot::decode(r)?,
+                me: ValueSlot::decode(r)?,
+            };
+            Ok(Arc::new(Hop { id, step }))
+        })();
+        r.close_value_scope(scope, v, |s: &Hop, w: &mut ValueWalk<'_>| {
+            w.value(&s.step.prev);
+            w.value(&s.step.me);
+        })
+    }
+}
+
+/// N hops, each pointing to the one before, and to itself if `cyclic`.
+fn hops(n: usize, cyclic: bool) -> Vec<u8> {
+    let mut out: Vec<ValueSlot<Hop>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let prev = out.last().cloned().unwrap_or_default();
+        let hop = Arc::new(Hop {
+            id: i as i32,
+            step: Step {
+                prev,
+                me: ValueSlot::null(),
+            },
+        });
+        if cyclic {
+            hop.step.me.set(hop.clone()).map_err(|_| ()).unwrap();
+        }
+        out.push(hop.into());
+    }
+    let mut w = Writer::new(ByteOrder::Big);
+    out.encode(&mut w).unwrap();
+    w.into_vec()
+}
+
+/// Slots in a struct member cost nothing per node while no back edge
+/// closes there, and one completion per back edge when one does.
+#[test]
+fn slots_in_a_struct_member_allocate_for_back_edges_only() {
+    let n = 1_000;
+    for cyclic in [false, true] {
+        let bytes = hops(n, cyclic);
+        let mut back = Vec::new();
+        let count = allocs_in(|| {
+            let mut r = Reader::new(&bytes, ByteOrder::Big);
+            back = Vec::<ValueSlot<Hop>>::decode(&mut r).unwrap();
+        });
+        let nodes = if cyclic { 2 * n } else { n };
+        assert!(count <= nodes + growth(n), "{cyclic}: {count} allocations");
+        let last = back[n - 1].get().unwrap();
+        assert_eq!(last.id, n as i32 - 1);
+        assert!(Arc::ptr_eq(
+            last.step.prev.get().unwrap(),
+            back[n - 2].get().unwrap()
+        ));
+        assert_eq!(last.step.me.get().is_some(), cyclic);
+        if cyclic {
+            assert!(Arc::ptr_eq(last.step.me.get().unwrap(), last));
+        }
+    }
 }

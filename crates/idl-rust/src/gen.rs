@@ -19,6 +19,7 @@ mod interp;
 mod tc;
 mod value;
 mod value_tc;
+mod walk;
 
 pub use interp::Marshal;
 
@@ -1420,6 +1421,7 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
         if let Some(info) = plain {
             s.push_str(&self.plain_impl(&name, members, &info));
         }
+        s.push_str(&self.walk_impl(id, &name, cur));
         s.push_str(&self.tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
@@ -1793,6 +1795,7 @@ impl {name} {{
         let dec_body =
             format!("let d: {dty} = {dec_disc}?;\nOk(match d {{\n{dec_arms}{default_arm}}})");
         s.push_str(&self.codec_impls(id, &name, &enc_body, &dec_body, "", ""));
+        s.push_str(&self.walk_impl(id, &name, cur));
         s.push_str(&self.tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }

@@ -471,6 +471,66 @@ fn abstract_valuetype_slots_are_polymorphic() {
 }
 
 #[test]
+fn slots_in_plain_members_are_walked_to_close_cycles() {
+    let src = "module M {
+  valuetype Node;
+  struct Edge { long weight; Node target; };
+  typedef sequence<Edge> Edges;
+  valuetype Node { public string name; public Edges edges; };
+  union Pick switch (long) { case 1: Node n; case 2: case 3: Edges es; default: long x; };
+  typedef Node Grid[2][3];
+  valuetype EdgeBox Edge;
+  valuetype Holder { public Pick p; public Grid g; public sequence<sequence<ValueBase> > vbs; };
+  struct Plain { long a; string b; };
+  valuetype Flat { public long a; public Plain p; public Node next; };
+};
+";
+    let code = gen(src);
+    // The owner reads its state in a scope and walks its plain members.
+    assert_contains(&code, "let scope = r.open_value_scope();");
+    assert_contains(
+        &code,
+        "r.close_value_scope(scope, v, |s: &Node, w: &mut ::peregrine::cdr::ValueWalk<'_>| {
+            for e0 in s.edges.iter() { e0.__walk_values(w); }
+        })",
+    );
+    // A struct meets its slots in member order, a union its branch's.
+    assert_contains(
+        &code,
+        "pub fn __walk_values(&self, w: &mut ::peregrine::cdr::ValueWalk<'_>) {
+            w.value(&self.target);
+        }",
+    );
+    assert_contains(&code, "Self::N(v) => { w.value(v); }");
+    assert_contains(
+        &code,
+        "Self::Es { value: v, .. } => { for e0 in v.iter() { e0.__walk_values(w); } }",
+    );
+    // Each dimension of an array, sequences of `ValueBase` (counted when
+    // read) and a box's content.
+    assert_contains(
+        &code,
+        "s.p.__walk_values(w);
+        for e0 in s.g.iter() { for e1 in e0.iter() { w.value(e1); } }
+        for e0 in s.vbs.iter() { for e1 in e0.iter() { w.poly(e1, &super::idl_rt::VALUE_BASE); } }",
+    );
+    assert_contains(&code, ".read_value(r).and_then(|v| v.nested(r))");
+    assert_contains(
+        &code,
+        "|s: &EdgeBox, w: &mut ::peregrine::cdr::ValueWalk<'_>| { s.0.__walk_values(w); }",
+    );
+    // Types without slots in plain members are read as before.
+    let plain = &code[code.find("pub struct Plain").unwrap()..];
+    assert!(!plain[..plain.find("pub fn tc_plain").unwrap()].contains("__walk_values"));
+    let flat = &code[code
+        .find("impl ::peregrine::cdr::ValueType for Flat")
+        .unwrap()..];
+    let flat = &flat[..flat.find("pub fn tc_flat").unwrap()];
+    assert!(!flat.contains("open_value_scope"), "{flat}");
+    assert_contains(flat, "next.fixup(r, &v, |s| &s.next);");
+}
+
+#[test]
 fn any_and_typecode_map_to_the_dynamic_crate() {
     let src = "module M {\n  struct S { any a; TypeCode t; };\n  interface I { any f(in any a, in TypeCode t, out any o); };\n};\n";
     let code = gen(src);

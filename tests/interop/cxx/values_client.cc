@@ -115,6 +115,41 @@ int main(int argc, char** argv) {
     // Break both cycles so the bags are freed.
     bag->items()[1] = 0;
     bag2->items()[1] = 0;
+    // A graph whose back edges stand in structs: a -1-> b, b -2-> a,
+    // a -3-> a, closed on the Peregrine side and sent back.
+    ValInterop::GEdges ae, be;
+    ae.length(2);
+    be.length(1);
+    ae[0].weight = 1;
+    ae[1].weight = 3;
+    be[0].weight = 2;
+    ValInterop::GNode_var ga = new OBV_ValInterop::GNode("a", ae);
+    ValInterop::GNode_var gb = new OBV_ValInterop::GNode("b", be);
+    CORBA::add_ref(gb.in());
+    ga->edges()[0].target = gb.in();
+    CORBA::add_ref(ga.in());
+    ga->edges()[1].target = ga.in();
+    CORBA::add_ref(ga.in());
+    gb->edges()[0].target = ga.in();
+    CORBA::String_var k7 = any->kind(ga.in());
+    CORBA::ValueBase_var eg = any->echo_value(ga.in());
+    ValInterop::GNode* ga2 = ValInterop::GNode::_downcast(eg.in());
+    ValInterop::GNode* gb2 = ga2 && ga2->edges().length() == 2
+                                 ? ga2->edges()[0].target.in()
+                                 : 0;
+    check(!strcmp(k7, "GNode a 1:b[root] 3:root") && ga2 && ga2 != ga.in() &&
+              gb2 && gb2->edges().length() == 1 &&
+              ga2->edges()[1].target.in() == ga2 &&
+              gb2->edges()[0].target.in() == ga2 &&
+              describe_gnode(ga2) == "GNode a 1:b[root] 3:root",
+          "valuebase graph cycle");
+    // Break the cycles so the graphs are freed.
+    ga->edges()[1].target = 0;
+    gb->edges()[0].target = 0;
+    if (ga2) {
+      ga2->edges()[1].target = 0;
+      if (gb2) gb2->edges()[0].target = 0;
+    }
     orb->destroy();
   } catch (CORBA::Exception& e) {
     std::cout << "FAIL exception " << e._name() << std::endl;

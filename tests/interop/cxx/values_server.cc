@@ -53,6 +53,8 @@ class AnythingImpl : public POA_ValInterop::Anything {
       }
       s = std::string("Bag ") + g->name() + " " +
           std::to_string(items.length()) + " self " + std::to_string(self);
+    } else if (ValInterop::GNode* g = ValInterop::GNode::_downcast(v)) {
+      s = describe_gnode(g);
     } else {
       s = "other";
     }

@@ -220,6 +220,19 @@ fn value_base_to_omniorb_and_back() {
         );
         let n = bag2.items[0].get().unwrap().clone().into_any_value();
         assert_eq!(n.downcast::<v::Node>().expect("a Node").id, 4);
+        // A graph whose back edges close inside structs held in a
+        // sequence member: omniORB closes them and sends them back.
+        let g = gnode_graph();
+        let want = "GNode a 1:b[root] 3:root";
+        assert_eq!(describe_gnode(&g), want);
+        assert_eq!(any.kind(&vb(g.clone())).unwrap(), want);
+        let back = any.echo_value(&vb(g)).unwrap();
+        let g2 = back.get().unwrap().clone().into_any_value();
+        let g2 = g2.downcast::<v::GNode>().expect("a GNode");
+        assert_eq!(describe_gnode(&g2), want);
+        let b2 = g2.edges[0].target.get().expect("b");
+        assert!(Arc::ptr_eq(g2.edges[1].target.get().expect("a -> a"), &g2));
+        assert!(Arc::ptr_eq(b2.edges[0].target.get().expect("b -> a"), &g2));
         // Sharing across parameters.
         let x = vb(node(3, "x", None));
         let (shared, b2) = any.same(&x, &x.clone()).unwrap();
@@ -237,6 +250,53 @@ fn value_base_to_omniorb_and_back() {
         let (shared, _) = any.same(&x, &vb(node(3, "x", None))).unwrap();
         assert!(!shared);
     });
+}
+
+/// What `Anything::kind` answers for a GNode (see `idl/values.idl`): by
+/// identity, so a cycle shows as "root" or "self".
+fn describe_gnode(r: &Arc<v::GNode>) -> String {
+    let mut s = format!("GNode {}", r.name);
+    for e in &r.edges {
+        let to = match e.target.get() {
+            Some(t) if Arc::ptr_eq(t, r) => "root".to_string(),
+            None => "null".to_string(),
+            Some(t) => {
+                let inner: Vec<String> = t
+                    .edges
+                    .iter()
+                    .map(|u| match u.target.get() {
+                        Some(u) if Arc::ptr_eq(u, r) => "root".to_string(),
+                        Some(u) if Arc::ptr_eq(u, t) => "self".to_string(),
+                        Some(u) => u.name.clone(),
+                        None => "null".to_string(),
+                    })
+                    .collect();
+                format!("{}[{}]", t.name, inner.join(","))
+            }
+        };
+        s += &format!(" {}:{to}", e.weight);
+    }
+    s
+}
+
+/// a -1-> b, b -2-> a, a -3-> a: back edges in structs of a sequence.
+fn gnode_graph() -> Arc<v::GNode> {
+    let node = |name: &str, weights: &[i32]| {
+        let edges = weights
+            .iter()
+            .map(|&weight| v::GEdge {
+                weight,
+                target: ValueSlot::null(),
+            })
+            .collect();
+        Arc::new(v::GNode::new(name.into(), edges))
+    };
+    let a = node("a", &[1, 3]);
+    let b = node("b", &[2]);
+    a.edges[0].target.set(b.clone()).unwrap();
+    a.edges[1].target.set(a.clone()).unwrap();
+    b.edges[0].target.set(a.clone()).unwrap();
+    a
 }
 
 struct Server;
@@ -299,7 +359,10 @@ impl v::Anything for AnythingServer {
                     at.map_or(-1, |i| i as i64)
                 )
             }
-            Err(_) => "other".into(),
+            Err(x) => match x.downcast::<v::GNode>() {
+                Ok(g) => describe_gnode(&g),
+                Err(_) => "other".into(),
+            },
         })
     }
     fn echo_value(
@@ -353,7 +416,8 @@ fn omniorb_client_peregrine_server() {
                 "valuebase truncated",
                 "valuebase echo",
                 "valuebase shared",
-                "valuebase bag cycle"
+                "valuebase bag cycle",
+                "valuebase graph cycle"
             ],
             "{lines:#?}\n{stderr}"
         );

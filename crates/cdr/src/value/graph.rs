@@ -22,7 +22,12 @@ pub trait ValueType: core::any::Any + Send + Sync + Sized {
     fn write_state(&self, w: &mut Writer) -> Result<()>;
     /// Reads the state of a value whose header `info` was read, and
     /// builds the value. Members that point back to a value still being
-    /// read are completed through [`ReadValue::fixup`].
+    /// read are completed through [`ReadValue::fixup`]; slots in plain
+    /// members (structs, unions, nested sequences) decoded with
+    /// [`Decode`] are completed through [`Reader::open_value_scope`] and
+    /// [`Reader::close_value_scope`]. A state that decodes slots with
+    /// [`Decode`] and does not walk them must be read inside
+    /// [`Reader::without_value_scope`].
     fn read_state(r: &mut Reader<'_>, info: &ValueInfo<'_>) -> Result<Arc<Self>>;
 }
 
@@ -431,8 +436,8 @@ pub fn read_value<T: ValueType>(r: &mut Reader<'_>) -> Result<ReadValue<T>> {
         None => T::read_state(r, &info)?,
         Some(id) if id == T::REPO_ID => T::read_state(r, &info)?,
         Some(id) => match lookup_value_factory(id) {
-            Some(f) => f
-                .read_state(r, &info)?
+            Some(f) => r
+                .without_value_scope(|r| f.read_state(r, &info))?
                 .downcast::<T>()
                 .map_err(|_| CdrError::NoValueFactory)?,
             None if info.may_read_as(T::REPO_ID) => T::read_state(r, &info)?,
@@ -451,7 +456,10 @@ impl<T: ValueType> Encode for ValueSlot<T> {
 }
 
 impl<'de, T: ValueType> Decode<'de> for ValueSlot<T> {
+    /// A slot outside a value's direct members: an argument, or a plain
+    /// member of a value's state (see [`ReadValue::nested`]).
+    #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
-        Ok(read_value::<T>(r)?.ready()?.into())
+        read_value::<T>(r)?.nested(r)
     }
 }

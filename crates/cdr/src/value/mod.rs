@@ -15,6 +15,7 @@
 mod chunk;
 #[cfg(feature = "std")]
 mod graph;
+mod nest;
 #[cfg(feature = "std")]
 mod poly;
 mod read;
@@ -26,6 +27,8 @@ pub use graph::{
     unregister_value_factory, write_value, CustomMarshal, ReadValue, ReadValues, ValueFactory,
     ValueSlot, ValueType,
 };
+#[cfg(feature = "std")]
+pub use nest::{ValueScope, ValueWalk};
 #[cfg(feature = "std")]
 pub use poly::{write_value_object, Polymorphic, ValueObject};
 

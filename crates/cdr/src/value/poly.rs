@@ -147,7 +147,7 @@ impl<T: ?Sized + Send + Sync + 'static> Polymorphic<T> {
         // no type to read.
         let ids = info.ids.as_slice();
         if let Some(f) = ids.first().and_then(|id| lookup_value_factory(id)) {
-            return f.read_state(r, info);
+            return r.without_value_scope(|r| f.read_state(r, info));
         }
         for (i, id) in ids.iter().enumerate() {
             // Only a chunked state can be cut down to a base's.

@@ -56,6 +56,9 @@ pub(crate) struct ReadState<'a> {
     fixups: Vec<(usize, Fixup)>,
     /// Skipped values being decoded after all, innermost last.
     resume: Vec<Resume>,
+    /// Cycles closing inside plain members (see `nest`).
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) nested: super::nest::Nested,
 }
 
 impl<'a> ReadState<'a> {
@@ -70,6 +73,7 @@ impl<'a> ReadState<'a> {
             lists: Vec::new(),
             fixups: Vec::new(),
             resume: Vec::new(),
+            nested: super::nest::Nested::default(),
         }
     }
 
@@ -86,6 +90,7 @@ impl<'a> ReadState<'a> {
             lists: self.lists.clone(),
             fixups: Vec::new(),
             resume: self.resume.clone(),
+            nested: super::nest::Nested::default(),
         })
     }
 }
@@ -161,7 +166,7 @@ impl<'a> Reader<'a> {
     }
 
     #[inline]
-    fn vstate(&mut self) -> &mut ReadState<'a> {
+    pub(super) fn vstate(&mut self) -> &mut ReadState<'a> {
         if self.values.is_none() {
             self.new_vstate();
         }

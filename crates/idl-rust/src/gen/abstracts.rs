@@ -185,8 +185,9 @@ impl Gen<'_> {
         }
         self.poly_reader(resolved, cur).map(|poly| {
             Dec::Expr(format!(
-                "{poly}.read_value(r).and_then(|v| v.ready()).map({}::ValueSlot::from)",
-                self.o.cdr
+                // Counted (and a back edge noted) for the walk of the
+                // value whose plain member holds it: see `walk`.
+                "{poly}.read_value(r).and_then(|v| v.nested(r))"
             ))
         })
     }

@@ -348,6 +348,7 @@ impl Gen<'_> {
         let mut enc = String::new();
         let mut dec = String::new();
         let mut fixups = String::new();
+        let mut walk = String::new();
         for m in &state {
             let f = snake(&m.name);
             let t = self.rty(&m.ty, cur);
@@ -418,6 +419,9 @@ impl Gen<'_> {
                 let e = self.dec(&m.ty, cur).expr();
                 let _ = writeln!(dec, "let {f} = {e}?;");
                 inits.push(f.clone());
+                // Slots in a plain member (a struct, a nested sequence):
+                // a back edge there is completed by a walk of the value.
+                walk.push_str(&self.walk_slots(&m.ty, &format!("&s.{f}"), cur, 0));
             }
         }
         s.push_str("}\n\n");
@@ -434,17 +438,20 @@ impl Gen<'_> {
         let (write_state, read_state) = if *is_custom {
             (
                 format!("<Self as {cdr}::CustomMarshal>::marshal(self, w)"),
-                format!("Ok(std::sync::Arc::new(<Self as {cdr}::CustomMarshal>::unmarshal(r)?))"),
+                // The application's code reads the state: a back edge in
+                // a plain member there has no walk to complete it.
+                format!("r.without_value_scope(|r| <Self as {cdr}::CustomMarshal>::unmarshal(r)).map(std::sync::Arc::new)"),
             )
         } else {
             let uses_r = !dec.is_empty();
+            let body = format!(
+                "{}{dec}let v = std::sync::Arc::new(Self {{ {} }});\n{fixups}Ok(v)",
+                if uses_r { "" } else { "let _ = r;\n" },
+                inits.join(", ")
+            );
             (
                 format!("{enc}Ok(())"),
-                format!(
-                    "{}{dec}let v = std::sync::Arc::new(Self {{ {} }});\n{fixups}Ok(v)",
-                    if uses_r { "" } else { "let _ = r;\n" },
-                    inits.join(", ")
-                ),
+                self.in_value_scope(&name, &body, &walk),
             )
         };
         let wname = if enc.is_empty() && !*is_custom {
@@ -522,6 +529,11 @@ impl Gen<'_> {
         let t = self.rty(ty, cur);
         let enc = self.enc(ty, "&self.0", cur);
         let dec = self.dec(ty, cur).expr();
+        let read_state = self.in_value_scope(
+            &name,
+            &format!("Ok(std::sync::Arc::new(Self({dec}?)))"),
+            &self.walk_slots(ty, "&s.0", cur, 0),
+        );
         let eq = if self.eq_ok(ty) { ", PartialEq" } else { "" };
         let mut s = doc_attrs(
             d.doc.as_deref(),
@@ -546,7 +558,7 @@ impl {cdr}::ValueType for {name} {{
         {enc}Ok(())
     }}
     fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
-        Ok(std::sync::Arc::new(Self({dec}?)))
+        {read_state}
     }}
 }}
 
