@@ -177,6 +177,20 @@ impl<'a> Reader<'a> {
         self.values = Some(Box::new(ReadState::new(self.buf.len())));
     }
 
+    /// Makes room in the position table for `n` more values, as many as
+    /// a sequence of `n` values about to be read may start (at most one
+    /// each, nested values aside): one allocation per table instead of
+    /// one per doubling. Never more memory than the rest of the input
+    /// could fill, as for the sequence itself (`Decode::decode_vec`).
+    pub(crate) fn reserve_values(&mut self, n: usize) {
+        let fits =
+            self.remaining() / (core::mem::size_of::<usize>() + core::mem::size_of::<Entry>());
+        let st = self.vstate();
+        let n = n.min(fits);
+        st.keys.reserve(n);
+        st.values.reserve(n);
+    }
+
     /// Reads what stands where a value is expected: null, an indirection
     /// to a value read before, or a new value's header (tag, codebase URL
     /// skipped, repository ids). For a new value, decode its state next
