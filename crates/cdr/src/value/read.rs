@@ -91,10 +91,14 @@ impl<'a> ReadState<'a> {
 }
 
 /// The index an indirection at `offset_at` with `offset` leads to, if it
-/// leads back before `before`.
+/// leads back before `before` (which is not past `offset_at`).
+#[inline(always)]
 fn target(offset_at: usize, offset: i32, before: usize) -> Result<usize> {
+    debug_assert!(before <= offset_at);
     let t = offset_at as i64 + i64::from(offset);
-    if offset >= 0 || t < 0 || t as u64 >= before as u64 {
+    // One comparison: a negative index is a huge one as `u64`, and an
+    // index before `before` needs a negative offset.
+    if t as u64 >= before as u64 {
         return Err(CdrError::BadIndirection(offset));
     }
     Ok(t as usize)
@@ -160,6 +164,25 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// The long right after one [`Reader::read_long`] read (an
+    /// indirection's offset after its tag): aligned already, so read in
+    /// place without working out the padding.
+    #[inline(always)]
+    fn read_next_long(&mut self) -> Result<u32> {
+        let start = self.pos;
+        if start + 4 > self.buf.len() {
+            return self.read_u32();
+        }
+        let b = self.buf.slice(start, start + 4);
+        self.pos = start + 4;
+        let l = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        Ok(if self.order() == ByteOrder::NATIVE {
+            l
+        } else {
+            l.swap_bytes()
+        })
+    }
+
     #[inline]
     fn vstate(&mut self) -> &mut ReadState<'a> {
         if self.values.is_none() {
@@ -208,7 +231,7 @@ impl<'a> Reader<'a> {
             NULL_TAG => Ok(ValueStart::Null),
             INDIRECTION_TAG => {
                 let offset_at = self.pos;
-                let offset = self.read_long()? as i32;
+                let offset = self.read_next_long()? as i32;
                 self.indirection(target(offset_at, offset, tag_at)?, offset)
             }
             _ => self.read_header(tag, tag_at, false),
@@ -350,7 +373,7 @@ impl<'a> Reader<'a> {
         let at = self.pos - 4;
         if len == INDIRECTION_TAG {
             let offset_at = self.pos;
-            let offset = self.read_long()? as i32;
+            let offset = self.read_next_long()? as i32;
             let t = target(offset_at, offset, at)?;
             let strings = &self.vstate().strings;
             // Mostly the one id of a graph's values: no search.
@@ -447,8 +470,12 @@ impl<'a> Reader<'a> {
         }
         self.leave();
         let st = self.vstate();
-        // Usually the last value read (its nested values are done).
-        let i = find_key(&st.keys, info.pos);
+        // Usually the last value read (its nested values are done): no
+        // search then.
+        let i = match st.keys.last() {
+            Some(&p) if p == info.pos => Some(st.keys.len() - 1),
+            _ => find_key(&st.keys, info.pos),
+        };
         if let Some(i) = i {
             st.values[i] = entry;
         }
