@@ -47,7 +47,7 @@ pub(crate) struct ReadState<'a> {
     /// apart from the entries, so that a lookup touches a dense array.
     keys: Vec<usize>,
     /// The values, in the order of `keys`.
-    values: Vec<Entry>,
+    values: Values,
     /// Repository ids and codebase URLs by input index of their length.
     strings: Vec<(usize, &'a str)>,
     /// Repository id lists by input index of their count.
@@ -65,7 +65,7 @@ impl<'a> ReadState<'a> {
             level: 0,
             pending_end: None,
             keys: Vec::new(),
-            values: Vec::new(),
+            values: Values::default(),
             strings: Vec::new(),
             lists: Vec::new(),
             fixups: Vec::new(),
@@ -87,6 +87,39 @@ impl<'a> ReadState<'a> {
             fixups: Vec::new(),
             resume: self.resume.clone(),
         })
+    }
+}
+
+/// The values of the position table, in the order of its keys: a vector
+/// that releases them latest first. An indirection leads back, so a
+/// value holds only values read before it (a cycle aside): released from
+/// the end, the table lets go of each value after everything read later,
+/// and where it holds the last references (a decode that failed part
+/// way) each value is freed on its own. From the start, the last value's
+/// release would free the values before it one inside the other,
+/// recursing once per value of a chain: a long one overflows the stack.
+/// (A type of its own, without the reader's lifetime, so that the
+/// reader's drop does not need its input alive.)
+#[derive(Clone, Default)]
+struct Values(Vec<Entry>);
+
+impl Drop for Values {
+    fn drop(&mut self) {
+        // The vector then drops its entries first to last.
+        self.0.reverse();
+    }
+}
+
+impl core::ops::Deref for Values {
+    type Target = Vec<Entry>;
+    fn deref(&self) -> &Vec<Entry> {
+        &self.0
+    }
+}
+
+impl core::ops::DerefMut for Values {
+    fn deref_mut(&mut self) -> &mut Vec<Entry> {
+        &mut self.0
     }
 }
 
