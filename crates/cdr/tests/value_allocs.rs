@@ -139,6 +139,29 @@ fn decoding_a_graph_allocates_the_nodes_only() {
     }
 }
 
+/// A sequence of values sizes the decoder's position table once, from
+/// its length: the nodes, and a constant number of allocations besides
+/// (the reader's state, its tables, the id, the vector: 7), whatever N.
+#[test]
+fn decoding_a_sequence_of_values_sizes_the_table_once() {
+    for n in [64, 500, 2_000] {
+        let mut w = Writer::new(ByteOrder::Little);
+        chain(n).encode(&mut w).unwrap();
+        let bytes = w.into_vec();
+        let mut back = Vec::new();
+        let count = allocs_in(|| {
+            let mut r = Reader::new(&bytes, ByteOrder::Little);
+            back = Vec::<ValueSlot<Link>>::decode(&mut r).unwrap();
+        });
+        assert!(count <= n + 7, "{n} nodes: {count} allocations");
+        assert_eq!(back.len(), n);
+        assert!(Arc::ptr_eq(
+            back[n - 1].get().unwrap().prev.get().unwrap(),
+            back[n - 2].get().unwrap()
+        ));
+    }
+}
+
 /// A cycle (each node's `me` points to itself) costs one deferred
 /// completion per back edge: allocated only where the graph has cycles.
 #[test]

@@ -144,6 +144,46 @@ interface K {
     }
 }
 
+/// Abstract valuetype parameters, results, sequences and struct members
+/// are table-driven: the descriptor says `AbstractValue`, and the trait
+/// object gets the engine's entry, reading through the type's
+/// `__VALUES`.
+#[test]
+fn abstract_value_operations_are_interpreted() {
+    let s = Builder::new()
+        .marshal(Marshal::Interpreted)
+        .compile_to_string(
+            "t.idl",
+            r#"
+abstract valuetype Shape { double area(); };
+valuetype Sq : Shape { public double side; };
+typedef Shape S;
+typedef sequence<Shape> Shapes;
+struct T { string tag; Shape v; };
+interface K {
+  Shape echo(in Shape v, inout S io, out Shape again);
+  Shapes all(in Shapes vs, in sequence<Shape, 2> two, out T tagged);
+  attribute Shape last;
+};
+"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_no_compiled_operation(&s);
+    for needle in [
+        "pub static OP_ECHO:",
+        "pub static OP_ALL:",
+        "pub static OP_GET_LAST:",
+        "pub static OP_SET_LAST:",
+        "kind: ::peregrine::orb::interp::Kind::AbstractValue",
+        "kind: ::peregrine::orb::interp::Kind::Sequence(2, &TY_SHAPE)",
+        "impl ::peregrine::orb::interp::SlotValue for dyn Shape",
+        "::peregrine::orb::interp::take_abstract(ty, r, &shape::__VALUES)",
+        "::peregrine::orb::interp::TInOut(io)",
+    ] {
+        assert!(s.contains(needle), "missing {needle:?} in\n{s}");
+    }
+}
+
 #[test]
 fn the_form_is_chosen_per_interface() {
     let s = gen(Builder::new().interface_marshal("::B", Marshal::Interpreted));

@@ -49,7 +49,7 @@
 
 use std::cell::Cell;
 
-use peregrine_cdr::{Decode, Encode, Reader, ValueObject, Writer};
+use peregrine_cdr::{Decode, Encode, Reader, ValueObject, ValueSlot, Writer};
 
 use peregrine_cdr::CdrError;
 
@@ -102,6 +102,11 @@ pub enum Kind {
     /// reader of such slots (it knows the concrete value types of its
     /// IDL); written through the value's `ValueObject`.
     ValueBase(ReadValueBase),
+    /// An abstract valuetype: a value of any concrete type derived from
+    /// it, read by the generated code's reader of such slots (the
+    /// [`SlotValue`] entry of its trait object); written through the
+    /// value's `ValueObject`.
+    AbstractValue,
 }
 
 /// How a [`Kind::ValueBase`] slot is read: null, a value met before, or a
@@ -741,42 +746,81 @@ plain_entries!(
     peregrine_dynamic::TypeCode,
 );
 
-/// A valuetype or value box slot (elements of bounded sequences and
-/// arrays of values): the compiled `ValueType` code, whose writer and
-/// reader keep the indirections of the whole message, so values shared
-/// between elements, or with other arguments, stay shared.
-impl<T: peregrine_cdr::ValueType> Put for peregrine_cdr::ValueSlot<T> {
+/// The values a `ValueSlot<Self>` of a table-driven operation holds, and
+/// how the engine reads them: concrete valuetypes and value boxes (their
+/// compiled `ValueType` code), `ValueBase` (`dyn ValueObject`, read by
+/// the reader [`Kind::ValueBase`] carries) and abstract valuetypes (`dyn
+/// V`, implemented by the generated code for its trait through
+/// [`take_abstract`]). Every slot is written to the message's one writer
+/// and read from its one reader, so values shared between arguments or
+/// elements stay shared, and a value keeps its most derived type.
+pub trait SlotValue: ValueObject {
+    /// Reads a slot described by `ty`: null, a value met before in this
+    /// message, or a new value.
+    fn take_slot(ty: &TypeDesc, r: &mut Reader<'_>) -> peregrine_cdr::Result<ValueSlot<Self>>;
+
+    /// Writes `slot`: by default through the value's `ValueObject`.
     #[inline]
-    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
-        Encode::encode(self, w)
+    fn put_slot(slot: &ValueSlot<Self>, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        peregrine_cdr::write_value_object(w, slot.get())
     }
 }
 
-impl<'de, T: peregrine_cdr::ValueType> Take<'de> for peregrine_cdr::ValueSlot<T> {
+/// A valuetype or value box (elements of bounded sequences and arrays
+/// of values): the compiled `ValueType` code.
+impl<T: peregrine_cdr::ValueType> SlotValue for T {
     #[inline]
-    fn take(_ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
-        <Self as Decode<'de>>::decode(r)
+    fn take_slot(_ty: &TypeDesc, r: &mut Reader<'_>) -> peregrine_cdr::Result<ValueSlot<T>> {
+        <ValueSlot<T> as Decode<'_>>::decode(r)
+    }
+
+    #[inline]
+    fn put_slot(slot: &ValueSlot<T>, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        Encode::encode(slot, w)
     }
 }
 
-/// A `ValueBase` slot (as a parameter, a result, or an element): written
-/// through the value's `ValueObject`, read by the reader the descriptor
-/// carries ([`Kind::ValueBase`]); sharing spans the message as for
-/// concrete values.
-impl Put for peregrine_cdr::ValueSlot<dyn ValueObject> {
+/// `ValueBase`: read by the reader the descriptor carries
+/// ([`Kind::ValueBase`]).
+impl SlotValue for dyn ValueObject {
     #[inline]
-    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
-        peregrine_cdr::write_value_object(w, self.get())
-    }
-}
-
-impl<'de> Take<'de> for peregrine_cdr::ValueSlot<dyn ValueObject> {
-    #[inline]
-    fn take(ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+    fn take_slot(ty: &TypeDesc, r: &mut Reader<'_>) -> peregrine_cdr::Result<ValueSlot<Self>> {
         let Kind::ValueBase(read) = ty.kind else {
             kind_mismatch(ty, "ValueSlot<dyn ValueObject>")
         };
         read(r)
+    }
+}
+
+/// Reads a slot of an abstract valuetype (`ty` is [`Kind::AbstractValue`])
+/// through `values`, the generated code's reader of the concrete
+/// valuetypes derived from it: the [`SlotValue`] entry of `dyn V`.
+pub fn take_abstract<V: ?Sized + Send + Sync + 'static>(
+    ty: &TypeDesc,
+    r: &mut Reader<'_>,
+    values: &peregrine_cdr::Polymorphic<V>,
+) -> peregrine_cdr::Result<ValueSlot<V>> {
+    let Kind::AbstractValue = ty.kind else {
+        kind_mismatch(ty, "ValueSlot<dyn V>")
+    };
+    values
+        .read_value(r)
+        .and_then(|v| v.ready())
+        .map(ValueSlot::from)
+}
+
+/// A value slot of any kind ([`SlotValue`]).
+impl<V: ?Sized + SlotValue> Put for ValueSlot<V> {
+    #[inline]
+    fn put(&self, _ty: &TypeDesc, w: &mut Writer) -> peregrine_cdr::Result<()> {
+        V::put_slot(self, w)
+    }
+}
+
+impl<'de, V: ?Sized + SlotValue> Take<'de> for ValueSlot<V> {
+    #[inline]
+    fn take(ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        V::take_slot(ty, r)
     }
 }
 

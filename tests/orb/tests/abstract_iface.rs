@@ -101,9 +101,26 @@ impl Hub for HubImpl {
     fn chain(&self, m: &ValueSlot<dyn Marker>) -> R<ValueSlot<dyn Marker>> {
         Ok(m.clone())
     }
+
+    fn pick(&self, a: &ValueSlot<dyn Shape>, b: &mut ValueSlot<dyn Shape>) -> R<Picked> {
+        let same = match (a.get(), b.get()) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        let old = std::mem::replace(b, a.clone());
+        Ok((a.clone(), a.clone(), old, same))
+    }
 }
 
-/// `Relay` (interpreted) is `Hub`'s first three operations.
+/// `pick`'s result, `c`, `old` and `same`.
+type Picked = (
+    ValueSlot<dyn Shape>,
+    ValueSlot<dyn Shape>,
+    ValueSlot<dyn Shape>,
+    bool,
+);
+
+/// `Relay` (interpreted) is `Hub`.
 impl Relay for HubImpl {
     fn inspect(&self, d: Option<&DescribedAbstract>) -> R<String> {
         Hub::inspect(self, d)
@@ -120,8 +137,17 @@ impl Relay for HubImpl {
     ) -> R<(String, Vec<Option<DescribedAbstract>>)> {
         Hub::inspect_all(self, ds)
     }
+    fn total_area(&self, shapes: &[ValueSlot<dyn Shape>]) -> R<(f64, Vec<ValueSlot<dyn Shape>>)> {
+        Hub::total_area(self, shapes)
+    }
+    fn echo_pair(&self, p: &Pair) -> R<Pair> {
+        Hub::echo_pair(self, p)
+    }
     fn chain(&self, m: &ValueSlot<dyn Marker>) -> R<ValueSlot<dyn Marker>> {
         Hub::chain(self, m)
+    }
+    fn pick(&self, a: &ValueSlot<dyn Shape>, b: &mut ValueSlot<dyn Shape>) -> R<Picked> {
+        Hub::pick(self, a, b)
     }
 }
 
@@ -135,6 +161,10 @@ trait Calls {
         &self,
         ds: &[Option<DescribedAbstract>],
     ) -> R<(String, Vec<Option<DescribedAbstract>>)>;
+    fn total_area(&self, shapes: &[ValueSlot<dyn Shape>]) -> R<(f64, Vec<ValueSlot<dyn Shape>>)>;
+    fn echo_pair(&self, p: &Pair) -> R<Pair>;
+    fn chain(&self, m: &ValueSlot<dyn Marker>) -> R<ValueSlot<dyn Marker>>;
+    fn pick(&self, a: &ValueSlot<dyn Shape>, b: &mut ValueSlot<dyn Shape>) -> R<Picked>;
 }
 
 macro_rules! calls {
@@ -152,6 +182,21 @@ macro_rules! calls {
             ) -> R<(String, Vec<Option<DescribedAbstract>>)> {
                 <$t>::inspect_all(self, ds)
             }
+            fn total_area(
+                &self,
+                shapes: &[ValueSlot<dyn Shape>],
+            ) -> R<(f64, Vec<ValueSlot<dyn Shape>>)> {
+                <$t>::total_area(self, shapes)
+            }
+            fn echo_pair(&self, p: &Pair) -> R<Pair> {
+                <$t>::echo_pair(self, p)
+            }
+            fn chain(&self, m: &ValueSlot<dyn Marker>) -> R<ValueSlot<dyn Marker>> {
+                <$t>::chain(self, m)
+            }
+            fn pick(&self, a: &ValueSlot<dyn Shape>, b: &mut ValueSlot<dyn Shape>) -> R<Picked> {
+                <$t>::pick(self, a, b)
+            }
         }
     };
 }
@@ -164,8 +209,26 @@ struct Setup {
     hub: HubRef,
     /// The same operations, table-driven.
     relay: RelayRef,
+    /// A table-driven stub calling the compiled skeleton (`hub`'s object).
+    relay_to_hub: RelayRef,
+    /// A compiled stub calling the table-driven skeleton (`relay`'s
+    /// object).
+    hub_to_relay: HubRef,
     /// The server's `Service`, as the client sees it.
     service: ServiceRef,
+}
+
+impl Setup {
+    /// Every pairing of stub and skeleton forms: compiled, table-driven,
+    /// table-driven stub to compiled skeleton, and the reverse.
+    fn stubs(&self) -> [&dyn Calls; 4] {
+        [
+            &self.hub,
+            &self.relay,
+            &self.relay_to_hub,
+            &self.hub_to_relay,
+        ]
+    }
 }
 
 fn setup() -> Setup {
@@ -193,11 +256,15 @@ fn setup() -> Setup {
             .string_to_object(&service.object().to_string())
             .unwrap(),
     );
+    let relay_to_hub = RelayRef::unchecked_narrow(hub.object().clone());
+    let hub_to_relay = HubRef::unchecked_narrow(relay.object().clone());
     Setup {
         _server: server,
         client,
         hub,
         relay,
+        relay_to_hub,
+        hub_to_relay,
         service,
     }
 }
@@ -295,33 +362,90 @@ fn sequences_and_struct_members_of_abstract_types() {
         for hub in [&s.hub as &dyn Calls, &s.relay] {
             sequence_of_described(&s, hub);
         }
-        let sq: Arc<dyn Shape> = Arc::new(Square::new(2.0));
-        let shapes = vec![
-            ValueSlot::new(sq.clone()),
-            ValueSlot::new(Arc::new(Circle::new(1.0)) as Arc<dyn Shape>),
-            ValueSlot::null(),
-            ValueSlot::new(sq),
-        ];
-        let (total, reversed) = s.hub.total_area(&shapes).unwrap();
-        assert_eq!(total, 8.0 + std::f64::consts::PI);
-        assert!(reversed[1].is_null());
-        assert_eq!(reversed[0], reversed[3]);
-        // Each element came back as its own concrete type.
-        let any = |v: &ValueSlot<dyn Shape>| v.get().unwrap().clone().into_any_value();
-        assert!(any(&reversed[0]).downcast::<Square>().is_ok());
-        assert!(any(&reversed[2]).downcast::<Circle>().is_ok());
-
-        let p = Pair {
-            first: Some(s.service.clone().into()),
-            second: ValueSlot::new(Arc::new(Circle::new(2.0))),
-        };
-        let back = s.hub.echo_pair(&p).unwrap();
-        assert_eq!(back.first.unwrap().describe(5).unwrap(), "service@5");
-        assert_eq!(
-            back.second.get().unwrap().area().unwrap(),
-            4.0 * std::f64::consts::PI
-        );
+        for hub in s.stubs() {
+            sequence_of_shapes(hub);
+            struct_member(&s, hub);
+        }
     });
+}
+
+/// A `sequence<Shape>`: a square twice (shared), a circle, null.
+fn sequence_of_shapes(hub: &dyn Calls) {
+    let sq: Arc<dyn Shape> = Arc::new(Square::new(2.0));
+    let shapes = vec![
+        ValueSlot::new(sq.clone()),
+        ValueSlot::new(Arc::new(Circle::new(1.0)) as Arc<dyn Shape>),
+        ValueSlot::null(),
+        ValueSlot::new(sq),
+    ];
+    let (total, reversed) = hub.total_area(&shapes).unwrap();
+    assert_eq!(total, 8.0 + std::f64::consts::PI);
+    assert!(reversed[1].is_null());
+    assert_eq!(reversed[0], reversed[3]);
+    // Each element came back as its own concrete type.
+    let any = |v: &ValueSlot<dyn Shape>| v.get().unwrap().clone().into_any_value();
+    assert!(any(&reversed[0]).downcast::<Square>().is_ok());
+    assert!(any(&reversed[2]).downcast::<Circle>().is_ok());
+}
+
+/// A struct holding an abstract interface and an abstract valuetype.
+fn struct_member(s: &Setup, hub: &dyn Calls) {
+    let p = Pair {
+        first: Some(s.service.clone().into()),
+        second: ValueSlot::new(Arc::new(Circle::new(2.0))),
+    };
+    let back = hub.echo_pair(&p).unwrap();
+    assert_eq!(back.first.unwrap().describe(5).unwrap(), "service@5");
+    assert_eq!(
+        back.second.get().unwrap().area().unwrap(),
+        4.0 * std::f64::consts::PI
+    );
+}
+
+#[test]
+fn abstract_values_as_in_inout_out_and_result() {
+    bounded(30, || {
+        let s = setup();
+        for hub in s.stubs() {
+            in_inout_out_and_result(hub);
+        }
+    });
+}
+
+fn in_inout_out_and_result(hub: &dyn Calls) {
+    let any = |v: &ValueSlot<dyn Shape>| v.get().unwrap().clone().into_any_value();
+    let addr = |v: &ValueSlot<dyn Shape>| Arc::as_ptr(v.get().unwrap()).cast::<()>();
+    // One value as `a` and `b`: written once in the request, so the
+    // servant sees one value.
+    let sq: Arc<dyn Shape> = Arc::new(Square::new(3.0));
+    let mut b = ValueSlot::new(sq.clone());
+    let (ret, c, old, same) = hub.pick(&ValueSlot::new(sq), &mut b).unwrap();
+    assert!(same, "a and b arrived as one value");
+    // `a` comes back three times (result, `b`, `c`), written once in
+    // the reply: one value here, a `Square`.
+    assert_eq!(addr(&ret), addr(&b));
+    assert_eq!(addr(&ret), addr(&c));
+    assert_eq!(any(&ret).downcast::<Square>().unwrap().side, 3.0);
+    assert_eq!(ret.get().unwrap().area().unwrap(), 9.0);
+    // The old `b` was the same value as `a` on the servant's side too.
+    assert_eq!(addr(&old), addr(&ret));
+
+    // Two values of different types: each keeps its own.
+    let mut b = ValueSlot::new(Arc::new(Circle::new(1.0)) as Arc<dyn Shape>);
+    let a = ValueSlot::new(Arc::new(Square::new(2.0)) as Arc<dyn Shape>);
+    let (ret, c, old, same) = hub.pick(&a, &mut b).unwrap();
+    assert!(!same);
+    assert!(any(&ret).downcast::<Square>().is_ok());
+    assert!(any(&b).downcast::<Square>().is_ok());
+    assert_eq!(addr(&c), addr(&b));
+    assert!(any(&old).downcast::<Circle>().is_ok());
+    assert_ne!(addr(&old), addr(&ret));
+
+    // Null in and out.
+    let mut b = ValueSlot::null();
+    let (ret, c, old, same) = hub.pick(&ValueSlot::null(), &mut b).unwrap();
+    assert!(!same);
+    assert!(ret.is_null() && b.is_null() && c.is_null() && old.is_null());
 }
 
 /// A sequence of `Described`: a reference, a value twice (shared), nil.
@@ -354,20 +478,21 @@ fn cycle_through_an_abstract_member() {
         let a = Arc::new(Tag::new("a".into(), ValueSlot::null()));
         let b: Arc<dyn Marker> = Arc::new(Tag::new("b".into(), ValueSlot::new(a.clone())));
         a.next.set(b).map_err(|_| ()).unwrap();
-        let back = s.hub.chain(&ValueSlot::new(a.clone())).unwrap();
         let tag = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
-        let a2 = tag(back.get().unwrap());
-        let b2 = tag(a2.next.get().unwrap());
-        let a3 = tag(b2.next.get().unwrap());
-        assert_eq!((a2.text.as_str(), b2.text.as_str()), ("a", "b"));
-        assert!(Arc::ptr_eq(&a2, &a3), "the cycle is closed");
-        // Through the table-driven interface (its operation with an
-        // abstract valuetype is generated compiled): the cycle again.
-        let again = s.relay.chain(&back).unwrap();
-        let a4 = tag(again.get().unwrap());
-        let b4 = tag(a4.next.get().unwrap());
-        assert_eq!((a4.text.as_str(), b4.text.as_str()), ("a", "b"));
-        assert!(Arc::ptr_eq(&a4, &tag(b4.next.get().unwrap())));
+        for hub in s.stubs() {
+            let back = hub.chain(&ValueSlot::new(a.clone())).unwrap();
+            let a2 = tag(back.get().unwrap());
+            let b2 = tag(a2.next.get().unwrap());
+            let a3 = tag(b2.next.get().unwrap());
+            assert_eq!((a2.text.as_str(), b2.text.as_str()), ("a", "b"));
+            assert!(Arc::ptr_eq(&a2, &a3), "the cycle is closed");
+            // The graph received, sent again: the cycle again.
+            let again = hub.chain(&back).unwrap();
+            let a4 = tag(again.get().unwrap());
+            let b4 = tag(a4.next.get().unwrap());
+            assert_eq!((a4.text.as_str(), b4.text.as_str()), ("a", "b"));
+            assert!(Arc::ptr_eq(&a4, &tag(b4.next.get().unwrap())));
+        }
     });
 }
 
@@ -398,13 +523,66 @@ fn cycle_through_an_abstract_sequence() {
         let tag = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
         let knot = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Knot>().unwrap();
         let addr = |m: &Arc<dyn Marker>| Arc::as_ptr(m).cast::<()>();
-        let back = s.hub.chain(&ValueSlot::new(a.clone())).unwrap();
-        let a2 = tag(back.get().unwrap());
-        let k2 = knot(a2.next.get().unwrap());
-        assert_eq!((a2.text.as_str(), k2.text.as_str()), ("a", "k"));
-        assert_eq!(addr(k2.ties[0].get().unwrap()), Arc::as_ptr(&a2).cast());
-        assert_eq!(addr(k2.ties[1].get().unwrap()), Arc::as_ptr(&k2).cast());
-        assert!(k2.ties[2].is_null());
+        for hub in s.stubs() {
+            let back = hub.chain(&ValueSlot::new(a.clone())).unwrap();
+            let a2 = tag(back.get().unwrap());
+            let k2 = knot(a2.next.get().unwrap());
+            assert_eq!((a2.text.as_str(), k2.text.as_str()), ("a", "k"));
+            assert_eq!(addr(k2.ties[0].get().unwrap()), Arc::as_ptr(&a2).cast());
+            assert_eq!(addr(k2.ties[1].get().unwrap()), Arc::as_ptr(&k2).cast());
+            assert!(k2.ties[2].is_null());
+        }
+    });
+}
+
+/// The abstract valuetype operations of the table-driven interface are
+/// table-driven: their operation tables exist (this does not build if
+/// they fall back to compiled code), and their descriptors say so.
+#[test]
+fn abstract_value_operations_of_the_table_driven_interface_are_tables() {
+    use peregrine_orb::interp::{Kind, Mode};
+    use peregrine_orb_tests::idl::abs::relay;
+    let pick = &relay::OP_PICK;
+    assert_eq!(pick.name, "pick");
+    let modes: Vec<Mode> = pick.params.iter().map(|p| p.mode).collect();
+    assert_eq!(
+        modes,
+        [Mode::In, Mode::InOut, Mode::Out, Mode::Out, Mode::Out]
+    );
+    assert!(matches!(pick.result.unwrap().kind, Kind::AbstractValue));
+    assert_eq!(pick.params[0].ty.idl, "::Abs::Shape");
+    assert!(matches!(
+        relay::OP_CHAIN.result.unwrap().kind,
+        Kind::AbstractValue
+    ));
+    assert!(matches!(
+        relay::OP_TOTAL_AREA.params[0].ty.kind,
+        Kind::Sequence(u32::MAX, e) if matches!(e.kind, Kind::AbstractValue)
+    ));
+    assert_eq!(relay::OP_ECHO_PAIR.params[0].ty.idl, "::Abs::Pair");
+}
+
+/// The table-driven skeleton refuses a value of a type that is not a
+/// `Shape` where one is expected: no factory (`MARSHAL`, OMG minor 1).
+#[test]
+fn table_driven_skeleton_refuses_a_foreign_value() {
+    bounded(30, || {
+        let s = setup();
+        let e = s
+            .relay
+            .object()
+            .invoke::<(), SystemException>(
+                "chain",
+                |w: &mut peregrine_cdr::Writer| {
+                    // A `Square` (a `Shape`, not a `Marker`).
+                    peregrine_cdr::write_value(w, Some(&Arc::new(Square::new(1.0))))
+                },
+                |_: &mut Reader<'_>| Ok(()),
+                |_: &str, _: &mut Reader<'_>| None::<peregrine_cdr::Result<SystemException>>,
+            )
+            .unwrap_err();
+        assert_eq!(e.kind, K::Marshal);
+        assert_eq!(e.minor, peregrine_giop::system_exception::minor::omg(1));
     });
 }
 

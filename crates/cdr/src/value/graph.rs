@@ -339,6 +339,7 @@ impl<T: ?Sized> ReadValues<T> {
         n: usize,
         mut read: impl FnMut(&mut Reader<'de>) -> Result<ReadValue<T>>,
     ) -> Result<Self> {
+        r.reserve_values(n);
         let mut slots = Vec::with_capacity(n);
         let mut cycles = Vec::new();
         for i in 0..n {
@@ -461,5 +462,17 @@ impl<'de, T: ValueType> Decode<'de> for ValueSlot<T> {
     #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         read_value::<T>(r)?.nested(r)
+    }
+
+    /// A sequence of values: the reader's position table is sized for
+    /// them first (no growing it value by value).
+    fn decode_vec(r: &mut Reader<'de>, n: usize) -> Result<Vec<Self>> {
+        let cap = n.min(r.remaining() / core::mem::size_of::<Self>());
+        r.reserve_values(n);
+        let mut v = Vec::with_capacity(cap);
+        for _ in 0..n {
+            v.push(Self::decode(r)?);
+        }
+        Ok(v)
     }
 }

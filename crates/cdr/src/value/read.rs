@@ -47,7 +47,7 @@ pub(crate) struct ReadState<'a> {
     /// apart from the entries, so that a lookup touches a dense array.
     keys: Vec<usize>,
     /// The values, in the order of `keys`.
-    values: Vec<Entry>,
+    values: Values,
     /// Repository ids and codebase URLs by input index of their length.
     strings: Vec<(usize, &'a str)>,
     /// Repository id lists by input index of their count.
@@ -68,7 +68,7 @@ impl<'a> ReadState<'a> {
             level: 0,
             pending_end: None,
             keys: Vec::new(),
-            values: Vec::new(),
+            values: Values::default(),
             strings: Vec::new(),
             lists: Vec::new(),
             fixups: Vec::new(),
@@ -95,11 +95,48 @@ impl<'a> ReadState<'a> {
     }
 }
 
+/// The values of the position table, in the order of its keys: a vector
+/// that releases them latest first. An indirection leads back, so a
+/// value holds only values read before it (a cycle aside): released from
+/// the end, the table lets go of each value after everything read later,
+/// and where it holds the last references (a decode that failed part
+/// way) each value is freed on its own. From the start, the last value's
+/// release would free the values before it one inside the other,
+/// recursing once per value of a chain: a long one overflows the stack.
+/// (A type of its own, without the reader's lifetime, so that the
+/// reader's drop does not need its input alive.)
+#[derive(Clone, Default)]
+struct Values(Vec<Entry>);
+
+impl Drop for Values {
+    fn drop(&mut self) {
+        // The vector then drops its entries first to last.
+        self.0.reverse();
+    }
+}
+
+impl core::ops::Deref for Values {
+    type Target = Vec<Entry>;
+    fn deref(&self) -> &Vec<Entry> {
+        &self.0
+    }
+}
+
+impl core::ops::DerefMut for Values {
+    fn deref_mut(&mut self) -> &mut Vec<Entry> {
+        &mut self.0
+    }
+}
+
 /// The index an indirection at `offset_at` with `offset` leads to, if it
-/// leads back before `before`.
+/// leads back before `before` (which is not past `offset_at`).
+#[inline(always)]
 fn target(offset_at: usize, offset: i32, before: usize) -> Result<usize> {
+    debug_assert!(before <= offset_at);
     let t = offset_at as i64 + i64::from(offset);
-    if offset >= 0 || t < 0 || t as u64 >= before as u64 {
+    // One comparison: a negative index is a huge one as `u64`, and an
+    // index before `before` needs a negative offset.
+    if t as u64 >= before as u64 {
         return Err(CdrError::BadIndirection(offset));
     }
     Ok(t as usize)
@@ -165,6 +202,25 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// The long right after one [`Reader::read_long`] read (an
+    /// indirection's offset after its tag): aligned already, so read in
+    /// place without working out the padding.
+    #[inline(always)]
+    fn read_next_long(&mut self) -> Result<u32> {
+        let start = self.pos;
+        if start + 4 > self.buf.len() {
+            return self.read_u32();
+        }
+        let b = self.buf.slice(start, start + 4);
+        self.pos = start + 4;
+        let l = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        Ok(if self.order() == ByteOrder::NATIVE {
+            l
+        } else {
+            l.swap_bytes()
+        })
+    }
+
     #[inline]
     pub(super) fn vstate(&mut self) -> &mut ReadState<'a> {
         if self.values.is_none() {
@@ -180,6 +236,20 @@ impl<'a> Reader<'a> {
     #[inline(never)]
     fn new_vstate(&mut self) {
         self.values = Some(Box::new(ReadState::new(self.buf.len())));
+    }
+
+    /// Makes room in the position table for `n` more values, as many as
+    /// a sequence of `n` values about to be read may start (at most one
+    /// each, nested values aside): one allocation per table instead of
+    /// one per doubling. Never more memory than the rest of the input
+    /// could fill, as for the sequence itself (`Decode::decode_vec`).
+    pub(crate) fn reserve_values(&mut self, n: usize) {
+        let fits =
+            self.remaining() / (core::mem::size_of::<usize>() + core::mem::size_of::<Entry>());
+        let st = self.vstate();
+        let n = n.min(fits);
+        st.keys.reserve(n);
+        st.values.reserve(n);
     }
 
     /// Reads what stands where a value is expected: null, an indirection
@@ -199,7 +269,7 @@ impl<'a> Reader<'a> {
             NULL_TAG => Ok(ValueStart::Null),
             INDIRECTION_TAG => {
                 let offset_at = self.pos;
-                let offset = self.read_long()? as i32;
+                let offset = self.read_next_long()? as i32;
                 self.indirection(target(offset_at, offset, tag_at)?, offset)
             }
             _ => self.read_header(tag, tag_at, false),
@@ -341,7 +411,7 @@ impl<'a> Reader<'a> {
         let at = self.pos - 4;
         if len == INDIRECTION_TAG {
             let offset_at = self.pos;
-            let offset = self.read_long()? as i32;
+            let offset = self.read_next_long()? as i32;
             let t = target(offset_at, offset, at)?;
             let strings = &self.vstate().strings;
             // Mostly the one id of a graph's values: no search.
@@ -438,8 +508,12 @@ impl<'a> Reader<'a> {
         }
         self.leave();
         let st = self.vstate();
-        // Usually the last value read (its nested values are done).
-        let i = find_key(&st.keys, info.pos);
+        // Usually the last value read (its nested values are done): no
+        // search then.
+        let i = match st.keys.last() {
+            Some(&p) if p == info.pos => Some(st.keys.len() - 1),
+            _ => find_key(&st.keys, info.pos),
+        };
         if let Some(i) = i {
             st.values[i] = entry;
         }

@@ -428,8 +428,9 @@ fn start_err(bytes: &[u8], order: ByteOrder) -> CdrError {
 #[test]
 fn hostile_indirections() {
     for order in ORDERS {
-        // To itself (offset -4 reaches its own tag), forward, far back.
-        for off in [-4i32, 0, 8, i32::MIN] {
+        // To itself (offset -4 reaches its own tag), forward, before the
+        // stream's start, far back, far forward.
+        for off in [-4i32, 0, 8, -5, -8, i32::MIN, i32::MAX] {
             let bytes = B::new(order).long(0xffff_ffff).neg(off).done();
             assert_eq!(start_err(&bytes, order), CdrError::BadIndirection(off));
         }

@@ -133,34 +133,6 @@ impl Gen<'_> {
             .collect()
     }
 
-    /// True if `ty` holds a slot of abstract valuetype type anywhere
-    /// (through sequences, arrays, typedefs and members; `ValueBase` not
-    /// counted).
-    pub(super) fn holds_abstract_vt(&self, ty: &Type) -> bool {
-        self.holds_abstract_value_in(ty, false, &mut Vec::new())
-    }
-
-    fn holds_abstract_value_in(&self, ty: &Type, value_base: bool, seen: &mut Vec<DefId>) -> bool {
-        match ty {
-            Type::Sequence(t, _) | Type::Array(t, _) => {
-                self.holds_abstract_value_in(t, value_base, seen)
-            }
-            Type::Basic(BasicType::ValueBase) => value_base,
-            Type::Named(id) => {
-                if seen.contains(id) {
-                    return false;
-                }
-                seen.push(*id);
-                self.abstract_vt(ty).is_some()
-                    || self
-                        .member_types(*id)
-                        .into_iter()
-                        .any(|t| self.holds_abstract_value_in(t, value_base, seen))
-            }
-            _ => false,
-        }
-    }
-
     /// Encode statements for an abstract interface (`Option<AAbstract>`)
     /// or abstract valuetype (`ValueSlot<dyn V>`) that `expr` refers to.
     pub(super) fn enc_abstract(&self, ty: &Type, expr: &str, cur: &[String]) -> Option<String> {
@@ -190,6 +162,30 @@ impl Gen<'_> {
                 "{poly}.read_value(r).and_then(|v| v.nested(r))"
             ))
         })
+    }
+
+    /// The table-driven engine's entry for slots of abstract valuetype
+    /// `id` (`interp::SlotValue` for its trait object, reading through
+    /// `__VALUES`), when an interface of this generation is table-driven.
+    pub(super) fn abstract_value_entry(&self, id: DefId, cur: &[String]) -> String {
+        if !self.any_interp() {
+            return String::new();
+        }
+        let orb = &self.o.orb;
+        let cdr = &self.o.cdr;
+        let name = bare(&camel(&self.def(id).name)).to_string();
+        let inner = self.inner_mod(cur, id);
+        format!(
+            "/// The table-driven stubs and skeletons read `{name}` slots through the
+/// concrete valuetypes derived from it.
+impl {orb}::interp::SlotValue for dyn {name} {{
+    fn take_slot(ty: &{orb}::interp::TypeDesc, r: &mut {cdr}::Reader<'_>) -> {cdr}::Result<{cdr}::ValueSlot<Self>> {{
+        {orb}::interp::take_abstract(ty, r, &{inner}::__VALUES)
+    }}
+}}
+
+"
+        )
     }
 
     /// Abstract valuetypes and abstract interfaces valuetype `v` is a

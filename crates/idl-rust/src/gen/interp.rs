@@ -29,11 +29,15 @@
 //!
 //! `ValueBase` slots (`ValueSlot<dyn ValueObject>`) are typed: their
 //! descriptor is `Kind::ValueBase`, carrying the generated
-//! `idl_rt::VALUE_BASE` reader as a function.
+//! `idl_rt::VALUE_BASE` reader as a function. Slots of abstract
+//! valuetype `V` (`ValueSlot<dyn V>`) are typed too: their descriptor is
+//! `Kind::AbstractValue`, and the generated code gives `dyn V` the
+//! engine's `interp::SlotValue` entry, which reads through `V`'s
+//! `__VALUES` (a `cdr::Polymorphic`).
 //!
 //! Only operations using `long double` inside a bounded or
-//! reference-holding sequence/array (no typed entry), and operations
-//! with a slot of abstract valuetype type, keep the compiled form.
+//! reference-holding sequence/array (no typed entry) keep the compiled
+//! form.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -124,11 +128,6 @@ impl Gen<'_> {
 
     /// The engine has entries for `ty`.
     fn interp_ok(&mut self, ty: &Type) -> bool {
-        if self.holds_abstract_vt(ty) {
-            // `ValueSlot<dyn V>` has no engine entry: compiled code
-            // (`ValueBase` has one, `Kind::ValueBase`).
-            return false;
-        }
         match self.resolve_owned(ty) {
             Type::Fixed(None) => false,
             _ if !self.typed(ty) => true,
@@ -307,6 +306,9 @@ impl Gen<'_> {
                 format!("ValueBase(|r| {read})")
             }
             Type::Named(id) if self.is_iface(&Type::Named(id)).is_some() => "Object".into(),
+            Type::Named(id) if self.abstract_vt(&Type::Named(id)).is_some() => {
+                "AbstractValue".into()
+            }
             Type::Sequence(e, b) => {
                 let e = self.ty_reg(&e, cur, types);
                 format!("Sequence({}, &{e})", max(b))

@@ -281,7 +281,7 @@ impl Gen<'_> {
             "",
             1,
         );
-        let s = s + &self.value_tc_items(id, &name, cur);
+        let s = s + &self.value_tc_items(id, &name, cur) + &self.abstract_value_entry(id, cur);
         self.push(cur, d.scoped_name.clone(), id, s);
         let inner = self.inner_path(id);
         self.nested_doc(&inner, id, "valuetype");
