@@ -20,6 +20,7 @@ fn main() {
             "idl/values.idl",
             "idl/abstract.idl",
             "idl/value_base.idl",
+            "idl/value_refs.idl",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");

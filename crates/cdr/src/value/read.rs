@@ -56,6 +56,9 @@ pub(crate) struct ReadState<'a> {
     fixups: Vec<(usize, Fixup)>,
     /// Skipped values being decoded after all, innermost last.
     resume: Vec<Resume>,
+    /// What value states holding object references bind them to (see
+    /// `context.rs`).
+    pub(crate) context: Option<super::ValueContext>,
 }
 
 impl<'a> ReadState<'a> {
@@ -70,6 +73,7 @@ impl<'a> ReadState<'a> {
             lists: Vec::new(),
             fixups: Vec::new(),
             resume: Vec::new(),
+            context: None,
         }
     }
 
@@ -86,6 +90,7 @@ impl<'a> ReadState<'a> {
             lists: self.lists.clone(),
             fixups: Vec::new(),
             resume: self.resume.clone(),
+            context: self.context.clone(),
         })
     }
 }
@@ -161,7 +166,7 @@ impl<'a> Reader<'a> {
     }
 
     #[inline]
-    fn vstate(&mut self) -> &mut ReadState<'a> {
+    pub(super) fn vstate(&mut self) -> &mut ReadState<'a> {
         if self.values.is_none() {
             self.new_vstate();
         }
@@ -173,7 +178,7 @@ impl<'a> Reader<'a> {
 
     #[cold]
     #[inline(never)]
-    fn new_vstate(&mut self) {
+    pub(super) fn new_vstate(&mut self) {
         self.values = Some(Box::new(ReadState::new(self.buf.len())));
     }
 

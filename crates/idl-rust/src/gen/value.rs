@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use peregrine_idl::{BasicType, DefId, DefKind, Param, Span, Type};
+use peregrine_idl::{DefId, DefKind, Param, Span, Type};
 
 use super::{doc_attrs, lit_str, Gen};
 use crate::names::{camel, snake};
@@ -81,11 +81,13 @@ impl Gen<'_> {
                     ),
                 ));
             }
-            let mut memo = std::collections::HashMap::new();
-            if self.needs_orb_ro(ty, &mut memo) {
+            if let Some(l) = self.local_iface(ty) {
                 return Some((
                     span,
-                    "a value holding object references is not supported yet".into(),
+                    format!(
+                        "local interface `{}` cannot be marshaled in a value's state",
+                        self.def(l).scoped_name
+                    ),
                 ));
             }
             None
@@ -118,23 +120,30 @@ impl Gen<'_> {
         }
     }
 
-    /// `needs_orb` without the memo on `self` (usable from `&self`).
-    fn needs_orb_ro(&self, ty: &Type, seen: &mut std::collections::HashMap<DefId, ()>) -> bool {
-        match ty {
-            Type::Basic(BasicType::Object) => true,
-            Type::Sequence(t, _) | Type::Array(t, _) => self.needs_orb_ro(t, seen),
-            Type::Named(id) => {
-                if seen.insert(*id, ()).is_some() {
-                    return false;
-                }
-                if matches!(self.def(*id).kind, DefKind::Interface { .. }) {
-                    return true;
-                }
-                self.member_types(*id)
-                    .into_iter()
-                    .any(|t| self.needs_orb_ro(t, seen))
+    /// Types of the state members of value or value box `id` (those of
+    /// its concrete bases included).
+    pub(super) fn state_types(&self, id: DefId) -> Vec<Type> {
+        match &self.def(id).kind {
+            DefKind::ValueBox { ty } => vec![ty.clone()],
+            DefKind::Value { .. } => {
+                let mut state = Vec::new();
+                self.state_of(id, &mut state, 0);
+                state.into_iter().map(|m| m.ty).collect()
             }
-            _ => false,
+            _ => Vec::new(),
+        }
+    }
+
+    /// `let orb = …;` for a value's `read_state` whose decoding code
+    /// `dec` binds object references: the ORB the reader was handed.
+    fn state_orb(&self, dec: &str, cur: &[String]) -> String {
+        if dec.contains(", orb)") {
+            format!(
+                "let orb = {}::value_orb(r)?;\nlet orb = &*orb;\n",
+                self.rt(cur)
+            )
+        } else {
+            String::new()
         }
     }
 
@@ -203,21 +212,19 @@ impl Gen<'_> {
         let ops = self.own_ops(id);
         let mut body = String::new();
         for op in &ops {
-            if !op.raises.is_empty() {
-                // User exceptions of value operations have no error enum
-                // (there is no stub or skeleton to raise them through).
-                let _ = writeln!(
-                    body,
-                    "// `{}` raises user exceptions: not mapped yet.",
-                    op.wire
-                );
-                continue;
-            }
             body.push_str(&self.op_doc(op));
             let sig = self.sig(op, cur);
             let _ = writeln!(body, "{sig};");
         }
         let d = self.def(id);
+        // User exceptions: `<Op>Error` enums in the value's module, as
+        // for an interface's operations.
+        let errors = self.error_enums(&ops, &self.inner_path(id), &d.scoped_name);
+        if !errors.is_empty() {
+            let inner = self.inner_path(id);
+            self.nested_doc(&inner, id, "valuetype");
+            self.push(&inner, format!("{}#errors", d.scoped_name), id, errors);
+        }
         format!(
             "/// Operations of IDL valuetype `{}`, implemented by the application.\npub trait {trait_name}: Send + Sync{supers} {{\n{body}}}\n\n",
             d.scoped_name
@@ -438,10 +445,11 @@ impl Gen<'_> {
             )
         } else {
             let uses_r = !dec.is_empty();
+            let orb = self.state_orb(&dec, cur);
             (
                 format!("{enc}Ok(())"),
                 format!(
-                    "{}{dec}let v = std::sync::Arc::new(Self {{ {} }});\n{fixups}Ok(v)",
+                    "{}{orb}{dec}let v = std::sync::Arc::new(Self {{ {} }});\n{fixups}Ok(v)",
                     if uses_r { "" } else { "let _ = r;\n" },
                     inits.join(", ")
                 ),
@@ -522,6 +530,10 @@ impl Gen<'_> {
         let t = self.rty(ty, cur);
         let enc = self.enc(ty, "&self.0", cur);
         let dec = self.dec(ty, cur).expr();
+        let dec = format!(
+            "{}Ok(std::sync::Arc::new(Self({dec}?)))",
+            self.state_orb(&dec, cur)
+        );
         let eq = if self.eq_ok(ty) { ", PartialEq" } else { "" };
         let mut s = doc_attrs(
             d.doc.as_deref(),
@@ -546,7 +558,7 @@ impl {cdr}::ValueType for {name} {{
         {enc}Ok(())
     }}
     fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
-        Ok(std::sync::Arc::new(Self({dec}?)))
+        {dec}
     }}
 }}
 
