@@ -14,6 +14,7 @@ fn main() {
             "::AnyValues::KeeperTable",
             peregrine_build::Marshal::Interpreted,
         )
+        .interface_marshal("::ValueRefs::Teller", peregrine_build::Marshal::Interpreted)
         .compile(&[
             "idl/test.idl",
             "idl/dynamic.idl",

@@ -754,7 +754,11 @@ impl<T: peregrine_cdr::ValueType> Put for peregrine_cdr::ValueSlot<T> {
 
 impl<'de, T: peregrine_cdr::ValueType> Take<'de> for peregrine_cdr::ValueSlot<T> {
     #[inline]
-    fn take(_ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+    fn take(_ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        if T::NEEDS_CONTEXT {
+            // References in the state are bound to the call's ORB.
+            r.set_value_context(|| std::sync::Arc::new(cx.orb().clone()));
+        }
         <Self as Decode<'de>>::decode(r)
     }
 }

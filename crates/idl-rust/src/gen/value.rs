@@ -466,7 +466,7 @@ impl Gen<'_> {
     const REPO_ID: &'static str = {rid};
     const IDS: &'static [&'static str] = &[{ids}];
     const CHUNKED: bool = {chunked};
-    fn write_state(&self, {wname}: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+{needs_ctx}    fn write_state(&self, {wname}: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
         {write_state}
     }}
     fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
@@ -477,6 +477,7 @@ impl Gen<'_> {
 ",
             rid = lit_str(&d.repo_id),
             ids = ids.join(", "),
+            needs_ctx = self.needs_context(id),
         );
         let own = self.own_ops(id);
         if !own.is_empty() || !self.abstract_supers(id, cur).is_empty() {
@@ -486,6 +487,7 @@ impl Gen<'_> {
         }
         s.push_str(&self.initializers(id, &name, cur));
         s.push_str(&self.value_tc_items(id, &name, cur));
+        s.push_str(&self.value_from_any_in(id, &name, cur));
         s.push_str(&self.value_auto_impls(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
@@ -554,7 +556,7 @@ impl {cdr}::ValueType for {name} {{
     const REPO_ID: &'static str = {rid};
     const IDS: &'static [&'static str] = &[{rid}];
     const CHUNKED: bool = false;
-    fn write_state(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+{needs_ctx}    fn write_state(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
         {enc}Ok(())
     }}
     fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
@@ -564,8 +566,42 @@ impl {cdr}::ValueType for {name} {{
 
 ",
             rid = lit_str(&d.repo_id),
+            needs_ctx = self.needs_context(id),
         );
         s.push_str(&self.value_tc_items(id, &name, cur));
+        s.push_str(&self.value_from_any_in(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
+    }
+
+    /// `const NEEDS_CONTEXT: bool = true;` for a value or box whose state
+    /// holds object references (nothing otherwise: the default).
+    fn needs_context(&mut self, id: DefId) -> &'static str {
+        if self.needs_orb(&Type::Named(id)) {
+            "    const NEEDS_CONTEXT: bool = true;\n"
+        } else {
+            ""
+        }
+    }
+
+    /// `from_any_in` for a value whose state holds object references:
+    /// `FromAny` has no ORB to bind them to (it reports no value), so
+    /// extraction takes one, as for an interface's references.
+    fn value_from_any_in(&mut self, id: DefId, name: &str, cur: &[String]) -> String {
+        if !self.needs_orb(&Type::Named(id)) || self.holds_custom_value(&Type::Named(id)) {
+            return String::new();
+        }
+        let (cdr, orb, dy) = (&self.o.cdr, &self.o.orb, &self.o.dynamic);
+        format!(
+            "impl {name} {{
+    /// Extracts a value from `any`: `None` if it holds another type;
+    /// object references inside are bound to `orb`.
+    pub fn from_any_in(any: &{dy}::Any, orb: &{orb}::Orb) -> Option<{cdr}::ValueSlot<Self>> {{
+        {dy}::compiled::extract_with(any, &<Self as {dy}::IdlType>::type_code(), |r| {rt}::decode_value_in::<{cdr}::ValueSlot<Self>>(r, orb))
+    }}
+}}
+
+",
+            rt = self.rt(cur),
+        )
     }
 }
