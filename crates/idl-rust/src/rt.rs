@@ -213,13 +213,8 @@ const ORB: &str = r#"
     /// object references: the reader gets `orb` as the context value
     /// states bind references to (`value_orb`), unless it has one.
     pub fn decode_value_in<'de, T: {cdr}::Decode<'de>>(r: &mut {cdr}::Reader<'de>, orb: &{orb}::Orb) -> {cdr}::Result<T> {
-        bind_values(r, orb);
-        T::decode(r)
-    }
-
-    /// Hands `orb` to the states of the values `r` reads from here on.
-    pub fn bind_values(r: &mut {cdr}::Reader<'_>, orb: &{orb}::Orb) {
         r.set_value_context(|| std::sync::Arc::new(orb.clone()));
+        T::decode(r)
     }
 
     /// The ORB a value's state binds its references to: the reader's

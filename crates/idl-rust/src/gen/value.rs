@@ -81,15 +81,6 @@ impl Gen<'_> {
                     ),
                 ));
             }
-            if let Some(l) = self.local_iface(ty) {
-                return Some((
-                    span,
-                    format!(
-                        "local interface `{}` cannot be marshaled in a value's state",
-                        self.def(l).scoped_name
-                    ),
-                ));
-            }
             None
         };
         match &d.kind {

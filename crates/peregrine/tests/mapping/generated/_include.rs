@@ -232,6 +232,25 @@ pub mod idl_rt {
     ) -> ::peregrine::cdr::Result<Option<R>> {
         Ok(::peregrine::orb::ObjectRef::decode(r, orb)?.map(R::from_object_ref))
     }
+    /// Reads a value (or something holding values) whose state holds
+    /// object references: the reader gets `orb` as the context value
+    /// states bind references to (`value_orb`), unless it has one.
+    pub fn decode_value_in<'de, T: ::peregrine::cdr::Decode<'de>>(
+        r: &mut ::peregrine::cdr::Reader<'de>,
+        orb: &::peregrine::orb::Orb,
+    ) -> ::peregrine::cdr::Result<T> {
+        r.set_value_context(|| std::sync::Arc::new(orb.clone()));
+        T::decode(r)
+    }
+    /// The ORB a value's state binds its references to: the reader's
+    /// value context (`MARSHAL` when the decode started without one).
+    pub fn value_orb(
+        r: &::peregrine::cdr::Reader<'_>,
+    ) -> ::peregrine::cdr::Result<std::sync::Arc<::peregrine::orb::Orb>> {
+        r.value_context()
+            .and_then(|c| c.clone().downcast::<::peregrine::orb::Orb>().ok())
+            .ok_or(::peregrine::cdr::CdrError::NoValueContext)
+    }
     /// Writes a reply body; an encoding failure after the servant ran is
     /// a system exception with `COMPLETED_YES`.
     pub fn write_reply(
