@@ -440,3 +440,39 @@ impl EncodeTo for ValueSlot<Wallet> {
         peregrine_cdr::Encode::encode(self, w).unwrap();
     }
 }
+
+#[test]
+fn a_malformed_reference_inside_a_value_over_tcp_is_marshal_and_the_server_lives() {
+    bounded(60, || {
+        let w = world();
+        for obj in [w.bank.object(), w.teller.object()] {
+            // `pay_into` with a wallet whose `main` IOR announces a type id
+            // far longer than the request.
+            let got: Result<i32, SystemException> = obj.invoke(
+                "pay_into",
+                |wr: &mut Writer| {
+                    wr.write_u32(0x7fff_ff02);
+                    wr.write_string(Wallet::REPOSITORY_ID)?;
+                    wr.write_string("evil")?;
+                    wr.write_u32(0x00ff_ffff);
+                    wr.write_u32(0);
+                    Ok(())
+                },
+                |r: &mut Reader<'_>| {
+                    let v = i32::decode(r)?;
+                    Ok(v)
+                },
+                |_: &str, _: &mut Reader<'_>| None::<peregrine_cdr::Result<SystemException>>,
+            );
+            let e = got.unwrap_err();
+            assert_eq!(
+                (e.kind, e.minor),
+                (K::Marshal, minor::MARSHAL_LENGTH_EXCEEDS_INPUT),
+                "{e}"
+            );
+        }
+        // The server goes on serving.
+        let purse: ValueSlot<Wallet> = Arc::new(wallet("after", Some(w.acct.clone()), None)).into();
+        assert_eq!(w.bank.pay_into(&purse, 1).unwrap(), 101);
+    });
+}
