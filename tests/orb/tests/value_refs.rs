@@ -4,7 +4,8 @@
 //! and an abstract interface member) and the receiver calls through it;
 //! nil references; a value shared between two values; a reference made
 //! by the server coming back to the client; a user exception raised by
-//! a valuetype's operation; the table-driven form (`Teller`); an `Any`;
+//! a valuetype's operation; the table-driven form (`Teller`); an `Any`
+//! and DII requests;
 //! a truncatable (chunked) value truncated to its base with a reference
 //! in the part skipped; and hostile input (a malformed IOR inside a
 //! value, a value read where no ORB was handed over).
@@ -474,5 +475,29 @@ fn a_malformed_reference_inside_a_value_over_tcp_is_marshal_and_the_server_lives
         // The server goes on serving.
         let purse: ValueSlot<Wallet> = Arc::new(wallet("after", Some(w.acct.clone()), None)).into();
         assert_eq!(w.bank.pay_into(&purse, 1).unwrap(), 101);
+    });
+}
+
+#[test]
+fn dii_requests_carry_values_with_references_both_ways() {
+    bounded(60, || {
+        let w = world();
+        let tc = <Wallet as peregrine_dynamic::IdlType>::type_code();
+        let purse: ValueSlot<Wallet> = Arc::new(wallet("dii", Some(w.acct.clone()), None)).into();
+        // The interpreter writes the value (its references as IORs) and
+        // the compiled skeleton calls through them.
+        let mut req = w.bank.object().request("pay_into");
+        req.add_in_arg("purse", Any::new(tc.clone(), purse.to_dyn()))
+            .add_in_arg("amount", Any::insert(&30i32))
+            .set_return_type(peregrine_dynamic::TypeCode::long());
+        req.invoke().unwrap();
+        assert_eq!(req.return_value().get::<i32>(), Some(130));
+        // And reads one back, extracted with the client's ORB.
+        let mut req = w.bank.object().request("echo");
+        req.add_in_arg("purse", Any::new(tc.clone(), purse.to_dyn()))
+            .set_return_type(tc);
+        req.invoke().unwrap();
+        let back = Wallet::from_any_in(req.return_value(), &w.client).expect("a wallet");
+        check_refs(back.get().unwrap(), 130);
     });
 }
