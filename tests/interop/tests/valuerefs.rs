@@ -1,13 +1,14 @@
 //! Valuetypes whose state holds object references between Peregrine and
-//! omniORBpy (`idl/valuerefs.idl`), both directions over GIOP 1.2: a
-//! `Wallet` carries references (typed, `Object`, in a struct, in a
+//! omniORB (C++ and omniORBpy, `idl/valuerefs.idl`), both directions
+//! over GIOP 1.2: a `Wallet` carries references (typed, `Object`, in a struct, in a
 //! sequence with a nil one, an abstract interface member holding a
 //! reference, a value or nil) and the receiver calls through them; a
 //! cycle through two such values; a `Tagged` (truncatable, chunked)
 //! truncated past its own reference.
 //!
-//! The omniORBpy peers are `python/vrefs_server.py` and
-//! `python/vrefs_client.py`. Where omniORBpy is missing the tests print
+//! The peers are `cxx/vrefs_server.cc` and `cxx/vrefs_client.cc`
+//! (omniidl + g++, see `src/peers.rs`), `python/vrefs_server.py` and
+//! `python/vrefs_client.py`. Where omniORBpy is missing its tests print
 //! that they were skipped (under CI they fail instead).
 
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,7 @@ use std::time::Duration;
 
 use peregrine_cdr::ValueSlot;
 use peregrine_interop_tests::omniorbpy::omniorbpy;
+use peregrine_interop_tests::peers::{extra_args, peers, Peer};
 use peregrine_interop_tests::valuerefs_idl::v_refs::{self as v, Describable as _};
 use peregrine_interop_tests::{bounded, serving_orb};
 use peregrine_orb::{ObjectRef, Orb, SystemException};
@@ -103,23 +105,42 @@ fn orb_with_servants() -> (Orb, v::AccountRef, v::ShopRef) {
 }
 
 #[test]
+fn peregrine_client_omniorb_server() {
+    bounded(300, || {
+        let p = peers();
+        let server = Peer::spawn("omniORB vrefs_server", &p.vrefs_server, &extra_args());
+        call_server(server, "cxx");
+    });
+}
+
+#[test]
 fn peregrine_client_omniorbpy_server() {
     bounded(300, || {
         let Some(py) = omniorbpy() else { return };
-        let mut server = py.spawn("omniORBpy vrefs server", "vrefs_server.py", &[]);
+        call_server(
+            py.spawn("omniORBpy vrefs server", "vrefs_server.py", &[]),
+            "py",
+        );
+    });
+}
+
+/// Calls the `Bank` that `server` serves (`peer` is how its Note describes
+/// itself) and checks what comes back.
+fn call_server(mut server: Peer, peer: &str) {
+    {
         let t = Duration::from_secs(60);
         let ior = server.wait_for("BANK ", t);
         server.wait_for("READY", t);
         let (orb, mine, shop) = orb_with_servants();
         let bank = v::BankRef::unchecked_narrow(orb.string_to_object(&ior).unwrap());
 
-        // omniORBpy deposits through the reference sent, and reads the
+        // The peer deposits through the reference sent, and reads the
         // balance through another member.
         let w: ValueSlot<v::Wallet> = Arc::new(wallet("rust", &mine, None)).into();
         assert_eq!(bank.pay_into(&w, 7).unwrap(), 57);
         assert_eq!(mine.balance().unwrap(), 57);
 
-        // Back from omniORBpy: every reference is this side's account,
+        // Back from the peer: every reference is this side's account,
         // and the listed wallet came along.
         let mut first = wallet("first", &mine, None);
         first.next = Arc::new(wallet("second", &mine, None)).into();
@@ -129,7 +150,7 @@ fn peregrine_client_omniorbpy_server() {
         assert_eq!(refs(back), (57, 57, 57, 57, true));
         assert_eq!(refs(back.next.get().expect("next")), (57, 57, 57, 57, true));
 
-        // Made by omniORBpy: two wallets listing each other, every
+        // Made by the peer: two wallets listing each other, every
         // reference its own account (5).
         let made = bank.make().unwrap();
         let m = made.get().expect("a wallet");
@@ -143,7 +164,7 @@ fn peregrine_client_omniorbpy_server() {
         assert_eq!(refs(second), (5, 5, 5, 5, true));
         assert_eq!(bank.own().unwrap().unwrap().balance().unwrap(), 5);
 
-        // Abstract interface members: omniORBpy calls describe() on what
+        // Abstract interface members: the peer calls describe() on what
         // arrives (its own Note implementation for a value).
         let about = |d: Option<v::DescribableAbstract>| {
             bank.about(&Arc::new(wallet("a", &mine, d)).into()).unwrap()
@@ -153,7 +174,7 @@ fn peregrine_client_omniorbpy_server() {
             "ref:rust shop"
         );
         let note = || v::DescribableAbstract::Value(Arc::new(v::Note::new("hi".into())));
-        assert_eq!(about(Some(note())), "value:py note hi");
+        assert_eq!(about(Some(note())), format!("value:{peer} note hi"));
         assert_eq!(about(None), "nil");
         let back = bank
             .echo(&Arc::new(wallet("a", &mine, Some(note()))).into())
@@ -162,14 +183,14 @@ fn peregrine_client_omniorbpy_server() {
             describe(back.get().unwrap().about.as_ref()).unwrap(),
             "value:rust note hi"
         );
-        // A plain Wallet where omniORBpy checks for a Tagged.
+        // A plain Wallet where the peer checks for a Tagged.
         assert_eq!(
             bank.extra(&Arc::new(wallet("t", &mine, None)).into())
                 .unwrap(),
             -57
         );
         orb.shutdown(true);
-    });
+    }
 }
 
 /// `VRefs::Bank` on Peregrine's side: its own account holds 5.
@@ -210,9 +231,29 @@ impl v::Bank for Bank {
 }
 
 #[test]
+fn omniorb_client_peregrine_server() {
+    bounded(300, || {
+        let p = peers();
+        serve_client(|ior| {
+            let mut args = vec![ior];
+            args.extend(extra_args());
+            Peer::spawn("omniORB vrefs_client", &p.vrefs_client, &args)
+        });
+    });
+}
+
+#[test]
 fn omniorbpy_client_peregrine_server() {
     bounded(300, || {
         let Some(py) = omniorbpy() else { return };
+        serve_client(|ior| py.spawn("omniORBpy vrefs client", "vrefs_client.py", &[ior]));
+    });
+}
+
+/// Serves a `Bank` to the client `spawn` starts with its IOR, and checks
+/// that the client passed every step.
+fn serve_client(spawn: impl FnOnce(String) -> Peer) {
+    {
         let (orb, own, _shop) = {
             let orb = serving_orb();
             let own = orb
@@ -228,7 +269,7 @@ fn omniorbpy_client_peregrine_server() {
             .servant_to_reference(&Arc::new(v::BankSkeleton::new(Bank { own })))
             .unwrap();
         let ior = orb.object_to_string(bank.object());
-        let mut client = py.spawn("omniORBpy vrefs client", "vrefs_client.py", &[ior]);
+        let mut client = spawn(ior);
         let status = client.finish(Duration::from_secs(240));
         let lines = client.lines().to_vec();
         let stderr = client.stderr();
@@ -250,5 +291,5 @@ fn omniorbpy_client_peregrine_server() {
             "{lines:#?}\n{stderr}"
         );
         orb.shutdown(true);
-    });
+    }
 }
