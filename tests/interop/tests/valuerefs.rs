@@ -1,10 +1,10 @@
 //! Valuetypes whose state holds object references between Peregrine and
 //! omniORB (C++ and omniORBpy, `idl/valuerefs.idl`), both directions
-//! over GIOP 1.2: a `Wallet` carries references (typed, `Object`, in a struct, in a
-//! sequence with a nil one, an abstract interface member holding a
-//! reference, a value or nil) and the receiver calls through them; a
-//! cycle through two such values; a `Tagged` (truncatable, chunked)
-//! truncated past its own reference.
+//! over GIOP 1.2: a `Wallet` carries references (typed, `Object`, in a
+//! struct, in a sequence with a nil one, an abstract interface member
+//! holding a reference, a value or nil) and the receiver calls through
+//! them; a cycle through two such values; a `Tagged` (truncatable,
+//! chunked) truncated past its own reference.
 //!
 //! The peers are `cxx/vrefs_server.cc` and `cxx/vrefs_client.cc`
 //! (omniidl + g++, see `src/peers.rs`), `python/vrefs_server.py` and
