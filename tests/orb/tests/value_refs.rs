@@ -5,7 +5,7 @@
 //! nil references; a value shared between two values; a reference made
 //! by the server coming back to the client; a user exception raised by
 //! a valuetype's operation; the table-driven form (`Teller`); an `Any`
-//! and DII requests;
+//! and DII requests; structs and sequences holding such values;
 //! a truncatable (chunked) value truncated to its base with a reference
 //! in the part skipped; and hostile input (a malformed IOR inside a
 //! value, a value read where no ORB was handed over).
@@ -20,8 +20,9 @@ use peregrine_giop::system_exception::minor;
 use peregrine_orb::{ObjectRef, Orb, SystemException, SystemExceptionKind as K};
 use peregrine_orb_tests::idl::value_refs::{
     wallet::SpendError, Account, AccountBox, AccountRef, AccountSkeleton, Bank, BankRef,
-    BankSkeleton, Describable, DescribableAbstract, Note, Owner, Shop, ShopRef, ShopSkeleton, Slot,
-    Tagged, Teller, TellerRef, TellerSkeleton, Wallet, WalletOperations,
+    BankSkeleton, Describable, DescribableAbstract, Envelope, Note, Owner, Shop, ShopRef,
+    ShopSkeleton, Slot, Tagged, Teller, TellerRef, TellerSkeleton, Wallet, WalletOperations,
+    Wallets,
 };
 use peregrine_orb_tests::{bounded, client};
 
@@ -76,6 +77,19 @@ impl Bank for BankImpl {
     }
     fn make(&self) -> R<ValueSlot<Wallet>> {
         Ok(Arc::new(wallet("made", Some(self.own.clone()), None)).into())
+    }
+    fn total(&self, env: &Envelope, all: &[ValueSlot<Wallet>]) -> R<(i32, Wallets)> {
+        let main = |w: &ValueSlot<Wallet>| -> R<i32> {
+            w.get()
+                .and_then(|w| w.main.as_ref())
+                .expect("main")
+                .balance()
+        };
+        let mut sum = main(&env.purse)? + env.stamp;
+        for w in all {
+            sum += main(w)?;
+        }
+        Ok((sum, all.to_vec()))
     }
     fn about(&self, purse: &ValueSlot<Wallet>) -> R<String> {
         match purse.get().and_then(|w| w.about.as_ref()) {
@@ -499,5 +513,23 @@ fn dii_requests_carry_values_with_references_both_ways() {
         req.invoke().unwrap();
         let back = Wallet::from_any_in(req.return_value(), &w.client).expect("a wallet");
         check_refs(back.get().unwrap(), 130);
+    });
+}
+
+#[test]
+fn structs_and_sequences_hold_values_with_references() {
+    bounded(60, || {
+        let w = world();
+        let one: ValueSlot<Wallet> = Arc::new(wallet("one", Some(w.acct.clone()), None)).into();
+        let env = Envelope {
+            purse: one.clone(),
+            stamp: 1,
+        };
+        // The same wallet three times: written once, then indirections.
+        let (sum, back) = w.bank.total(&env, &[one.clone(), one.clone()]).unwrap();
+        assert_eq!(sum, 301);
+        assert_eq!(back.len(), 2);
+        assert!(Arc::ptr_eq(back[0].get().unwrap(), back[1].get().unwrap()));
+        check_refs(back[0].get().unwrap(), 100);
     });
 }
