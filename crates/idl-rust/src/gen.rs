@@ -109,6 +109,9 @@ pub struct Generated {
     /// valuetypes and value boxes generated (what a `ValueBase` slot
     /// reads) and of their TypeCode functions.
     pub values: Vec<(String, String)>,
+    /// Whether one of those values holds object references in its state
+    /// (`idl_rt::VALUES_NEED_ORB`).
+    pub values_need_orb: bool,
 }
 
 /// How to decode a value: a function path callable as `p(r)`, or an
@@ -181,12 +184,14 @@ pub fn generate(spec: &Spec, o: &Options) -> Generated {
     let root = spec.root.clone();
     g.scope(&root, &[]);
     let values = g.concrete_values();
+    let values_need_orb = g.generated_values_any(|g, id| g.needs_orb(&Type::Named(id)));
     Generated {
         tree: g.tree,
         diags: g.diags,
         uses_orb: g.uses_orb,
         uses_value_base: g.uses_value_base,
         values,
+        values_need_orb,
     }
 }
 
@@ -2575,6 +2580,21 @@ impl {orb}::Reference for {name}Ref {{
             }
             format!("|id, r| match id {{ {arms} _ => None, }}")
         };
+        let mut outs_ty: Vec<Type> = op
+            .params
+            .iter()
+            .filter(|p| p.dir != ParamDir::In)
+            .map(|p| p.ty.clone())
+            .collect();
+        outs_ty.push(op.result.clone());
+        if !decs.is_empty() && self.holds_poly_slot(&outs_ty) {
+            needs_orb = true;
+            let rt = self.rt(cur);
+            decs[0] = format!(
+                "{{ if {rt}::VALUES_NEED_ORB {{ {rt}::bind_values(r, orb); }} {} }}",
+                decs[0]
+            );
+        }
         let orb_line = if needs_orb || exc_needs_orb {
             "let orb = self.0.orb();\n"
         } else {
@@ -2687,7 +2707,31 @@ impl {orb}::Reference for {name}Ref {{
                 }
             }
         }
-        let orb_line = if needs_orb {
+        let ins: Vec<Type> = op
+            .params
+            .iter()
+            .filter(|p| p.dir != ParamDir::Out)
+            .map(|p| p.ty.clone())
+            .collect();
+        let poly = self.holds_poly_slot(&ins);
+        if poly && !needs_orb {
+            // The ORB only where some value needs it (a constant).
+            decs.insert_str(
+                0,
+                &format!("if let Some(orb) = &orb_ctx {{ {rt}::bind_values(r, orb); }}\n"),
+            );
+        } else if poly {
+            decs.insert_str(
+                0,
+                &format!("if {rt}::VALUES_NEED_ORB {{ {rt}::bind_values(r, orb); }}\n"),
+            );
+        }
+        let ctx_line = format!(
+            "let orb_ctx = if {rt}::VALUES_NEED_ORB {{ Some(req.orb().clone()) }} else {{ None }};\n"
+        );
+        let orb_line = if poly && !needs_orb {
+            ctx_line.as_str()
+        } else if needs_orb {
             // `ServerRequest::orb` borrows the request, which decoding
             // borrows mutably: a cheap clone ends the first borrow.
             "let orb = req.orb().clone();\nlet orb = &orb;\n"

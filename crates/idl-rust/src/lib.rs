@@ -287,6 +287,7 @@ impl Builder {
         let mut warning_lines = Vec::new();
         let mut uses_orb = false;
         let mut uses_value_base = false;
+        let mut values_need_orb = false;
         let mut values: Vec<(String, String)> = Vec::new();
         let mut inputs = Vec::new();
         for spec in specs {
@@ -294,6 +295,7 @@ impl Builder {
             let g = gen::generate(spec, &self.opts);
             uses_orb |= g.uses_orb;
             uses_value_base |= g.uses_value_base;
+            values_need_orb |= g.values_need_orb;
             for v in &g.values {
                 if !values.contains(v) {
                     values.push(v.clone());
@@ -369,6 +371,7 @@ impl Builder {
             &self.opts.orb,
             &self.opts.dynamic,
             uses_orb,
+            values_need_orb,
             uses_value_base.then_some(&values[..]),
         ));
         files.push(("_include.rs".into(), format(&include)?));

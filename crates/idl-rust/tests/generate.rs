@@ -1141,6 +1141,7 @@ fn values_holding_references_read_the_orb_from_the_reader() {
   valuetype V { public A x; public Object o; public S s; public ASeq more; public D d; public V next; };
   valuetype Box A;
   interface Use { V echo(in V val, out Plain p); Box b(); };
+  interface Poly { ValueBase any_value(in ValueBase v); };
 };";
     let code = gen(src);
     // The state of `V` and `Box` binds its references to the ORB the
@@ -1167,6 +1168,17 @@ fn values_holding_references_read_the_orb_from_the_reader() {
         "super::idl_rt::decode_value_in::<::peregrine::cdr::ValueSlot<Box>",
     );
     assert_contains(&code, "pub fn from_any_in(any: &::peregrine::dynamic::Any, orb: &::peregrine::orb::Orb) -> Option<::peregrine::cdr::ValueSlot<Self>>");
+    // A `ValueBase` slot may hold a `V`: stub and skeleton hand the ORB
+    // over too, since some value of the build needs it.
+    assert_contains(&code, "pub const VALUES_NEED_ORB: bool = true;");
+    assert_contains(
+        &code,
+        "if super::super::idl_rt::VALUES_NEED_ORB { Some(req.orb().clone()) } else { None };",
+    );
+    assert_contains(
+        &code,
+        "if super::idl_rt::VALUES_NEED_ORB { super::idl_rt::bind_values(r, orb); }",
+    );
     // A value without references is read as before: no context.
     let plain = &code[code
         .find("impl ::peregrine::cdr::ValueType for Plain")

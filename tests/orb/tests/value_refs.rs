@@ -13,7 +13,7 @@
 use std::sync::{Arc, Mutex};
 
 use peregrine_cdr::{
-    read_value, write_value, ByteOrder, CdrError, Decode, Reader, ValueSlot, Writer,
+    read_value, write_value, ByteOrder, CdrError, Decode, Reader, ValueObject, ValueSlot, Writer,
 };
 use peregrine_dynamic::{Any, DynValue, ToAny};
 use peregrine_giop::system_exception::minor;
@@ -27,6 +27,12 @@ use peregrine_orb_tests::idl::value_refs::{
 use peregrine_orb_tests::{bounded, client};
 
 type R<T> = Result<T, SystemException>;
+type Vb = ValueSlot<dyn ValueObject>;
+
+/// The `Wallet` a `ValueBase` slot holds, if it holds one.
+fn as_wallet(v: &Vb) -> Option<Arc<Wallet>> {
+    v.get()?.clone().into_any_value().downcast::<Wallet>().ok()
+}
 
 // ---- the server's side ----
 
@@ -90,6 +96,10 @@ impl Bank for BankImpl {
             sum += main(w)?;
         }
         Ok((sum, all.to_vec()))
+    }
+    fn base_balance(&self, v: &Vb) -> R<(i32, Vb)> {
+        let w = as_wallet(v).expect("a wallet");
+        Ok((w.main.as_ref().expect("main").balance()?, v.clone()))
     }
     fn about(&self, purse: &ValueSlot<Wallet>) -> R<String> {
         match purse.get().and_then(|w| w.about.as_ref()) {
@@ -531,5 +541,19 @@ fn structs_and_sequences_hold_values_with_references() {
         assert_eq!(back.len(), 2);
         assert!(Arc::ptr_eq(back[0].get().unwrap(), back[1].get().unwrap()));
         check_refs(back[0].get().unwrap(), 100);
+    });
+}
+
+#[test]
+fn a_value_with_references_in_a_value_base_slot_is_bound_too() {
+    bounded(60, || {
+        let w = world();
+        let purse = Arc::new(wallet("base", Some(w.acct.clone()), None));
+        let v: Vb = ValueSlot::new(purse as Arc<dyn ValueObject>);
+        // The skeleton and the stub hand the ORB to the reader before the
+        // `ValueBase` slot, whose reader finds a value with references.
+        let (balance, back) = w.bank.base_balance(&v).unwrap();
+        assert_eq!(balance, 100);
+        check_refs(&as_wallet(&back).expect("a wallet back"), 100);
     });
 }

@@ -113,6 +113,16 @@ impl Gen<'_> {
             .collect()
     }
 
+    /// Whether `f` holds for one of the concrete valuetypes and value
+    /// boxes this generation emits.
+    pub(super) fn generated_values_any(
+        &mut self,
+        mut f: impl FnMut(&mut Self, DefId) -> bool,
+    ) -> bool {
+        let ids = self.generated_values(|_, _| true);
+        ids.into_iter().any(|id| f(self, id))
+    }
+
     /// The concrete valuetypes and value boxes this generation emits
     /// (defined, not omitted) that `keep` accepts, in declaration order.
     fn generated_values(&self, keep: impl Fn(DefId, &DefKind) -> bool) -> Vec<DefId> {

@@ -125,6 +125,37 @@ impl Gen<'_> {
         }
     }
 
+    /// True when `tys` (decoded together) hold a `ValueBase` or abstract
+    /// valuetype slot, which may hold a value whose state holds object
+    /// references: the decoder then hands the ORB to the reader up front
+    /// (`idl_rt::bind_values`) when some generated value needs it
+    /// (`idl_rt::VALUES_NEED_ORB`, known once every file is generated).
+    pub(super) fn holds_poly_slot(&self, tys: &[Type]) -> bool {
+        let mut seen = Vec::new();
+        tys.iter().any(|t| self.holds_poly(t, &mut seen))
+    }
+
+    /// `ty` holds a `ValueBase` or abstract valuetype slot, through
+    /// typedefs, sequences, arrays, members and value states.
+    fn holds_poly(&self, ty: &Type, seen: &mut Vec<DefId>) -> bool {
+        if self.is_value_base(ty) || self.abstract_vt(ty).is_some() {
+            return true;
+        }
+        match self.resolve_owned(ty) {
+            Type::Sequence(t, _) | Type::Array(t, _) => self.holds_poly(&t, seen),
+            Type::Named(id) => {
+                if seen.contains(&id) {
+                    return false;
+                }
+                seen.push(id);
+                let mut tys: Vec<Type> = self.member_types(id).into_iter().cloned().collect();
+                tys.extend(self.state_types(id));
+                tys.iter().any(|t| self.holds_poly(t, seen))
+            }
+            _ => false,
+        }
+    }
+
     /// `let orb = …;` for a value's `read_state` whose decoding code
     /// `dec` binds object references: the ORB the reader was handed.
     fn state_orb(&self, dec: &str, cur: &[String]) -> String {

@@ -239,8 +239,17 @@ pub mod idl_rt {
         r: &mut ::peregrine::cdr::Reader<'de>,
         orb: &::peregrine::orb::Orb,
     ) -> ::peregrine::cdr::Result<T> {
-        r.set_value_context(|| std::sync::Arc::new(orb.clone()));
+        bind_values(r, orb);
         T::decode(r)
+    }
+    /// Hands `orb` to the states of the values `r` reads from here on
+    /// (before a `ValueBase` or abstract valuetype slot that may hold a
+    /// value with references).
+    pub fn bind_values(
+        r: &mut ::peregrine::cdr::Reader<'_>,
+        orb: &::peregrine::orb::Orb,
+    ) {
+        r.set_value_context(|| std::sync::Arc::new(orb.clone()));
     }
     /// The ORB a value's state binds its references to: the reader's
     /// value context (`MARSHAL` when the decode started without one).
@@ -263,4 +272,8 @@ pub mod idl_rt {
                 ::peregrine::orb::CompletionStatus::Yes,
             ))
     }
+    /// Whether a generated value holds object references in its state:
+    /// decoders of `ValueBase` and abstract valuetype slots then hand
+    /// the ORB to the reader (`bind_values`).
+    pub const VALUES_NEED_ORB: bool = false;
 }
