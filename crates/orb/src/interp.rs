@@ -106,9 +106,13 @@ pub enum Kind {
 
 /// How a [`Kind::ValueBase`] slot is read: null, a value met before, or a
 /// new value of a type the generated code (or a registered factory)
-/// knows.
+/// knows; with the call's ORB, which the generated reader hands to the
+/// reader when some value it knows holds object references.
 pub type ReadValueBase =
-    for<'a> fn(&mut Reader<'a>) -> peregrine_cdr::Result<peregrine_cdr::ValueSlot<dyn ValueObject>>;
+    for<'a> fn(
+        &mut Reader<'a>,
+        &Orb,
+    ) -> peregrine_cdr::Result<peregrine_cdr::ValueSlot<dyn ValueObject>>;
 
 impl TypeDesc {
     /// A descriptor of a type marshaled by its own `Encode`/`Decode`.
@@ -776,11 +780,11 @@ impl Put for peregrine_cdr::ValueSlot<dyn ValueObject> {
 
 impl<'de> Take<'de> for peregrine_cdr::ValueSlot<dyn ValueObject> {
     #[inline]
-    fn take(ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+    fn take(ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
         let Kind::ValueBase(read) = ty.kind else {
             kind_mismatch(ty, "ValueSlot<dyn ValueObject>")
         };
-        read(r)
+        read(r, cx.orb())
     }
 }
 

@@ -119,6 +119,9 @@ impl Teller for BankImpl {
     fn echo(&self, purse: &ValueSlot<Wallet>) -> R<ValueSlot<Wallet>> {
         Ok(purse.clone())
     }
+    fn base_balance(&self, v: &Vb) -> R<(i32, Vb)> {
+        Bank::base_balance(self, v)
+    }
 }
 
 /// A wallet whose every reference member designates `acct`.
@@ -553,6 +556,11 @@ fn a_value_with_references_in_a_value_base_slot_is_bound_too() {
         // The skeleton and the stub hand the ORB to the reader before the
         // `ValueBase` slot, whose reader finds a value with references.
         let (balance, back) = w.bank.base_balance(&v).unwrap();
+        assert_eq!(balance, 100);
+        check_refs(&as_wallet(&back).expect("a wallet back"), 100);
+        // The table-driven form: the engine's `ValueBase` reader gets the
+        // call's ORB.
+        let (balance, back) = w.teller.base_balance(&v).unwrap();
         assert_eq!(balance, 100);
         check_refs(&as_wallet(&back).expect("a wallet back"), 100);
     });
