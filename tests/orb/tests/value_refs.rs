@@ -426,8 +426,10 @@ fn a_malformed_reference_inside_a_value_is_marshal() {
     assert_eq!(e.kind, K::Marshal, "{err}");
     assert_eq!(e.minor, minor::MARSHAL_LENGTH_EXCEEDS_INPUT, "{err}");
     // Every truncation of the bytes: an error, never a panic.
+    let acct =
+        AccountRef::unchecked_narrow(orb.string_to_object("corbaloc::127.0.0.1:9/acct").unwrap());
     let whole = {
-        let purse: ValueSlot<Wallet> = Arc::new(wallet("w", None, None)).into();
+        let purse: ValueSlot<Wallet> = Arc::new(wallet("w", Some(acct), None)).into();
         let mut w = Writer::new(ByteOrder::Big);
         purse.encode_to(&mut w);
         w.into_vec()
@@ -441,6 +443,16 @@ fn a_malformed_reference_inside_a_value_is_marshal() {
     }
     let mut r = bound(&whole, &orb);
     assert!(<ValueSlot<Wallet> as Decode>::decode(&mut r).is_ok());
+    // Every octet changed in turn (lengths, tags, IOR fields): a value
+    // or an error, never a panic.
+    for i in 0..whole.len() {
+        for b in [0x00, 0x7f, 0xff] {
+            let mut bad = whole.clone();
+            bad[i] = b;
+            let mut r = bound(&bad, &orb);
+            let _ = <ValueSlot<Wallet> as Decode>::decode(&mut r);
+        }
+    }
 }
 
 #[test]
