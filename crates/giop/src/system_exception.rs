@@ -299,6 +299,10 @@ pub mod minor {
         /// marshal from its TypeCode alone (a `native`, a `fixed` with a
         /// negative scale).
         MARSHAL_UNSUPPORTED_KIND = 18;
+        /// MARSHAL (Peregrine) 19: an operation context (the name/value
+        /// strings after the arguments of an operation with a `context`
+        /// clause) with an odd number of strings.
+        MARSHAL_INVALID_CONTEXT = 19;
 
         /// NO_IMPLEMENT (Peregrine) 1: `_interface` asked of an object
         /// while this ORB has no interface repository.
