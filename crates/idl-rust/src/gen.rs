@@ -143,9 +143,26 @@ struct OpInfo {
     result: Type,
     params: Vec<Param>,
     raises: Vec<DefId>,
+    /// The patterns of its IDL `context` clause (empty without one).
+    contexts: Vec<String>,
     /// The interface that declares it.
     iface: DefId,
     doc: Option<String>,
+}
+
+impl OpInfo {
+    /// The name of the stub's and servant's `Context` parameter, when the
+    /// operation has a `context` clause: `context`, or `context_` if a
+    /// parameter already has that name.
+    fn context_param(&self) -> Option<&'static str> {
+        if self.contexts.is_empty() {
+            None
+        } else if self.params.iter().any(|p| snake(&p.name) == "context") {
+            Some("context_")
+        } else {
+            Some("context")
+        }
+    }
 }
 
 struct Gen<'a> {
@@ -422,15 +439,10 @@ impl<'a> Gen<'a> {
                 result,
                 params,
                 raises: r,
-                contexts,
                 ..
             } => check_op(result, d.span)
                 .or_else(|| params.iter().find_map(|p| check_op(&p.ty, p.span)))
-                .or_else(|| raises(r))
-                .or_else(|| {
-                    (!contexts.is_empty())
-                        .then(|| (d.span, "operation contexts are not supported yet".into()))
-                }),
+                .or_else(|| raises(r)),
             DefKind::Attribute {
                 ty,
                 get_raises,
@@ -1907,7 +1919,7 @@ impl {name} {{
                     result,
                     params,
                     raises,
-                    ..
+                    contexts,
                 } => ops.push(OpInfo {
                     wire: d.name.clone(),
                     method: snake(&d.name),
@@ -1915,6 +1927,7 @@ impl {name} {{
                     result: result.clone(),
                     params: params.clone(),
                     raises: raises.clone(),
+                    contexts: contexts.clone(),
                     iface,
                     doc: d.doc.clone(),
                 }),
@@ -1932,6 +1945,7 @@ impl {name} {{
                         result: ty.clone(),
                         params: Vec::new(),
                         raises: get_raises.clone(),
+                        contexts: Vec::new(),
                         iface,
                         doc: Some(
                             d.doc
@@ -1952,6 +1966,7 @@ impl {name} {{
                                 span: d.span,
                             }],
                             raises: set_raises.clone(),
+                            contexts: Vec::new(),
                             iface,
                             doc: Some(format!("Writes attribute `{}`.", d.name)),
                         });
@@ -2053,6 +2068,9 @@ impl {name} {{
                 ParamDir::Out => continue,
             };
             let _ = write!(s, ", {}: {t}", snake(&p.name));
+        }
+        if let Some(c) = op.context_param() {
+            let _ = write!(s, ", {c}: &{}::Context", self.o.orb);
         }
         let ret = if op.oneway {
             "()".to_string()
@@ -2435,6 +2453,10 @@ impl {orb}::Reference for {name}Ref {{
     /// `in`/`inout` parameter when it is `in` and an unbounded sequence of
     /// octets, other primitives (`slice_elem`) or plain structs (`true`).
     fn stub_tail(&mut self, op: &OpInfo) -> Option<(usize, bool)> {
+        // The context goes after the arguments: no tail then.
+        if !op.contexts.is_empty() {
+            return None;
+        }
         let at = op.params.iter().rposition(|p| p.dir != ParamDir::Out)?;
         if op.params[at].dir != ParamDir::In {
             return None;
@@ -2487,6 +2509,11 @@ impl {orb}::Reference for {name}Ref {{
                 ParamDir::InOut => enc.push_str(&self.enc(&p.ty, &format!("&*{n}"), cur)),
                 ParamDir::Out => {}
             }
+        }
+        if let Some(c) = op.context_param() {
+            // Only the properties the clause names go on the wire.
+            let pats: Vec<String> = op.contexts.iter().map(|p| lit_str(p)).collect();
+            let _ = writeln!(enc, "{c}.encode_matching(&[{}], w)?;", pats.join(", "));
         }
         let enc_closure = if enc.is_empty() {
             "|_| Ok(())".to_string()
@@ -2672,6 +2699,10 @@ impl {orb}::Reference for {name}Ref {{
                     }
                 }
             }
+        }
+        if !op.contexts.is_empty() {
+            let _ = writeln!(decs, "let ctx = {orb}::Context::decode(r)?;");
+            args.push("&ctx".into());
         }
         let orb_line = if needs_orb {
             // `ServerRequest::orb` borrows the request, which decoding

@@ -1189,3 +1189,49 @@ fn value_base_is_a_polymorphic_slot_everywhere() {
     let plain = gen("module M { valuetype A { public long x; }; };");
     assert!(!plain.contains("VALUE_BASE"), "{plain}");
 }
+
+/// An operation with a `context` clause takes the caller's properties as
+/// a last `&Context` parameter (in the stub and the servant trait); the
+/// stub sends those the clause names after the arguments (never as a
+/// borrowed tail) and the skeleton reads them back for the servant. A
+/// parameter named `context` pushes it to `context_`.
+#[test]
+fn operation_contexts_are_a_last_context_parameter() {
+    let src = "module M {
+  typedef sequence<long> LongSeq;
+  interface I {
+    string op(in long a, in string _context) context(\"LANG\", \"X_*\");
+    long bulk(in LongSeq s) context(\"S*\");
+    oneway void note() context(\"A\");
+  };
+};
+";
+    let code = gen(src);
+    assert_contains(
+        &code,
+        "fn op(&self, a: i32, context: &str, context_: &::peregrine::orb::Context) -> Result<String, ::peregrine::orb::SystemException>",
+    );
+    assert_contains(
+        &code,
+        "::peregrine::cdr::Encode::encode(context, w)?; context_.encode_matching(&[\"LANG\", \"X_*\"], w)?;",
+    );
+    assert_contains(
+        &code,
+        "fn note(&self, context: &::peregrine::orb::Context) -> Result<(), ::peregrine::orb::SystemException>",
+    );
+    assert_contains(&code, "context.encode_matching(&[\"A\"], w)?;");
+    // The sequence goes in the request writer, before the context.
+    assert_contains(&code, "context.encode_matching(&[\"S*\"], w)?;");
+    assert!(!code.contains("invoke_with_tail"), "{code}");
+    assert_contains(
+        &code,
+        "let ctx = ::peregrine::orb::Context::decode(r)?; match super::I::op(servant, a_a, &a_context, &ctx)",
+    );
+    // Table-driven interfaces keep such operations compiled.
+    let code = Builder::new()
+        .marshal(peregrine_idl_rust::Marshal::Interpreted)
+        .compile_to_string("t.idl", src)
+        .unwrap();
+    assert!(!code.contains("OP_OP"), "{code}");
+    assert_contains(&code, "context_.encode_matching(&[\"LANG\", \"X_*\"], w)?;");
+}

@@ -111,7 +111,9 @@ impl Gen<'_> {
     /// True if `op` is generated in the interpreted form: its interface
     /// asks for it and every type it marshals has an engine entry.
     pub(super) fn interpreted(&mut self, op: &OpInfo) -> bool {
-        if self.marshal_of(op.iface) != Marshal::Interpreted {
+        // Operations with a `context` clause keep the compiled form: the
+        // tables have no slot for the context.
+        if self.marshal_of(op.iface) != Marshal::Interpreted || !op.contexts.is_empty() {
             return false;
         }
         let mut types: Vec<Type> = op.params.iter().map(|p| p.ty.clone()).collect();
