@@ -23,6 +23,7 @@ fn main() {
             "idl/value_base.idl",
             "idl/value_cycles.idl",
             "idl/contexts.idl",
+            "idl/local_types.idl",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
