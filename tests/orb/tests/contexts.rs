@@ -3,7 +3,8 @@
 //! the caller's properties the clause names (names and `PREFIX*`
 //! patterns), in the compiled and the table-driven interface; an empty
 //! context sends an empty list; and the request body of a oneway sent to
-//! a raw socket ends with the argument and the hand-encoded context.
+//! a raw socket ends with the argument and the hand-encoded context (both
+//! forms).
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -40,6 +41,9 @@ impl Props for Imp {
 impl PropsTable for Imp {
     fn seen(&self, tag: i32, context: &Context) -> R<Seen> {
         Ok(seen(tag, context))
+    }
+    fn note(&self, _a: i32, _context: &Context) -> R<()> {
+        Ok(())
     }
     fn twice(&self, a: i32) -> R<i32> {
         Ok(2 * a)
@@ -90,9 +94,11 @@ fn servant_sees_exactly_the_named_properties() {
     });
 }
 
-#[test]
-fn request_body_ends_with_the_context_strings() {
-    bounded(30, || {
+/// The body of the `note` request `send` makes to a raw socket (at the
+/// `corbaloc` object it is given) ends with the argument and the context
+/// strings, hand-encoded here.
+fn check_note_body(send: fn(&Orb, &str, &Context)) {
+    bounded(30, move || {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let reader = std::thread::spawn(move || {
@@ -112,16 +118,12 @@ fn request_body_ends_with_the_context_strings() {
             (little, body)
         });
         let orb = client();
-        let obj = orb
-            .string_to_object(&format!("corbaloc::1.2@127.0.0.1:{port}/raw"))
-            .unwrap();
-        let p = PropsRef::unchecked_narrow(obj);
         // "A*" selects "A" and "AB", not "B".
         let ctx = Context::new()
             .with("B", "no")
             .with("AB", "xy")
             .with("A", "z");
-        p.note(0x0102_0304, &ctx).unwrap();
+        send(&orb, &format!("corbaloc::1.2@127.0.0.1:{port}/raw"), &ctx);
         let (little, body) = reader.join().unwrap();
         let u32b = |n: u32| {
             if little {
@@ -149,5 +151,21 @@ fn request_body_ends_with_the_context_strings() {
         );
         // The long starts 8-aligned in the message (12-byte header).
         assert_eq!((12 + body.len() - want.len()) % 8, 0);
+    });
+}
+
+#[test]
+fn compiled_request_body_ends_with_the_context_strings() {
+    check_note_body(|orb, url, ctx| {
+        let p = PropsRef::unchecked_narrow(orb.string_to_object(url).unwrap());
+        p.note(0x0102_0304, ctx).unwrap();
+    });
+}
+
+#[test]
+fn table_driven_request_body_ends_with_the_context_strings() {
+    check_note_body(|orb, url, ctx| {
+        let p = PropsTableRef::unchecked_narrow(orb.string_to_object(url).unwrap());
+        p.note(0x0102_0304, ctx).unwrap();
     });
 }
