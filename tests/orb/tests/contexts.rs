@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use peregrine_orb::{Context, Orb, SystemException};
 use peregrine_orb_tests::idl::ctx::{
-    Props, PropsRef, PropsSkeleton, PropsTable, PropsTableRef, PropsTableSkeleton, Seen,
+    Names, Props, PropsRef, PropsSkeleton, PropsTable, PropsTableRef, PropsTableSkeleton,
 };
 use peregrine_orb_tests::{bounded, client};
 
@@ -20,14 +20,14 @@ type R<T> = Result<T, SystemException>;
 
 struct Imp;
 
-fn seen(tag: i32, context: &Context) -> Seen {
+fn seen(tag: i32, context: &Context) -> Names {
     std::iter::once(tag.to_string())
         .chain(context.iter().map(|(n, v)| format!("{n}={v}")))
         .collect()
 }
 
 impl Props for Imp {
-    fn seen(&self, tag: i32, context: &Context) -> R<Seen> {
+    fn seen(&self, tag: i32, context: &Context) -> R<Names> {
         Ok(seen(tag, context))
     }
     fn note(&self, _a: i32, _context: &Context) -> R<()> {
@@ -39,7 +39,7 @@ impl Props for Imp {
 }
 
 impl PropsTable for Imp {
-    fn seen(&self, tag: i32, context: &Context) -> R<Seen> {
+    fn seen(&self, tag: i32, context: &Context) -> R<Names> {
         Ok(seen(tag, context))
     }
     fn note(&self, _a: i32, _context: &Context) -> R<()> {
