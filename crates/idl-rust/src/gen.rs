@@ -11,7 +11,7 @@ use peregrine_idl::{
 };
 
 use crate::demux::demux_body;
-use crate::names::{bare, camel, screaming, snake};
+use crate::names::{bare, camel, param, screaming, snake};
 use crate::plain::{self, PType, PlainInfo};
 
 mod abstracts;
@@ -160,7 +160,7 @@ impl OpInfo {
     fn context_param(&self) -> Option<&'static str> {
         if self.contexts.is_empty() {
             None
-        } else if self.params.iter().any(|p| snake(&p.name) == "context") {
+        } else if self.params.iter().any(|p| param(&p.name) == "context") {
             Some("context_")
         } else {
             Some("context")
@@ -2207,7 +2207,7 @@ impl std::error::Error for {ename} {{
                 ParamDir::InOut => format!("&mut {}", self.rty(&p.ty, cur)),
                 ParamDir::Out => continue,
             };
-            let _ = write!(s, ", {}: {t}", snake(&p.name));
+            let _ = write!(s, ", {}: {t}", param(&p.name));
         }
         if let Some(c) = op.context_param() {
             let _ = write!(s, ", {c}: &{}::Context", self.o.orb);
@@ -2566,7 +2566,7 @@ impl {orb}::Reference for {name}Ref {{
         let tail = self.stub_tail(op);
         let mut enc = String::new();
         for (i, p) in op.params.iter().enumerate() {
-            let n = snake(&p.name);
+            let n = param(&p.name);
             if tail.as_ref().is_some_and(|(at, _)| *at == i) {
                 continue;
             }
@@ -2631,13 +2631,13 @@ impl {orb}::Reference for {name}Ref {{
             outs.push("ret".to_string());
         }
         for p in &op.params {
-            let n = snake(&p.name);
+            let n = param(&p.name);
             match p.dir {
                 ParamDir::In => {}
                 ParamDir::InOut | ParamDir::Out => {
                     needs_orb |= self.needs_orb(&p.ty);
                     decs.push(self.dec(&p.ty, cur).expr());
-                    let v = format!("{}_out", bare(&n));
+                    let v = format!("{}_out", bare(&n).trim_end_matches('_'));
                     if p.dir == ParamDir::InOut {
                         let _ = writeln!(assigns, "*{n} = {v};");
                     } else {
@@ -2732,7 +2732,7 @@ impl {orb}::Reference for {name}Ref {{
             if p.dir == ParamDir::Out {
                 continue;
             }
-            let n = bare(&snake(&p.name)).to_string();
+            let n = bare(&param(&p.name)).to_string();
             let v = format!("a_{n}");
             needs_orb |= self.needs_orb(&p.ty);
             if p.dir == ParamDir::InOut {
@@ -2857,7 +2857,7 @@ impl {orb}::Reference for {name}Ref {{
             enc.push_str(&self.enc(&op.result, "&ret", cur));
         }
         for p in &op.params {
-            let n = bare(&snake(&p.name)).to_string();
+            let n = bare(&param(&p.name)).to_string();
             match p.dir {
                 ParamDir::InOut => enc.push_str(&self.enc(&p.ty, &format!("&a_{n}"), cur)),
                 ParamDir::Out => {

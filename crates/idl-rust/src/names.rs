@@ -65,6 +65,26 @@ pub fn snake(name: &str) -> String {
     ident(s)
 }
 
+/// The Rust name of an operation's parameter: [`snake`], with `_`
+/// appended when that would be a name the generated stub and skeleton
+/// bodies give their own locals and closure arguments (the request's
+/// writer `w` and reader `r`, the ORB, the servant...), which the
+/// parameter would shadow or be shadowed by.
+pub fn param(name: &str) -> String {
+    let s = snake(name);
+    if GENERATED_LOCALS.contains(&s.as_str()) {
+        format!("{s}_")
+    } else {
+        s
+    }
+}
+
+/// The names generated operation bodies use for themselves.
+const GENERATED_LOCALS: &[&str] = &[
+    "w", "r", "v", "e", "orb", "orb_ctx", "req", "servant", "ret", "io", "ctx", "id", "body",
+    "tail", "args", "obj", "i",
+];
+
 /// `SCREAMING_SNAKE_CASE`.
 pub fn screaming(name: &str) -> String {
     let s = words(name)

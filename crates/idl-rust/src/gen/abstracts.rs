@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{BasicType, DefId, DefKind, ParamDir, Type};
 
 use super::{lit_str, Dec, Gen, ALLOWS};
-use crate::names::{bare, camel, snake};
+use crate::names::{bare, camel, param, snake};
 
 impl Gen<'_> {
     /// The abstract interface `ty` is (through typedefs), if any.
@@ -442,7 +442,7 @@ impl<T> __IsNot for __Probe<T> {{}}
                     .params
                     .iter()
                     .filter(|p| p.dir != ParamDir::Out)
-                    .map(|p| snake(&p.name))
+                    .map(|p| param(&p.name))
                     .chain(op.context_param().map(String::from))
                     .collect();
                 let args = args.join(", ");

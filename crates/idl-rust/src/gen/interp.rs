@@ -45,7 +45,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{BasicType, DefId, ParamDir, Type};
 
 use super::{lit_str, tuple, Gen, OpInfo};
-use crate::names::{bare, camel, screaming, snake};
+use crate::names::{bare, camel, param, screaming, snake};
 
 /// How an interface's stubs and skeletons marshal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -460,7 +460,7 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             outs.push("ret.value()".to_string());
         }
         for p in &op.params {
-            let n = snake(&p.name);
+            let n = param(&p.name);
             let t = if self.typed(&p.ty) { "T" } else { "" };
             match p.dir {
                 ParamDir::In => {
@@ -476,7 +476,7 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 }
                 ParamDir::InOut => args.push(format!("&mut {ip}::{t}InOut({n})")),
                 ParamDir::Out => {
-                    let v = format!("{}_out", bare(&n));
+                    let v = format!("{}_out", bare(&n).trim_end_matches('_'));
                     let _ = writeln!(slots, "let mut {v} = {ip}::{t}Out::new();");
                     args.push(format!("&mut {v}"));
                     outs.push(format!("{v}.value()"));
@@ -521,7 +521,7 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             if p.dir == ParamDir::Out {
                 continue;
             }
-            let n = bare(&snake(&p.name)).to_string();
+            let n = bare(&param(&p.name)).to_string();
             let v = format!("a_{n}");
             let resolved = self.resolve_owned(&p.ty);
             let t = if self.typed(&p.ty) { "TVal" } else { "Val" };
@@ -601,7 +601,7 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             }
         }
         for p in &op.params {
-            let n = bare(&snake(&p.name)).to_string();
+            let n = bare(&param(&p.name)).to_string();
             let typed = self.typed(&p.ty);
             match p.dir {
                 ParamDir::InOut if typed => vals.push(format!("&a_{n}")),

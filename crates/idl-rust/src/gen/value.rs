@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{DefId, DefKind, Param, Span, Type};
 
 use super::{doc_attrs, lit_str, Gen};
-use crate::names::{camel, snake};
+use crate::names::{camel, param, snake};
 
 /// One state member, flattened from the base chain.
 struct State {
@@ -533,7 +533,7 @@ impl Gen<'_> {
             let mut sig = format!("fn {}(&self", snake(&m.name));
             for p in &params {
                 let t = self.in_ty(&p.ty, cur);
-                let _ = write!(sig, ", {}: {t}", snake(&p.name));
+                let _ = write!(sig, ", {}: {t}", param(&p.name));
             }
             body.push_str(&doc_attrs(
                 m.doc.as_deref(),
