@@ -21,6 +21,7 @@ fn main() {
             "idl/abstract.idl",
             "idl/value_base.idl",
             "idl/value_cycles.idl",
+            "idl/custom_any.idl",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
