@@ -108,8 +108,9 @@ pub struct Generated {
     pub uses_value_base: bool,
     /// Paths, from the root of the generated code, of the concrete
     /// valuetypes and value boxes generated (what a `ValueBase` slot
-    /// reads) and of their TypeCode functions.
-    pub values: Vec<(String, String)>,
+    /// reads), of their TypeCode functions, and whether each is a
+    /// `custom` valuetype.
+    pub values: Vec<(String, String, bool)>,
 }
 
 /// How to decode a value: a function path callable as `p(r)`, or an

@@ -1198,3 +1198,28 @@ fn value_base_is_a_polymorphic_slot_everywhere() {
     let plain = gen("module M { valuetype A { public long x; }; };");
     assert!(!plain.contains("VALUE_BASE"), "{plain}");
 }
+
+/// A `ValueBase` may hold a `custom` value: `register_value_types`
+/// registers the compiled custom types (only those) as the readers of
+/// their values, besides every value TypeCode.
+#[test]
+fn register_value_types_registers_the_custom_readers() {
+    let src = "module M {
+  custom valuetype Cust { public long z; };
+  valuetype Plain { public long y; };
+  struct S { ValueBase v; };
+};
+";
+    let code = gen(src);
+    let dy = "::peregrine::dynamic";
+    assert_contains(&code, "pub fn register_value_types()");
+    assert_contains(
+        &code,
+        &format!("{dy}::register_custom_value::<super::m::Cust>();"),
+    );
+    assert!(
+        !code.contains("register_custom_value::<super::m::Plain>"),
+        "{code}"
+    );
+    assert_contains(&code, "super::m::tc_plain(),");
+}
