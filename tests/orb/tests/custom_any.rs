@@ -17,7 +17,9 @@ use peregrine_orb::{
     CompletionStatus, DynServerRequest, DynamicImplementation, DynamicServant, NVList, ObjectRef,
     RequestError, Servant, SystemException, SystemExceptionKind as K,
 };
-use peregrine_orb_tests::idl::custom_any::{Counter, CounterRef, CounterSkeleton, Pair, Tally};
+use peregrine_orb_tests::idl::custom_any::{
+    Counter, CounterRef, CounterSkeleton, Loose, Pair, Tally,
+};
 use peregrine_orb_tests::*;
 
 fn tally(count: i32, label: &str) -> Arc<Tally> {
@@ -40,6 +42,10 @@ fn bump(a: &Any) -> Result<(Any, bool), SystemException> {
         let first = p.first.get().cloned().ok_or_else(bad_param)?;
         let same = p.second.get().is_some_and(|s| Arc::ptr_eq(s, &first));
         (first, same)
+    } else if let Some(l) = a.get::<Loose>() {
+        let v = l.v.get().cloned().ok_or_else(bad_param)?;
+        let t = v.into_any_value().downcast::<Tally>();
+        (t.map_err(|_| bad_param())?, false)
     } else {
         return Err(bad_param());
     };
@@ -128,6 +134,13 @@ fn generated_stub_sends_and_receives_custom_values_in_an_any() {
             };
             let (_, same) = c.bump(&Any::insert(&pair)).unwrap();
             assert!(!same);
+            // In a `ValueBase` slot, found by its id.
+            let loose = Loose {
+                v: ValueSlot::from(tally(20, "loose") as Arc<dyn peregrine_cdr::ValueObject>),
+            };
+            let (ret, _) = c.bump(&Any::insert(&loose)).unwrap();
+            let t = returned_tally(&ret);
+            assert_eq!((t.count, t.label.as_str()), (21, "loose"));
         }
     });
 }
