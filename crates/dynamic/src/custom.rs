@@ -269,4 +269,65 @@ mod tests {
         let slot: ValueSlot<Tally> = any.get().unwrap();
         assert_eq!(**slot.get().unwrap(), *tally(1, "x"));
     }
+
+    /// A custom value whose own state holds a plain value: what its code
+    /// reads stays its own.
+    struct Wrapper(Arc<Tally>);
+
+    impl ValueType for Wrapper {
+        const REPO_ID: &'static str = "IDL:CustomTest/Wrapper:1.0";
+        const IDS: &'static [&'static str] = &[Self::REPO_ID];
+        const CHUNKED: bool = true;
+        fn write_state(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
+            write_value(w, Some(&self.0))
+        }
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<Arc<Self>> {
+            let inner = read_value::<Tally>(r)?.ready()?;
+            inner
+                .map(|t| Arc::new(Wrapper(t)))
+                .ok_or(peregrine_cdr::CdrError::NoValueFactory)
+        }
+    }
+
+    #[test]
+    fn indirection_into_a_custom_state_is_marshal_minor_1() {
+        register_custom_value::<Tally>();
+        register_custom_value::<Wrapper>();
+        let wrapper_tc =
+            TypeCode::value_tc(Wrapper::REPO_ID, "Wrapper", VM_CUSTOM, None, Vec::new());
+        let tc = TypeCode::struct_tc(
+            "IDL:CustomTest/Mixed:1.0",
+            "Mixed",
+            [("w", wrapper_tc.clone()), ("t", tally_tc())],
+        );
+        let inner = tally(5, "inner");
+        let wrapper = Arc::new(Wrapper(inner.clone()));
+        // Apart, both read.
+        let v = to_dyn_with(&tc, |w| {
+            write_value(w, Some(&wrapper))?;
+            write_value(w, Some(&tally(5, "inner")))
+        })
+        .unwrap();
+        let DynValue::Struct(m) = &v else {
+            panic!("{v:?}")
+        };
+        assert_eq!(*object_of(&m[1]), *inner);
+        // `t` an indirection to the value inside the wrapper's state:
+        // the interpreter does not hold that value.
+        let e = to_dyn_with(&tc, |w| {
+            write_value(w, Some(&wrapper))?;
+            write_value(w, Some(&inner))
+        })
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                DynError::Marshal {
+                    minor: minor::MARSHAL_NO_VALUE_FACTORY,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
 }
