@@ -32,6 +32,13 @@ fn main() {
         .cargo_directives(false)
         .compile(&["idl/abstract.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
+    // Values holding object references (the Python peers compile the
+    // same file).
+    peregrine_build::Builder::new()
+        .out_dir(out.join("valuerefs"))
+        .cargo_directives(false)
+        .compile(&["idl/valuerefs.idl"])
+        .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
     println!("cargo:rerun-if-changed=cxx");
 }

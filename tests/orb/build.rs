@@ -14,6 +14,7 @@ fn main() {
             "::AnyValues::KeeperTable",
             peregrine_build::Marshal::Interpreted,
         )
+        .interface_marshal("::ValueRefs::Teller", peregrine_build::Marshal::Interpreted)
         .compile(&[
             "idl/test.idl",
             "idl/dynamic.idl",
@@ -21,6 +22,7 @@ fn main() {
             "idl/abstract.idl",
             "idl/value_base.idl",
             "idl/value_cycles.idl",
+            "idl/value_refs.idl",
             "idl/custom_any.idl",
         ])
         .unwrap_or_else(|e| panic!("{e}"));

@@ -102,6 +102,10 @@ pub enum CdrError {
     /// that cannot be completed later (outside a value's members and
     /// its sequences of values: in a struct, an array, a parameter).
     UnsupportedCycle,
+    /// A value whose state holds object references, read where no ORB
+    /// was handed to the reader to bind them to (see
+    /// [`Reader::set_value_context`](crate::Reader::set_value_context)).
+    NoValueContext,
 }
 
 impl CdrError {
@@ -171,6 +175,9 @@ impl fmt::Display for CdrError {
             }
             CdrError::NoValueFactory => {
                 f.write_str("no value factory for any of the value's repository ids")
+            }
+            CdrError::NoValueContext => {
+                f.write_str("value holding object references read without an ORB to bind them to")
             }
         }
     }

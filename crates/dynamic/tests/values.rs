@@ -1,6 +1,7 @@
 //! Valuetypes, value boxes and abstract interfaces through the
 //! interpretive engine: sharing and cycles both ways, truncation, value
-//! boxes, custom values refused, Any with values, and hostile input.
+//! boxes, custom values refused, Any with values, values holding object
+//! references, and hostile input.
 
 use std::sync::Arc;
 
@@ -903,4 +904,116 @@ fn cycles_through_value_base_abstract_interface_and_abstract_value_sequences() {
     drop((bag2, items, marks, back));
     assert!(weak.upgrade().is_none(), "decoded cycle leaked");
     drop(bag);
+}
+
+/// `valuetype Wallet { public Account main; public Described about;
+/// public Wallet next; }` and `valuetype Tagged : truncatable Wallet {
+/// public Account extra; }`.
+fn wallet_tcs() -> (TypeCode, TypeCode) {
+    let acct = TypeCode::objref_tc("IDL:Values/Account:1.0", "Account");
+    let wallet = TypeCode::value_tc(
+        "IDL:Values/Wallet:1.0",
+        "Wallet",
+        VM_NONE,
+        None,
+        vec![
+            member("main", acct.clone(), true),
+            member(
+                "about",
+                TypeCode::abstract_interface_tc("IDL:Values/Described:1.0", "Described"),
+                true,
+            ),
+            member("next", TypeCode::recursive("IDL:Values/Wallet:1.0"), true),
+        ],
+    );
+    let tagged = TypeCode::value_tc(
+        "IDL:Values/Tagged:1.0",
+        "Tagged",
+        VM_TRUNCATABLE,
+        Some(wallet.clone()),
+        vec![member("extra", acct, true)],
+    );
+    (wallet, tagged)
+}
+
+fn ior(id: &str) -> DynValue {
+    DynValue::ObjRef(Box::new(peregrine_giop::Ior {
+        type_id: id.into(),
+        profiles: Vec::new(),
+    }))
+}
+
+#[test]
+fn values_hold_references_nil_and_abstract_ones_through_sharing_and_truncation() {
+    let (wallet, tagged) = wallet_tcs();
+    let nil = DynValue::ObjRef(Box::new(peregrine_giop::Ior::nil()));
+    // A tagged wallet listing a plain one, which lists the tagged one
+    // back (a cycle); references, a nil one, an abstract one.
+    let t = ValueNode::pending(tagged.clone()).unwrap();
+    let plain = ValueNode::new(
+        wallet.clone(),
+        vec![
+            nil.clone(),
+            ior("IDL:Values/Shop:1.0"),
+            DynValue::Value(Some(ValueRef::new(t.clone()))),
+        ],
+    )
+    .unwrap();
+    t.set_state(vec![
+        ior("IDL:Values/Account:1.0"),
+        DynValue::Value(None),
+        DynValue::Value(Some(ValueRef::new(plain.clone()))),
+        ior("IDL:Values/Account:1.0#extra"),
+    ])
+    .unwrap();
+    let v = DynValue::Value(Some(ValueRef::new(t)));
+    let bytes = encode(&wallet, &v);
+
+    // Whole (the receiver knows Tagged): every reference as sent.
+    register_value_type(tagged.clone()).unwrap();
+    let back = node_of(&decode(&wallet, &bytes).unwrap());
+    assert_eq!(back.member("main"), Some(ior("IDL:Values/Account:1.0")));
+    assert_eq!(
+        back.member("extra"),
+        Some(ior("IDL:Values/Account:1.0#extra"))
+    );
+    let p = node_of(&next_of(&back));
+    assert_eq!(p.member("main"), Some(nil));
+    assert_eq!(p.member("about"), Some(ior("IDL:Values/Shop:1.0")));
+    assert!(
+        Arc::ptr_eq(&node_of(&next_of(&p)), &back),
+        "the cycle closes"
+    );
+
+    // Truncated (Tagged unknown): `extra`'s IOR is skipped with its
+    // chunk, and the cycle still closes on the truncated value.
+    assert!(peregrine_dynamic::valuetype::unregister_value_type("IDL:Values/Tagged:1.0").is_some());
+    let cut = node_of(&decode(&wallet, &bytes).unwrap());
+    assert!(cut.type_code().equivalent(&wallet), "truncated to Wallet");
+    assert_eq!(cut.member("extra"), None);
+    assert_eq!(cut.member("main"), Some(ior("IDL:Values/Account:1.0")));
+    let p = node_of(&next_of(&cut));
+    assert!(Arc::ptr_eq(&node_of(&next_of(&p)), &cut));
+
+    // A malformed IOR inside: MARSHAL with the minor code of what is
+    // wrong (a type id longer than the input), at every truncation an
+    // error.
+    let mut w = Writer::new(ByteOrder::Big);
+    w.write_u32(0x7fff_ff02);
+    w.write_string("IDL:Values/Wallet:1.0").unwrap();
+    w.write_u32(0x00ff_ffff);
+    let e = decode(&wallet, &w.into_vec()).unwrap_err();
+    let s = e.system_exception(peregrine_giop::CompletionStatus::No);
+    assert_eq!(
+        (s.kind, s.minor),
+        (
+            SystemExceptionKind::Marshal,
+            peregrine_giop::system_exception::minor::MARSHAL_LENGTH_EXCEEDS_INPUT
+        ),
+        "{e:?}"
+    );
+    for n in 0..bytes.len() {
+        let mut r = Reader::new(&bytes[..n], ByteOrder::Big);
+        assert!(decode_value(&wallet, &mut r).is_err(), "{n}");
+    }
 }

@@ -299,6 +299,11 @@ pub mod minor {
         /// marshal from its TypeCode alone (a `native`, a `fixed` with a
         /// negative scale).
         MARSHAL_UNSUPPORTED_KIND = 18;
+        /// MARSHAL (Peregrine) 19: a value whose state holds object
+        /// references, read where no ORB was at hand to bind them to
+        /// (through a `ValueBase` or abstract slot of a decoder that
+        /// handles no references).
+        MARSHAL_NO_VALUE_CONTEXT = 19;
 
         /// NO_IMPLEMENT (Peregrine) 1: `_interface` asked of an object
         /// while this ORB has no interface repository.
@@ -679,6 +684,7 @@ impl SystemException {
             CdrError::BadChunk => (K::Marshal, minor::MARSHAL_INVALID_CHUNKED_ENCODING),
             CdrError::BadEndTag(_) => (K::Marshal, minor::MARSHAL_INVALID_END_TAG),
             CdrError::UnsupportedCycle => (K::Marshal, minor::MARSHAL_UNSUPPORTED_VALUE_CYCLE),
+            CdrError::NoValueContext => (K::Marshal, minor::MARSHAL_NO_VALUE_CONTEXT),
             // `CdrError` is non-exhaustive: a variant added later is
             // malformed input until it gets a code of its own.
             _ => (K::Marshal, 0),
@@ -1342,6 +1348,7 @@ mod tests {
             (CdrError::BadChunk, K::Marshal, minor::peregrine(4)),
             (CdrError::BadEndTag(-1), K::Marshal, minor::peregrine(5)),
             (CdrError::UnsupportedCycle, K::Marshal, minor::peregrine(6)),
+            (CdrError::NoValueContext, K::Marshal, minor::peregrine(19)),
             (
                 CdrError::Truncated {
                     needed: 4,

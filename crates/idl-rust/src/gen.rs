@@ -111,6 +111,9 @@ pub struct Generated {
     /// reads), of their TypeCode functions, and whether each is a
     /// `custom` valuetype.
     pub values: Vec<(String, String, bool)>,
+    /// Whether one of those values holds object references in its state
+    /// (`idl_rt::VALUES_NEED_ORB`).
+    pub values_need_orb: bool,
 }
 
 /// How to decode a value: a function path callable as `p(r)`, or an
@@ -183,12 +186,14 @@ pub fn generate(spec: &Spec, o: &Options) -> Generated {
     let root = spec.root.clone();
     g.scope(&root, &[]);
     let values = g.concrete_values();
+    let values_need_orb = g.generated_values_any(|g, id| g.needs_orb(&Type::Named(id)));
     Generated {
         tree: g.tree,
         diags: g.diags,
         uses_orb: g.uses_orb,
         uses_value_base: g.uses_value_base,
         values,
+        values_need_orb,
     }
 }
 
@@ -744,9 +749,13 @@ impl<'a> Gen<'a> {
                     return true;
                 }
                 self.orb_memo.insert(*id, false);
+                // A value's state: its references are bound to the ORB
+                // the reader is handed (`idl_rt::decode_value_in`).
+                let state = self.state_types(*id);
                 let v = self
                     .member_types(*id)
                     .into_iter()
+                    .chain(&state)
                     .any(|t| self.needs_orb(t));
                 self.orb_memo.insert(*id, v);
                 v
@@ -836,6 +845,11 @@ impl<'a> Gen<'a> {
         let rty = self.rty(ty, cur);
         let resolved = self.resolve_owned(ty);
         if !self.custom(ty) {
+            if self.value_slot(&resolved).is_some() && self.needs_orb(&resolved) {
+                // A value holding references: the state reads the ORB
+                // from the reader.
+                return Dec::Expr(format!("{rt}::decode_value_in::<{rty}>(r, orb)"));
+            }
             if let Type::Named(id) = &resolved {
                 if self.needs_orb(&resolved) {
                     return Dec::Expr(format!("{}::decode_in(r, orb)", self.path(cur, *id, "")));
@@ -1964,6 +1978,75 @@ impl {name} {{
         ops
     }
 
+    /// The `<Op>Error` enums of the operations in `ops` that raise user
+    /// exceptions (placed in module `inner`; `scoped` names the owner).
+    fn error_enums(&mut self, ops: &[OpInfo], inner: &[String], scoped: &str) -> String {
+        let orb = self.o.orb.clone();
+        let mut support = String::new();
+        for op in ops {
+            if op.raises.is_empty() || op.oneway {
+                continue;
+            }
+            let ename = Self::error_name(op);
+            let mut vars = String::new();
+            let mut froms = String::new();
+            let mut display = String::new();
+            let mut seen = HashSet::new();
+            let mut eq = true;
+            for e in &op.raises {
+                let ed = self.def(*e);
+                let mut v = camel(&ed.name);
+                if !seen.insert(v.clone()) {
+                    v = camel(&ed.scoped_name.replace("::", "_"));
+                }
+                eq &= self.eq_ok(&Type::Named(*e));
+                let p = self.path(inner, *e, "");
+                let _ = writeln!(vars, "/// `{}`\n{v}({p}),", ed.scoped_name);
+                let _ = writeln!(
+                    froms,
+                    "impl From<{p}> for {ename} {{ fn from(e: {p}) -> Self {{ Self::{v}(e) }} }}"
+                );
+                let _ = writeln!(display, "Self::{v}(e) => core::fmt::Display::fmt(e, f),");
+            }
+            let peq = if eq { ", PartialEq" } else { "" };
+            let _ = write!(
+                support,
+                "/// Errors of `{}::{}`: its user exceptions or a system exception.
+#[derive(Debug, Clone{peq})]
+pub enum {ename} {{
+{vars}/// A CORBA system exception.
+System({orb}::SystemException),
+}}
+
+impl From<{orb}::SystemException> for {ename} {{
+    fn from(e: {orb}::SystemException) -> Self {{ Self::System(e) }}
+}}
+{froms}
+impl core::fmt::Display for {ename} {{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{
+        match self {{
+            {display}Self::System(e) => core::fmt::Display::fmt(e, f),
+        }}
+    }}
+}}
+
+/// The system exception's `source()` (its I/O error), if any.
+impl std::error::Error for {ename} {{
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {{
+        match self {{
+            Self::System(e) => std::error::Error::source(e),
+            _ => None,
+        }}
+    }}
+}}
+
+",
+                scoped, op.wire
+            );
+        }
+        support
+    }
+
     fn error_name(op: &OpInfo) -> String {
         format!("{}Error", camel(bare(&op.method)))
     }
@@ -2106,68 +2189,7 @@ impl {name} {{
         let client = self.o.client || is_abstract;
 
         // Error enums, in the interface's module.
-        let mut support = String::new();
-        for op in &own {
-            if op.raises.is_empty() || op.oneway {
-                continue;
-            }
-            let ename = Self::error_name(op);
-            let mut vars = String::new();
-            let mut froms = String::new();
-            let mut display = String::new();
-            let mut seen = HashSet::new();
-            let mut eq = true;
-            for e in &op.raises {
-                let ed = self.def(*e);
-                let mut v = camel(&ed.name);
-                if !seen.insert(v.clone()) {
-                    v = camel(&ed.scoped_name.replace("::", "_"));
-                }
-                eq &= self.eq_ok(&Type::Named(*e));
-                let p = self.path(&inner, *e, "");
-                let _ = writeln!(vars, "/// `{}`\n{v}({p}),", ed.scoped_name);
-                let _ = writeln!(
-                    froms,
-                    "impl From<{p}> for {ename} {{ fn from(e: {p}) -> Self {{ Self::{v}(e) }} }}"
-                );
-                let _ = writeln!(display, "Self::{v}(e) => core::fmt::Display::fmt(e, f),");
-            }
-            let peq = if eq { ", PartialEq" } else { "" };
-            let _ = write!(
-                support,
-                "/// Errors of `{}::{}`: its user exceptions or a system exception.
-#[derive(Debug, Clone{peq})]
-pub enum {ename} {{
-{vars}/// A CORBA system exception.
-System({orb}::SystemException),
-}}
-
-impl From<{orb}::SystemException> for {ename} {{
-    fn from(e: {orb}::SystemException) -> Self {{ Self::System(e) }}
-}}
-{froms}
-impl core::fmt::Display for {ename} {{
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{
-        match self {{
-            {display}Self::System(e) => core::fmt::Display::fmt(e, f),
-        }}
-    }}
-}}
-
-/// The system exception's `source()` (its I/O error), if any.
-impl std::error::Error for {ename} {{
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {{
-        match self {{
-            Self::System(e) => std::error::Error::source(e),
-            _ => None,
-        }}
-    }}
-}}
-
-",
-                d.scoped_name, op.wire
-            );
-        }
+        let mut support = self.error_enums(&own, &inner, &d.scoped_name);
 
         // Servant trait.
         let mut out = String::new();
@@ -2562,6 +2584,21 @@ impl {orb}::Reference for {name}Ref {{
             }
             format!("|id, r| match id {{ {arms} _ => None, }}")
         };
+        let mut outs_ty: Vec<Type> = op
+            .params
+            .iter()
+            .filter(|p| p.dir != ParamDir::In)
+            .map(|p| p.ty.clone())
+            .collect();
+        outs_ty.push(op.result.clone());
+        if !decs.is_empty() && self.holds_poly_slot(&outs_ty) {
+            needs_orb = true;
+            let rt = self.rt(cur);
+            decs[0] = format!(
+                "{{ if {rt}::VALUES_NEED_ORB {{ {rt}::bind_values(r, orb); }} {} }}",
+                decs[0]
+            );
+        }
         let orb_line = if needs_orb || exc_needs_orb {
             "let orb = self.0.orb();\n"
         } else {
@@ -2674,7 +2711,31 @@ impl {orb}::Reference for {name}Ref {{
                 }
             }
         }
-        let orb_line = if needs_orb {
+        let ins: Vec<Type> = op
+            .params
+            .iter()
+            .filter(|p| p.dir != ParamDir::Out)
+            .map(|p| p.ty.clone())
+            .collect();
+        let poly = self.holds_poly_slot(&ins);
+        if poly && !needs_orb {
+            // The ORB only where some value needs it (a constant).
+            decs.insert_str(
+                0,
+                &format!("if let Some(orb) = &orb_ctx {{ {rt}::bind_values(r, orb); }}\n"),
+            );
+        } else if poly {
+            decs.insert_str(
+                0,
+                &format!("if {rt}::VALUES_NEED_ORB {{ {rt}::bind_values(r, orb); }}\n"),
+            );
+        }
+        let ctx_line = format!(
+            "let orb_ctx = if {rt}::VALUES_NEED_ORB {{ Some(req.orb().clone()) }} else {{ None }};\n"
+        );
+        let orb_line = if poly && !needs_orb {
+            ctx_line.as_str()
+        } else if needs_orb {
             // `ServerRequest::orb` borrows the request, which decoding
             // borrows mutably: a cheap clone ends the first borrow.
             "let orb = req.orb().clone();\nlet orb = &orb;\n"

@@ -179,9 +179,8 @@ impl Builder {
 
     /// Leave out definitions (operations, attributes, types, constants)
     /// that use constructs not supported yet (native types other than the
-    /// POA's `Servant` and `Cookie`, operation contexts, valuetypes
-    /// holding object references) and anything depending on them,
-    /// reporting each as a warning, instead of failing.
+    /// POA's `Servant` and `Cookie`, operation contexts) and anything
+    /// depending on them, reporting each as a warning, instead of failing.
     pub fn skip_unsupported(mut self, on: bool) -> Builder {
         self.opts.skip_unsupported = on;
         self
@@ -288,6 +287,7 @@ impl Builder {
         let mut warning_lines = Vec::new();
         let mut uses_orb = false;
         let mut uses_value_base = false;
+        let mut values_need_orb = false;
         let mut values: Vec<(String, String, bool)> = Vec::new();
         let mut inputs = Vec::new();
         for spec in specs {
@@ -295,6 +295,7 @@ impl Builder {
             let g = gen::generate(spec, &self.opts);
             uses_orb |= g.uses_orb;
             uses_value_base |= g.uses_value_base;
+            values_need_orb |= g.values_need_orb;
             for v in &g.values {
                 if !values.contains(v) {
                     values.push(v.clone());
@@ -370,6 +371,7 @@ impl Builder {
             &self.opts.orb,
             &self.opts.dynamic,
             uses_orb,
+            values_need_orb,
             uses_value_base.then_some(&values[..]),
         ));
         files.push(("_include.rs".into(), format(&include)?));

@@ -209,6 +209,29 @@ const ORB: &str = r#"
         Ok({orb}::ObjectRef::decode(r, orb)?.map(R::from_object_ref))
     }
 
+    /// Reads a value (or something holding values) whose state holds
+    /// object references: the reader gets `orb` as the context value
+    /// states bind references to (`value_orb`), unless it has one.
+    pub fn decode_value_in<'de, T: {cdr}::Decode<'de>>(r: &mut {cdr}::Reader<'de>, orb: &{orb}::Orb) -> {cdr}::Result<T> {
+        bind_values(r, orb);
+        T::decode(r)
+    }
+
+    /// Hands `orb` to the states of the values `r` reads from here on
+    /// (before a `ValueBase` or abstract valuetype slot that may hold a
+    /// value with references).
+    pub fn bind_values(r: &mut {cdr}::Reader<'_>, orb: &{orb}::Orb) {
+        r.set_value_context(|| std::sync::Arc::new(orb.clone()));
+    }
+
+    /// The ORB a value's state binds its references to: the reader's
+    /// value context (`MARSHAL` when the decode started without one).
+    pub fn value_orb(r: &{cdr}::Reader<'_>) -> {cdr}::Result<std::sync::Arc<{orb}::Orb>> {
+        r.value_context()
+            .and_then(|c| c.clone().downcast::<{orb}::Orb>().ok())
+            .ok_or({cdr}::CdrError::NoValueContext)
+    }
+
     /// Writes a reply body; an encoding failure after the servant ran is
     /// a system exception with `COMPLETED_YES`.
     pub fn write_reply(
@@ -228,11 +251,15 @@ pub fn support_module(
     orb: &str,
     dynamic: &str,
     with_orb: bool,
+    values_need_orb: bool,
     values: Option<&[(String, String, bool)]>,
 ) -> String {
     let mut s = CORE.to_string();
     if with_orb {
         s.push_str(ORB);
+        s.push_str(&format!(
+            "\n    /// Whether a generated value holds object references in its state:\n    /// decoders of `ValueBase` and abstract valuetype slots then hand\n    /// the ORB to the reader (`bind_values`).\n    pub const VALUES_NEED_ORB: bool = {values_need_orb};\n"
+        ));
     }
     if let Some(values) = values {
         s.push_str(&value_base(values));

@@ -1223,3 +1223,80 @@ fn register_value_types_registers_the_custom_readers() {
     );
     assert_contains(&code, "super::m::tc_plain(),");
 }
+
+#[test]
+fn values_holding_references_read_the_orb_from_the_reader() {
+    let src = "module M {
+  interface A { long f(); };
+  abstract interface D { string g(); };
+  struct S { A x; };
+  typedef sequence<A> ASeq;
+  valuetype Plain { public long n; };
+  valuetype V { public A x; public Object o; public S s; public ASeq more; public D d; public V next; };
+  valuetype Box A;
+  interface Use { V echo(in V val, out Plain p); Box b(); };
+  interface Poly { ValueBase any_value(in ValueBase v); };
+};";
+    let code = gen(src);
+    // The state of `V` and `Box` binds its references to the ORB the
+    // reader was handed.
+    assert_contains(
+        &code,
+        "let orb = super::idl_rt::value_orb(r)?; let orb = &*orb;",
+    );
+    assert_contains(&code, "let x = super::idl_rt::decode_ref::<ARef>(r, orb)?;");
+    assert_contains(&code, "let s = S::decode_in(r, orb)?;");
+    assert_contains(&code, "let d = DAbstract::decode_opt(r, orb)?;");
+    assert_contains(
+        &code,
+        "Ok(std::sync::Arc::new(Self(super::idl_rt::decode_ref::<ARef>(r, orb)?)))",
+    );
+    assert_eq!(code.matches("const NEEDS_CONTEXT: bool = true;").count(), 2);
+    // Stubs and skeletons hand it over.
+    assert_contains(
+        &code,
+        "super::idl_rt::decode_value_in::<::peregrine::cdr::ValueSlot<V>",
+    );
+    assert_contains(
+        &code,
+        "super::idl_rt::decode_value_in::<::peregrine::cdr::ValueSlot<Box>",
+    );
+    assert_contains(&code, "pub fn from_any_in(any: &::peregrine::dynamic::Any, orb: &::peregrine::orb::Orb) -> Option<::peregrine::cdr::ValueSlot<Self>>");
+    // A `ValueBase` slot may hold a `V`: stub and skeleton hand the ORB
+    // over too, since some value of the build needs it.
+    assert_contains(&code, "pub const VALUES_NEED_ORB: bool = true;");
+    assert_contains(
+        &code,
+        "if super::super::idl_rt::VALUES_NEED_ORB { Some(req.orb().clone()) } else { None };",
+    );
+    assert_contains(
+        &code,
+        "if super::idl_rt::VALUES_NEED_ORB { super::idl_rt::bind_values(r, orb); }",
+    );
+    // A value without references is read as before: no context.
+    let plain = &code[code
+        .find("impl ::peregrine::cdr::ValueType for Plain")
+        .unwrap()..];
+    let plain = &plain[..plain.find("\n    }\n").unwrap()];
+    assert!(
+        !plain.contains("NEEDS_CONTEXT") && !plain.contains("value_orb"),
+        "{plain}"
+    );
+}
+
+#[test]
+fn valuetype_operations_raise_user_exceptions() {
+    let src = "module M {
+  exception E { long why; };
+  exception F {};
+  valuetype V { public long n; long f(in long x) raises (E, F); void g(); };
+};";
+    let code = gen(src);
+    assert_contains(&code, "fn f(&self, x: i32) -> Result<i32, v::FError>;");
+    assert_contains(
+        &code,
+        "fn g(&self) -> Result<(), ::peregrine::orb::SystemException>;",
+    );
+    assert_contains(&code, "pub enum FError { /// `::M::E` E(super::E), /// `::M::F` F(super::F), /// A CORBA system exception. System(::peregrine::orb::SystemException), }");
+    assert_contains(&code, "impl From<super::E> for FError");
+}

@@ -135,7 +135,7 @@ interface K {
         "pub static OP_ALL:",
         "pub static OP_GET_LAST:",
         "pub static OP_SET_LAST:",
-        "kind: ::peregrine::orb::interp::Kind::ValueBase(|r| {\n            super::idl_rt::VALUE_BASE.read_value(r).and_then(|v| v.nested(r))",
+        "kind: ::peregrine::orb::interp::Kind::ValueBase(|r, orb| {\n            if super::idl_rt::VALUES_NEED_ORB {\n                super::idl_rt::bind_values(r, orb);\n            }\n            super::idl_rt::VALUE_BASE.read_value(r).and_then(|v| v.nested(r))",
         "kind: ::peregrine::orb::interp::Kind::Sequence(2, &TY_VALUE_BASE)",
         "kind: ::peregrine::orb::interp::Kind::Sequence(u32::MAX, &TY_VALUE_BASE)",
         "::peregrine::orb::interp::TInOut(io)",

@@ -42,8 +42,7 @@ struct Args {
 
     /// Leave out, with a warning, definitions using what has no Rust
     /// mapping yet (native types other than the POA's Servant and Cookie,
-    /// operation contexts, valuetypes holding object references) and what
-    /// depends on them, instead of failing
+    /// operation contexts) and what depends on them, instead of failing
     #[arg(long)]
     skip_unsupported: bool,
 

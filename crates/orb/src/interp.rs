@@ -111,9 +111,13 @@ pub enum Kind {
 
 /// How a [`Kind::ValueBase`] slot is read: null, a value met before, or a
 /// new value of a type the generated code (or a registered factory)
-/// knows.
+/// knows; with the call's ORB, which the generated reader hands to the
+/// reader when some value it knows holds object references.
 pub type ReadValueBase =
-    for<'a> fn(&mut Reader<'a>) -> peregrine_cdr::Result<peregrine_cdr::ValueSlot<dyn ValueObject>>;
+    for<'a> fn(
+        &mut Reader<'a>,
+        &Orb,
+    ) -> peregrine_cdr::Result<peregrine_cdr::ValueSlot<dyn ValueObject>>;
 
 impl TypeDesc {
     /// A descriptor of a type marshaled by its own `Encode`/`Decode`.
@@ -756,8 +760,13 @@ plain_entries!(
 /// elements stay shared, and a value keeps its most derived type.
 pub trait SlotValue: ValueObject {
     /// Reads a slot described by `ty`: null, a value met before in this
-    /// message, or a new value.
-    fn take_slot(ty: &TypeDesc, r: &mut Reader<'_>) -> peregrine_cdr::Result<ValueSlot<Self>>;
+    /// message, or a new value (whose references, if its state holds
+    /// any, are bound to `cx`'s ORB).
+    fn take_slot(
+        ty: &TypeDesc,
+        cx: &Cx<'_>,
+        r: &mut Reader<'_>,
+    ) -> peregrine_cdr::Result<ValueSlot<Self>>;
 
     /// Writes `slot`: by default through the value's `ValueObject`.
     #[inline]
@@ -770,7 +779,15 @@ pub trait SlotValue: ValueObject {
 /// of values): the compiled `ValueType` code.
 impl<T: peregrine_cdr::ValueType> SlotValue for T {
     #[inline]
-    fn take_slot(_ty: &TypeDesc, r: &mut Reader<'_>) -> peregrine_cdr::Result<ValueSlot<T>> {
+    fn take_slot(
+        _ty: &TypeDesc,
+        cx: &Cx<'_>,
+        r: &mut Reader<'_>,
+    ) -> peregrine_cdr::Result<ValueSlot<T>> {
+        if T::NEEDS_CONTEXT {
+            // References in the state are bound to the call's ORB.
+            r.set_value_context(|| std::sync::Arc::new(cx.orb().clone()));
+        }
         <ValueSlot<T> as Decode<'_>>::decode(r)
     }
 
@@ -784,11 +801,15 @@ impl<T: peregrine_cdr::ValueType> SlotValue for T {
 /// ([`Kind::ValueBase`]).
 impl SlotValue for dyn ValueObject {
     #[inline]
-    fn take_slot(ty: &TypeDesc, r: &mut Reader<'_>) -> peregrine_cdr::Result<ValueSlot<Self>> {
+    fn take_slot(
+        ty: &TypeDesc,
+        cx: &Cx<'_>,
+        r: &mut Reader<'_>,
+    ) -> peregrine_cdr::Result<ValueSlot<Self>> {
         let Kind::ValueBase(read) = ty.kind else {
             kind_mismatch(ty, "ValueSlot<dyn ValueObject>")
         };
-        read(r)
+        read(r, cx.orb())
     }
 }
 
@@ -819,8 +840,8 @@ impl<V: ?Sized + SlotValue> Put for ValueSlot<V> {
 
 impl<'de, V: ?Sized + SlotValue> Take<'de> for ValueSlot<V> {
     #[inline]
-    fn take(ty: &TypeDesc, _cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
-        V::take_slot(ty, r)
+    fn take(ty: &TypeDesc, cx: &Cx<'_>, r: &mut Reader<'de>) -> peregrine_cdr::Result<Self> {
+        V::take_slot(ty, cx, r)
     }
 }
 

@@ -65,6 +65,18 @@ pub mod abstract_idl {
     }
 }
 
+/// Code generated from `idl/valuerefs.idl` (values holding object
+/// references), and the operation of its `Note` (run where the value is).
+pub mod valuerefs_idl {
+    include!(concat!(env!("OUT_DIR"), "/valuerefs/_include.rs"));
+
+    impl v_refs::Describable for v_refs::Note {
+        fn describe(&self) -> Result<String, peregrine_orb::SystemException> {
+            Ok(format!("rust note {}", self.text))
+        }
+    }
+}
+
 /// A Peregrine ORB serving on an ephemeral loopback port, its root POA's
 /// manager active, calls (callbacks included) timing out after a minute.
 pub fn serving_orb() -> peregrine_orb::Orb {

@@ -41,6 +41,11 @@ pub struct Peers {
     pub abs_server: PathBuf,
     /// `cxx/abs_client.cc`: an omniORB client of `AbsInterop::Hub`.
     pub abs_client: PathBuf,
+    /// `cxx/vrefs_server.cc`: an omniORB `VRefs::Bank` server
+    /// (`idl/valuerefs.idl`: values holding object references).
+    pub vrefs_server: PathBuf,
+    /// `cxx/vrefs_client.cc`: an omniORB client of `VRefs::Bank`.
+    pub vrefs_client: PathBuf,
 }
 
 /// The peers, built once per process (and cached across runs in the
@@ -73,6 +78,10 @@ fn sources() -> Vec<PathBuf> {
         d.join("cxx/abs_common.h"),
         d.join("cxx/abs_server.cc"),
         d.join("cxx/abs_client.cc"),
+        d.join("idl/valuerefs.idl"),
+        d.join("cxx/vrefs_common.h"),
+        d.join("cxx/vrefs_server.cc"),
+        d.join("cxx/vrefs_client.cc"),
     ]
 }
 
@@ -136,6 +145,8 @@ fn build() -> Result<Peers, String> {
         values_client: dir.join("values_client"),
         abs_server: dir.join("abs_server"),
         abs_client: dir.join("abs_client"),
+        vrefs_server: dir.join("vrefs_server"),
+        vrefs_client: dir.join("vrefs_client"),
     };
     let built = |p: &Peers| {
         [
@@ -147,6 +158,8 @@ fn build() -> Result<Peers, String> {
             &p.values_client,
             &p.abs_server,
             &p.abs_client,
+            &p.vrefs_server,
+            &p.vrefs_client,
         ]
         .iter()
         .all(|b| b.is_file())
@@ -187,10 +200,28 @@ fn build() -> Result<Peers, String> {
             .arg("-bcxx")
             .arg(Path::new(CRATE_DIR).join("idl/abstract.idl")),
     )?;
+    run_build(
+        Command::new("omniidl")
+            .current_dir(&tmp)
+            .arg("-bcxx")
+            .arg(Path::new(CRATE_DIR).join("idl/valuerefs.idl")),
+    )?;
     // Each peer: g++ on its source, the generated skeleton files beside
     // it and the libraries it links (omniORB's valuetype and dynamic
     // support live in libomniDynamic4).
-    let peers_to_build: [(&str, &str, &[&str], &str); 8] = [
+    let peers_to_build: [(&str, &str, &[&str], &str); 10] = [
+        (
+            "vrefs_server",
+            "vrefs_server.cc",
+            &["valuerefsSK.cc"],
+            &dyn_flags,
+        ),
+        (
+            "vrefs_client",
+            "vrefs_client.cc",
+            &["valuerefsSK.cc"],
+            &dyn_flags,
+        ),
         (
             "abs_server",
             "abs_server.cc",

@@ -93,6 +93,44 @@ mod abs_values {
     }
 }
 
+/// The operations of `idl/value_refs.idl`'s valuetypes: `Wallet::spend`
+/// withdraws from the account its `main` reference designates (a remote
+/// call from inside a value's operation), raising `Overdrawn` when the
+/// balance is short; a `Note` describes itself locally.
+mod value_refs_values {
+    use super::idl::value_refs::{
+        wallet::SpendError, Describable, Note, Overdrawn, Wallet, WalletOperations,
+    };
+    use peregrine_orb::{CompletionStatus, SystemException, SystemExceptionKind};
+
+    impl WalletOperations for Wallet {
+        fn spend(&self, amount: i32) -> Result<i32, SpendError> {
+            let Some(acct) = &self.main else {
+                return Err(SpendError::System(SystemException::new(
+                    SystemExceptionKind::BadInvOrder,
+                    0,
+                    CompletionStatus::No,
+                )));
+            };
+            let balance = acct.balance()?;
+            if balance < amount {
+                return Err(Overdrawn {
+                    missing: amount - balance,
+                }
+                .into());
+            }
+            acct.deposit(-amount)?;
+            Ok(balance - amount)
+        }
+    }
+
+    impl Describable for Note {
+        fn describe(&self) -> Result<String, SystemException> {
+            Ok(format!("note: {}", self.text))
+        }
+    }
+}
+
 pub use idl::test::echo::{FailError, Oops};
 pub use idl::test::{
     evolved, Counter, CounterRef, CounterSkeleton, Echo, EchoRef, EchoSkeleton, Evolved,

@@ -18,6 +18,11 @@ pub trait ValueType: core::any::Any + Send + Sync + Sized {
     const IDS: &'static [&'static str];
     /// True when the state is chunked (truncatable or custom values).
     const CHUNKED: bool;
+    /// True when the state holds object references (at any depth): it is
+    /// read in a reader's value context (see
+    /// [`Reader::set_value_context`]), which table-driven decoders then
+    /// set; a constant, so values without references pay nothing.
+    const NEEDS_CONTEXT: bool = false;
     /// Writes the state (base members first).
     fn write_state(&self, w: &mut Writer) -> Result<()>;
     /// Reads the state of a value whose header `info` was read, and

@@ -13,6 +13,7 @@
 //! [`Writer::write_value`]: crate::Writer::write_value
 
 mod chunk;
+mod context;
 #[cfg(feature = "std")]
 mod graph;
 mod nest;
@@ -35,6 +36,7 @@ pub use poly::{write_value_object, Polymorphic, ValueObject};
 use alloc::sync::Arc;
 use core::any::Any;
 
+pub use context::ValueContext;
 pub(crate) use read::ReadState;
 pub(crate) use write::WriteState;
 

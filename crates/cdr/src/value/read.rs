@@ -59,6 +59,9 @@ pub(crate) struct ReadState<'a> {
     /// Cycles closing inside plain members (see `nest`).
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) nested: super::nest::Nested,
+    /// What value states holding object references bind them to (see
+    /// `context.rs`).
+    pub(crate) context: Option<super::ValueContext>,
 }
 
 impl<'a> ReadState<'a> {
@@ -74,6 +77,7 @@ impl<'a> ReadState<'a> {
             fixups: Vec::new(),
             resume: Vec::new(),
             nested: super::nest::Nested::default(),
+            context: None,
         }
     }
 
@@ -91,6 +95,7 @@ impl<'a> ReadState<'a> {
             fixups: Vec::new(),
             resume: self.resume.clone(),
             nested: super::nest::Nested::default(),
+            context: self.context.clone(),
         })
     }
 }
@@ -234,7 +239,7 @@ impl<'a> Reader<'a> {
 
     #[cold]
     #[inline(never)]
-    fn new_vstate(&mut self) {
+    pub(super) fn new_vstate(&mut self) {
         self.values = Some(Box::new(ReadState::new(self.buf.len())));
     }
 

@@ -120,6 +120,16 @@ impl Gen<'_> {
             .collect()
     }
 
+    /// Whether `f` holds for one of the concrete valuetypes and value
+    /// boxes this generation emits.
+    pub(super) fn generated_values_any(
+        &mut self,
+        mut f: impl FnMut(&mut Self, DefId) -> bool,
+    ) -> bool {
+        let ids = self.generated_values(|_, _| true);
+        ids.into_iter().any(|id| f(self, id))
+    }
+
     /// The concrete valuetypes and value boxes this generation emits
     /// (defined, not omitted) that `keep` accepts, in declaration order.
     fn generated_values(&self, keep: impl Fn(DefId, &DefKind) -> bool) -> Vec<DefId> {
@@ -182,11 +192,15 @@ impl Gen<'_> {
         let cdr = &self.o.cdr;
         let name = bare(&camel(&self.def(id).name)).to_string();
         let inner = self.inner_mod(cur, id);
+        let rt = self.rt(cur);
         format!(
             "/// The table-driven stubs and skeletons read `{name}` slots through the
 /// concrete valuetypes derived from it.
 impl {orb}::interp::SlotValue for dyn {name} {{
-    fn take_slot(ty: &{orb}::interp::TypeDesc, r: &mut {cdr}::Reader<'_>) -> {cdr}::Result<{cdr}::ValueSlot<Self>> {{
+    fn take_slot(ty: &{orb}::interp::TypeDesc, cx: &{orb}::interp::Cx<'_>, r: &mut {cdr}::Reader<'_>) -> {cdr}::Result<{cdr}::ValueSlot<Self>> {{
+        if {rt}::VALUES_NEED_ORB {{
+            {rt}::bind_values(r, cx.orb());
+        }}
         {orb}::interp::take_abstract(ty, r, &{inner}::__VALUES)
     }}
 }}

@@ -303,7 +303,12 @@ impl Gen<'_> {
                     .dec_abstract(&Type::Basic(BasicType::ValueBase), cur)
                     .map(|d| d.expr())
                     .unwrap_or_default();
-                format!("ValueBase(|r| {read})")
+                // The ORB goes to the reader first when some value of
+                // the build holds references (a constant).
+                let rt = self.rt(cur);
+                format!(
+                    "ValueBase(|r, orb| {{ if {rt}::VALUES_NEED_ORB {{ {rt}::bind_values(r, orb); }} {read} }})"
+                )
             }
             Type::Named(id) if self.is_iface(&Type::Named(id)).is_some() => "Object".into(),
             Type::Named(id) if self.abstract_vt(&Type::Named(id)).is_some() => {

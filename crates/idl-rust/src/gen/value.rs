@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use peregrine_idl::{BasicType, DefId, DefKind, Param, Span, Type};
+use peregrine_idl::{DefId, DefKind, Param, Span, Type};
 
 use super::{doc_attrs, lit_str, Gen};
 use crate::names::{camel, snake};
@@ -81,13 +81,6 @@ impl Gen<'_> {
                     ),
                 ));
             }
-            let mut memo = std::collections::HashMap::new();
-            if self.needs_orb_ro(ty, &mut memo) {
-                return Some((
-                    span,
-                    "a value holding object references is not supported yet".into(),
-                ));
-            }
             None
         };
         match &d.kind {
@@ -118,23 +111,61 @@ impl Gen<'_> {
         }
     }
 
-    /// `needs_orb` without the memo on `self` (usable from `&self`).
-    fn needs_orb_ro(&self, ty: &Type, seen: &mut std::collections::HashMap<DefId, ()>) -> bool {
-        match ty {
-            Type::Basic(BasicType::Object) => true,
-            Type::Sequence(t, _) | Type::Array(t, _) => self.needs_orb_ro(t, seen),
+    /// Types of the state members of value or value box `id` (those of
+    /// its concrete bases included).
+    pub(super) fn state_types(&self, id: DefId) -> Vec<Type> {
+        match &self.def(id).kind {
+            DefKind::ValueBox { ty } => vec![ty.clone()],
+            DefKind::Value { .. } => {
+                let mut state = Vec::new();
+                self.state_of(id, &mut state, 0);
+                state.into_iter().map(|m| m.ty).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// True when `tys` (decoded together) hold a `ValueBase` or abstract
+    /// valuetype slot, which may hold a value whose state holds object
+    /// references: the decoder then hands the ORB to the reader up front
+    /// (`idl_rt::bind_values`) when some generated value needs it
+    /// (`idl_rt::VALUES_NEED_ORB`, known once every file is generated).
+    pub(super) fn holds_poly_slot(&self, tys: &[Type]) -> bool {
+        let mut seen = Vec::new();
+        tys.iter().any(|t| self.holds_poly(t, &mut seen))
+    }
+
+    /// `ty` holds a `ValueBase` or abstract valuetype slot, through
+    /// typedefs, sequences, arrays, members and value states.
+    fn holds_poly(&self, ty: &Type, seen: &mut Vec<DefId>) -> bool {
+        if self.is_value_base(ty) || self.abstract_vt(ty).is_some() {
+            return true;
+        }
+        match self.resolve_owned(ty) {
+            Type::Sequence(t, _) | Type::Array(t, _) => self.holds_poly(&t, seen),
             Type::Named(id) => {
-                if seen.insert(*id, ()).is_some() {
+                if seen.contains(&id) {
                     return false;
                 }
-                if matches!(self.def(*id).kind, DefKind::Interface { .. }) {
-                    return true;
-                }
-                self.member_types(*id)
-                    .into_iter()
-                    .any(|t| self.needs_orb_ro(t, seen))
+                seen.push(id);
+                let mut tys: Vec<Type> = self.member_types(id).into_iter().cloned().collect();
+                tys.extend(self.state_types(id));
+                tys.iter().any(|t| self.holds_poly(t, seen))
             }
             _ => false,
+        }
+    }
+
+    /// `let orb = …;` for a value's `read_state` whose decoding code
+    /// `dec` binds object references: the ORB the reader was handed.
+    fn state_orb(&self, dec: &str, cur: &[String]) -> String {
+        if dec.contains(", orb)") {
+            format!(
+                "let orb = {}::value_orb(r)?;\nlet orb = &*orb;\n",
+                self.rt(cur)
+            )
+        } else {
+            String::new()
         }
     }
 
@@ -203,21 +234,19 @@ impl Gen<'_> {
         let ops = self.own_ops(id);
         let mut body = String::new();
         for op in &ops {
-            if !op.raises.is_empty() {
-                // User exceptions of value operations have no error enum
-                // (there is no stub or skeleton to raise them through).
-                let _ = writeln!(
-                    body,
-                    "// `{}` raises user exceptions: not mapped yet.",
-                    op.wire
-                );
-                continue;
-            }
             body.push_str(&self.op_doc(op));
             let sig = self.sig(op, cur);
             let _ = writeln!(body, "{sig};");
         }
         let d = self.def(id);
+        // User exceptions: `<Op>Error` enums in the value's module, as
+        // for an interface's operations.
+        let errors = self.error_enums(&ops, &self.inner_path(id), &d.scoped_name);
+        if !errors.is_empty() {
+            let inner = self.inner_path(id);
+            self.nested_doc(&inner, id, "valuetype");
+            self.push(&inner, format!("{}#errors", d.scoped_name), id, errors);
+        }
         format!(
             "/// Operations of IDL valuetype `{}`, implemented by the application.\npub trait {trait_name}: Send + Sync{supers} {{\n{body}}}\n\n",
             d.scoped_name
@@ -444,8 +473,9 @@ impl Gen<'_> {
             )
         } else {
             let uses_r = !dec.is_empty();
+            let orb = self.state_orb(&dec, cur);
             let body = format!(
-                "{}{dec}let v = std::sync::Arc::new(Self {{ {} }});\n{fixups}Ok(v)",
+                "{}{orb}{dec}let v = std::sync::Arc::new(Self {{ {} }});\n{fixups}Ok(v)",
                 if uses_r { "" } else { "let _ = r;\n" },
                 inits.join(", ")
             );
@@ -465,7 +495,7 @@ impl Gen<'_> {
     const REPO_ID: &'static str = {rid};
     const IDS: &'static [&'static str] = &[{ids}];
     const CHUNKED: bool = {chunked};
-    fn write_state(&self, {wname}: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+{needs_ctx}    fn write_state(&self, {wname}: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
         {write_state}
     }}
     fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
@@ -476,6 +506,7 @@ impl Gen<'_> {
 ",
             rid = lit_str(&d.repo_id),
             ids = ids.join(", "),
+            needs_ctx = self.needs_context(id),
         );
         let own = self.own_ops(id);
         if !own.is_empty() || !self.abstract_supers(id, cur).is_empty() {
@@ -485,6 +516,7 @@ impl Gen<'_> {
         }
         s.push_str(&self.initializers(id, &name, cur));
         s.push_str(&self.value_tc_items(id, &name, cur));
+        s.push_str(&self.value_from_any_in(id, &name, cur));
         s.push_str(&self.value_auto_impls(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
@@ -531,7 +563,10 @@ impl Gen<'_> {
         let dec = self.dec(ty, cur).expr();
         let read_state = self.in_value_scope(
             &name,
-            &format!("Ok(std::sync::Arc::new(Self({dec}?)))"),
+            &format!(
+                "{}Ok(std::sync::Arc::new(Self({dec}?)))",
+                self.state_orb(&dec, cur)
+            ),
             &self.walk_slots(ty, "&s.0", cur, 0),
         );
         let eq = if self.eq_ok(ty) { ", PartialEq" } else { "" };
@@ -554,7 +589,7 @@ impl {cdr}::ValueType for {name} {{
     const REPO_ID: &'static str = {rid};
     const IDS: &'static [&'static str] = &[{rid}];
     const CHUNKED: bool = false;
-    fn write_state(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+{needs_ctx}    fn write_state(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
         {enc}Ok(())
     }}
     fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
@@ -564,8 +599,42 @@ impl {cdr}::ValueType for {name} {{
 
 ",
             rid = lit_str(&d.repo_id),
+            needs_ctx = self.needs_context(id),
         );
         s.push_str(&self.value_tc_items(id, &name, cur));
+        s.push_str(&self.value_from_any_in(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
+    }
+
+    /// `const NEEDS_CONTEXT: bool = true;` for a value or box whose state
+    /// holds object references (nothing otherwise: the default).
+    fn needs_context(&mut self, id: DefId) -> &'static str {
+        if self.needs_orb(&Type::Named(id)) {
+            "    const NEEDS_CONTEXT: bool = true;\n"
+        } else {
+            ""
+        }
+    }
+
+    /// `from_any_in` for a value whose state holds object references:
+    /// `FromAny` has no ORB to bind them to (it reports no value), so
+    /// extraction takes one, as for an interface's references.
+    fn value_from_any_in(&mut self, id: DefId, name: &str, cur: &[String]) -> String {
+        if !self.needs_orb(&Type::Named(id)) {
+            return String::new();
+        }
+        let (cdr, orb, dy) = (&self.o.cdr, &self.o.orb, &self.o.dynamic);
+        format!(
+            "impl {name} {{
+    /// Extracts a value from `any`: `None` if it holds another type;
+    /// object references inside are bound to `orb`.
+    pub fn from_any_in(any: &{dy}::Any, orb: &{orb}::Orb) -> Option<{cdr}::ValueSlot<Self>> {{
+        {dy}::compiled::extract_with(any, &<Self as {dy}::IdlType>::type_code(), |r| {rt}::decode_value_in::<{cdr}::ValueSlot<Self>>(r, orb))
+    }}
+}}
+
+",
+            rt = self.rt(cur),
+        )
     }
 }

@@ -232,6 +232,34 @@ pub mod idl_rt {
     ) -> ::peregrine::cdr::Result<Option<R>> {
         Ok(::peregrine::orb::ObjectRef::decode(r, orb)?.map(R::from_object_ref))
     }
+    /// Reads a value (or something holding values) whose state holds
+    /// object references: the reader gets `orb` as the context value
+    /// states bind references to (`value_orb`), unless it has one.
+    pub fn decode_value_in<'de, T: ::peregrine::cdr::Decode<'de>>(
+        r: &mut ::peregrine::cdr::Reader<'de>,
+        orb: &::peregrine::orb::Orb,
+    ) -> ::peregrine::cdr::Result<T> {
+        bind_values(r, orb);
+        T::decode(r)
+    }
+    /// Hands `orb` to the states of the values `r` reads from here on
+    /// (before a `ValueBase` or abstract valuetype slot that may hold a
+    /// value with references).
+    pub fn bind_values(
+        r: &mut ::peregrine::cdr::Reader<'_>,
+        orb: &::peregrine::orb::Orb,
+    ) {
+        r.set_value_context(|| std::sync::Arc::new(orb.clone()));
+    }
+    /// The ORB a value's state binds its references to: the reader's
+    /// value context (`MARSHAL` when the decode started without one).
+    pub fn value_orb(
+        r: &::peregrine::cdr::Reader<'_>,
+    ) -> ::peregrine::cdr::Result<std::sync::Arc<::peregrine::orb::Orb>> {
+        r.value_context()
+            .and_then(|c| c.clone().downcast::<::peregrine::orb::Orb>().ok())
+            .ok_or(::peregrine::cdr::CdrError::NoValueContext)
+    }
     /// Writes a reply body; an encoding failure after the servant ran is
     /// a system exception with `COMPLETED_YES`.
     pub fn write_reply(
@@ -244,4 +272,8 @@ pub mod idl_rt {
                 ::peregrine::orb::CompletionStatus::Yes,
             ))
     }
+    /// Whether a generated value holds object references in its state:
+    /// decoders of `ValueBase` and abstract valuetype slots then hand
+    /// the ORB to the reader (`bind_values`).
+    pub const VALUES_NEED_ORB: bool = false;
 }
