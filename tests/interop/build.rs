@@ -39,6 +39,12 @@ fn main() {
         .cargo_directives(false)
         .compile(&["idl/valuerefs.idl"])
         .unwrap_or_else(|e| panic!("{e}"));
+    // An operation with a context clause (omniORBpy serves it).
+    peregrine_build::Builder::new()
+        .out_dir(out.join("contexts"))
+        .cargo_directives(false)
+        .compile(&["idl/contexts.idl"])
+        .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");
     println!("cargo:rerun-if-changed=cxx");
 }

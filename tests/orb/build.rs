@@ -15,6 +15,7 @@ fn main() {
             peregrine_build::Marshal::Interpreted,
         )
         .interface_marshal("::ValueRefs::Teller", peregrine_build::Marshal::Interpreted)
+        .interface_marshal("::Ctx::PropsTable", peregrine_build::Marshal::Interpreted)
         .compile(&[
             "idl/test.idl",
             "idl/dynamic.idl",
@@ -23,6 +24,8 @@ fn main() {
             "idl/value_base.idl",
             "idl/value_cycles.idl",
             "idl/value_refs.idl",
+            "idl/contexts.idl",
+            "idl/local_types.idl",
             "idl/custom_any.idl",
         ])
         .unwrap_or_else(|e| panic!("{e}"));

@@ -304,6 +304,10 @@ pub mod minor {
         /// (through a `ValueBase` or abstract slot of a decoder that
         /// handles no references).
         MARSHAL_NO_VALUE_CONTEXT = 19;
+        /// MARSHAL (Peregrine) 20: an operation context (the name/value
+        /// strings after the arguments of an operation with a `context`
+        /// clause) with an odd number of strings.
+        MARSHAL_INVALID_CONTEXT = 20;
 
         /// NO_IMPLEMENT (Peregrine) 1: `_interface` asked of an object
         /// while this ORB has no interface repository.

@@ -147,9 +147,26 @@ struct OpInfo {
     result: Type,
     params: Vec<Param>,
     raises: Vec<DefId>,
+    /// The patterns of its IDL `context` clause (empty without one).
+    contexts: Vec<String>,
     /// The interface that declares it.
     iface: DefId,
     doc: Option<String>,
+}
+
+impl OpInfo {
+    /// The name of the stub's and servant's `Context` parameter, when the
+    /// operation has a `context` clause: `context`, or `context_` if a
+    /// parameter already has that name.
+    fn context_param(&self) -> Option<&'static str> {
+        if self.contexts.is_empty() {
+            None
+        } else if self.params.iter().any(|p| snake(&p.name) == "context") {
+            Some("context_")
+        } else {
+            Some("context")
+        }
+    }
 }
 
 struct Gen<'a> {
@@ -288,7 +305,8 @@ impl<'a> Gen<'a> {
     }
 
     /// The local interface `ty` is or holds (through typedefs, sequences,
-    /// arrays and struct members), if any: a local type, never marshaled.
+    /// arrays, struct and exception members and union branches), if any:
+    /// a local type, never marshaled.
     fn local_iface(&self, ty: &Type) -> Option<DefId> {
         self.local_in(ty, &mut Vec::new())
     }
@@ -303,8 +321,11 @@ impl<'a> Gen<'a> {
                 seen.push(*id);
                 match &self.def(*id).kind {
                     DefKind::Interface { is_local: true, .. } => Some(*id),
-                    DefKind::Struct { members, .. } => {
+                    DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => {
                         members.iter().find_map(|m| self.local_in(&m.ty, seen))
+                    }
+                    DefKind::Union { branches, .. } => {
+                        branches.iter().find_map(|b| self.local_in(&b.ty, seen))
                     }
                     _ => None,
                 }
@@ -350,17 +371,6 @@ impl<'a> Gen<'a> {
                 )
             })
         };
-        let local = |ty: &Type, span: Span| {
-            self.local_iface(ty).map(|l| {
-                (
-                    span,
-                    format!(
-                        "an exception or union member of local interface type (`{}`) is not supported yet",
-                        self.def(l).scoped_name
-                    ),
-                )
-            })
-        };
         // Natives are the language's own objects: operations of local
         // interfaces (and of valuetypes, run locally) may pass them, nothing
         // marshaled may hold them.
@@ -401,20 +411,17 @@ impl<'a> Gen<'a> {
                 .or_else(|| passed(ty, span))
         };
         match &d.kind {
-            // A struct holding a local interface is a local struct (below).
-            DefKind::Struct { members, .. } => members.iter().find_map(|m| check(&m.ty, m.span)),
-            DefKind::Exception { members, .. } => members
-                .iter()
-                .find_map(|m| check(&m.ty, m.span).or_else(|| local(&m.ty, m.span))),
+            // A struct, exception or union holding a local interface is a
+            // local type (`structure`, `exception`, `union`).
+            DefKind::Struct { members, .. } | DefKind::Exception { members, .. } => {
+                members.iter().find_map(|m| check(&m.ty, m.span))
+            }
             DefKind::Union {
                 discriminator,
                 branches,
                 ..
-            } => check(discriminator, d.span).or_else(|| {
-                branches
-                    .iter()
-                    .find_map(|b| check(&b.ty, b.span).or_else(|| local(&b.ty, b.span)))
-            }),
+            } => check(discriminator, d.span)
+                .or_else(|| branches.iter().find_map(|b| check(&b.ty, b.span))),
             // `typedef PortableServer::Servant S;` names the same Rust type.
             DefKind::Typedef { ty } => self.unsupported(ty).map(|m| (d.span, m)),
             DefKind::Const { ty, value } => check(ty, d.span).or_else(|| match value {
@@ -428,15 +435,10 @@ impl<'a> Gen<'a> {
                 result,
                 params,
                 raises: r,
-                contexts,
                 ..
             } => check_op(result, d.span)
                 .or_else(|| params.iter().find_map(|p| check_op(&p.ty, p.span)))
-                .or_else(|| raises(r))
-                .or_else(|| {
-                    (!contexts.is_empty())
-                        .then(|| (d.span, "operation contexts are not supported yet".into()))
-                }),
+                .or_else(|| raises(r)),
             DefKind::Attribute {
                 ty,
                 get_raises,
@@ -772,6 +774,11 @@ impl<'a> Gen<'a> {
             Type::Named(id) => {
                 if let Some(v) = self.eq_memo.get(id) {
                     return *v;
+                }
+                // Local types (`Arc<dyn L>` inside) have no `PartialEq`.
+                if self.local_iface(ty).is_some() {
+                    self.eq_memo.insert(*id, false);
+                    return false;
                 }
                 self.eq_memo.insert(*id, true);
                 let v = self.member_types(*id).into_iter().all(|t| self.eq_ok(t));
@@ -1510,12 +1517,55 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
         };
         let name = camel(&d.name);
         let fields = self.fields(members, cur);
-        let (enc, init) = self.member_codec(members, cur);
-        let eq = self.eq_ok(&Type::Named(id));
         let mut s = doc_attrs(
             d.doc.as_deref(),
             &format!("IDL exception `{}`.", d.scoped_name),
         );
+        if self.local_iface(&Type::Named(id)).is_some() {
+            // A local type, as a struct holding a local interface: raised
+            // by local operations only, never marshaled. `Debug` (which
+            // error types need) and `Display` name the exception alone:
+            // `Arc<dyn L>` has no `Debug`.
+            let idl_name = lit_str(d.scoped_name.trim_start_matches("::"));
+            let _ = write!(
+                s,
+                "///
+/// A local type (it holds a local interface): never marshaled, raised by
+/// local operations only.
+#[derive(Clone)]
+pub struct {name} {{\n{fields}}}
+
+impl {name} {{
+    /// Repository id.
+    pub const REPOSITORY_ID: &'static str = {rid};
+}}
+
+/// The exception's name; the members are left out.
+impl core::fmt::Debug for {name} {{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{
+        f.debug_struct({rust_name}).finish_non_exhaustive()
+    }}
+}}
+
+/// The IDL name.
+impl core::fmt::Display for {name} {{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{
+        f.write_str({idl_name})
+    }}
+}}
+
+impl std::error::Error for {name} {{}}
+
+",
+                rid = lit_str(&d.repo_id),
+                rust_name = lit_str(&name),
+            );
+            s.push_str(&self.tc_function(id, cur));
+            self.push(cur, d.scoped_name.clone(), id, s);
+            return;
+        }
+        let (enc, init) = self.member_codec(members, cur);
+        let eq = self.eq_ok(&Type::Named(id));
         let peq = if eq { ", PartialEq" } else { "" };
         let display = exception_display(&d.scoped_name, members);
         let _ = write!(
@@ -1777,16 +1827,30 @@ match self {{
         };
         let dec_disc = self.dec(discriminator, cur).expr();
         let default_arm = default_arm.unwrap_or_default();
-        let eq = self.eq_ok(&Type::Named(id));
-        let peq = if eq { ", PartialEq" } else { "" };
+        // A local type (a branch holds a local interface): `Clone` only,
+        // no codec, `Any` or walk, as a local struct.
+        let local = self.local_iface(&Type::Named(id)).is_some();
+        let (local_doc, derives) = if local {
+            (
+                "///\n/// A local type (it holds a local interface): never marshaled.\n",
+                "Clone".to_string(),
+            )
+        } else {
+            let peq = if self.eq_ok(&Type::Named(id)) {
+                ", PartialEq"
+            } else {
+                ""
+            };
+            ("", format!("Debug, Clone{peq}"))
+        };
         let mut s = doc_attrs(d.doc.as_deref(), &format!("IDL union `{}`.", d.scoped_name));
         let _ = write!(
             s,
             "///
 /// A branch with one label is a tuple variant; a branch with several
 /// labels and the `default` branch keep their discriminator (`disc`).
-{ALLOWS}
-#[derive(Debug, Clone{peq})]
+{local_doc}{ALLOWS}
+#[derive({derives})]
 pub enum {name} {{
 {variants}}}
 
@@ -1806,6 +1870,11 @@ impl {name} {{
 ",
             rid = lit_str(&d.repo_id),
         );
+        if local {
+            s.push_str(&self.tc_function(id, cur));
+            self.push(cur, d.scoped_name.clone(), id, s);
+            return;
+        }
         let enc_body = format!("{check}match self {{\n{enc_arms}}}");
         let dec_body =
             format!("let d: {dty} = {dec_disc}?;\nOk(match d {{\n{dec_arms}{default_arm}}})");
@@ -1922,7 +1991,7 @@ impl {name} {{
                     result,
                     params,
                     raises,
-                    ..
+                    contexts,
                 } => ops.push(OpInfo {
                     wire: d.name.clone(),
                     method: snake(&d.name),
@@ -1930,6 +1999,7 @@ impl {name} {{
                     result: result.clone(),
                     params: params.clone(),
                     raises: raises.clone(),
+                    contexts: contexts.clone(),
                     iface,
                     doc: d.doc.clone(),
                 }),
@@ -1947,6 +2017,7 @@ impl {name} {{
                         result: ty.clone(),
                         params: Vec::new(),
                         raises: get_raises.clone(),
+                        contexts: Vec::new(),
                         iface,
                         doc: Some(
                             d.doc
@@ -1967,6 +2038,7 @@ impl {name} {{
                                 span: d.span,
                             }],
                             raises: set_raises.clone(),
+                            contexts: Vec::new(),
                             iface,
                             doc: Some(format!("Writes attribute `{}`.", d.name)),
                         });
@@ -2137,6 +2209,9 @@ impl std::error::Error for {ename} {{
                 ParamDir::Out => continue,
             };
             let _ = write!(s, ", {}: {t}", snake(&p.name));
+        }
+        if let Some(c) = op.context_param() {
+            let _ = write!(s, ", {c}: &{}::Context", self.o.orb);
         }
         let ret = if op.oneway {
             "()".to_string()
@@ -2458,6 +2533,10 @@ impl {orb}::Reference for {name}Ref {{
     /// `in`/`inout` parameter when it is `in` and an unbounded sequence of
     /// octets, other primitives (`slice_elem`) or plain structs (`true`).
     fn stub_tail(&mut self, op: &OpInfo) -> Option<(usize, bool)> {
+        // The context goes after the arguments: no tail then.
+        if !op.contexts.is_empty() {
+            return None;
+        }
         let at = op.params.iter().rposition(|p| p.dir != ParamDir::Out)?;
         if op.params[at].dir != ParamDir::In {
             return None;
@@ -2510,6 +2589,11 @@ impl {orb}::Reference for {name}Ref {{
                 ParamDir::InOut => enc.push_str(&self.enc(&p.ty, &format!("&*{n}"), cur)),
                 ParamDir::Out => {}
             }
+        }
+        if let Some(c) = op.context_param() {
+            // Only the properties the clause names go on the wire.
+            let pats: Vec<String> = op.contexts.iter().map(|p| lit_str(p)).collect();
+            let _ = writeln!(enc, "{c}.encode_matching(&[{}], w)?;", pats.join(", "));
         }
         let enc_closure = if enc.is_empty() {
             "|_| Ok(())".to_string()
@@ -2710,6 +2794,10 @@ impl {orb}::Reference for {name}Ref {{
                     }
                 }
             }
+        }
+        if !op.contexts.is_empty() {
+            let _ = writeln!(decs, "let ctx = {orb}::Context::decode(r)?;");
+            args.push("&ctx".into());
         }
         let ins: Vec<Type> = op
             .params

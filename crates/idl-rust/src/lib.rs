@@ -179,8 +179,8 @@ impl Builder {
 
     /// Leave out definitions (operations, attributes, types, constants)
     /// that use constructs not supported yet (native types other than the
-    /// POA's `Servant` and `Cookie`, operation contexts) and anything
-    /// depending on them, reporting each as a warning, instead of failing.
+    /// POA's `Servant` and `Cookie`) and anything depending on them,
+    /// reporting each as a warning, instead of failing.
     pub fn skip_unsupported(mut self, on: bool) -> Builder {
         self.opts.skip_unsupported = on;
         self

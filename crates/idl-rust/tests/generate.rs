@@ -820,21 +820,13 @@ fn local_interfaces_are_traits_used_through_arcs() {
   typedef sequence<L> LSeq;
   local interface L { LSeq all(); };
   exception HoldsL { L m; };
+  union U switch (short) { case 1: L l; case 2: Inner i; default: long n; };
+  union Plain switch (short) { case 1: long n; };
+  local interface J { void f(in U x) raises (HoldsL); };
 };
 "
     .to_string();
-    let err = Builder::new().compile_to_string("l.idl", &src).unwrap_err();
-    let r = &err.rendered;
-    assert!(
-        r.contains("an exception or union member of local interface type (`::M::L`) is not supported yet: `::M::HoldsL` cannot be generated"),
-        "{r}"
-    );
-    assert!(r.contains("l.idl:9:"), "{r}");
-    assert_eq!(err.errors().count(), 1, "{r}");
-    let code = Builder::new()
-        .skip_unsupported(true)
-        .compile_to_string("l.idl", &src)
-        .unwrap();
+    let code = gen(&src);
     // Structs holding a local interface, directly or not, are local types:
     // `Clone` only, a TypeCode, no codec.
     assert_contains(&code, "#[derive(Clone)] pub struct Inner {");
@@ -865,6 +857,33 @@ fn local_interfaces_are_traits_used_through_arcs() {
     );
     assert_contains(&code, "pub type LSeq = Vec<Option<std::sync::Arc<dyn L>>>;");
     assert_contains(&code, "pub fn tc_l_seq()");
+    // Unions and exceptions holding one (directly or through a struct)
+    // are local types as well.
+    assert_contains(&code, "#[derive(Clone)] pub enum U {");
+    assert_contains(&code, "L(Option<std::sync::Arc<dyn L>>),");
+    assert_contains(&code, "pub fn tc_u()");
+    assert_contains(&code, "#[derive(Clone)] pub struct HoldsL {");
+    assert_contains(&code, "pub fn tc_holds_l()");
+    assert_contains(
+        &code,
+        "impl core::fmt::Debug for HoldsL { fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result { f.debug_struct(\"HoldsL\").finish_non_exhaustive() } }",
+    );
+    // The error enum of a local operation raising it: no `PartialEq`.
+    assert_contains(&code, "#[derive(Debug, Clone)] pub enum FError {");
+    for absent in [
+        "Encode for U",
+        "Decode<'de> for U",
+        "Encode for HoldsL",
+        "IdlType for U",
+        "IdlType for HoldsL",
+        "u_to_any",
+        "holds_l_to_any",
+    ] {
+        assert!(!code.contains(absent), "{absent} generated:\n{code}");
+    }
+    // A union without a local member keeps its codec.
+    assert_contains(&code, "#[derive(Debug, Clone, PartialEq)] pub enum Plain {");
+    assert!(code.contains("Encode for Plain"), "{code}");
     // Never marshaled: no stub, skeleton, `Any` helpers.
     for absent in ["KRef", "KSkeleton", "LRef", "l_seq_to_any", "__handle_"] {
         assert!(!code.contains(absent), "{absent} generated:\n{code}");
@@ -1299,4 +1318,61 @@ fn valuetype_operations_raise_user_exceptions() {
     );
     assert_contains(&code, "pub enum FError { /// `::M::E` E(super::E), /// `::M::F` F(super::F), /// A CORBA system exception. System(::peregrine::orb::SystemException), }");
     assert_contains(&code, "impl From<super::E> for FError");
+}
+
+/// An operation with a `context` clause takes the caller's properties as
+/// a last `&Context` parameter (in the stub and the servant trait); the
+/// stub sends those the clause names after the arguments (never as a
+/// borrowed tail) and the skeleton reads them back for the servant. A
+/// parameter named `context` pushes it to `context_`.
+#[test]
+fn operation_contexts_are_a_last_context_parameter() {
+    let src = "module M {
+  typedef sequence<long> LongSeq;
+  interface I {
+    string op(in long a, in string _context) context(\"LANG\", \"X_*\");
+    long bulk(in LongSeq s) context(\"S*\");
+    oneway void note() context(\"A\");
+  };
+};
+";
+    let code = gen(src);
+    assert_contains(
+        &code,
+        "fn op(&self, a: i32, context: &str, context_: &::peregrine::orb::Context) -> Result<String, ::peregrine::orb::SystemException>",
+    );
+    assert_contains(
+        &code,
+        "::peregrine::cdr::Encode::encode(context, w)?; context_.encode_matching(&[\"LANG\", \"X_*\"], w)?;",
+    );
+    assert_contains(
+        &code,
+        "fn note(&self, context: &::peregrine::orb::Context) -> Result<(), ::peregrine::orb::SystemException>",
+    );
+    assert_contains(&code, "context.encode_matching(&[\"A\"], w)?;");
+    // The sequence goes in the request writer, before the context.
+    assert_contains(&code, "context.encode_matching(&[\"S*\"], w)?;");
+    assert!(!code.contains("invoke_with_tail"), "{code}");
+    assert_contains(
+        &code,
+        "let ctx = ::peregrine::orb::Context::decode(r)?; match super::I::op(servant, a_a, &a_context, &ctx)",
+    );
+    // Table-driven: the patterns are in the table, the stub hands the
+    // context to the engine, the handler reads it after the arguments.
+    let code = Builder::new()
+        .marshal(peregrine_idl_rust::Marshal::Interpreted)
+        .compile_to_string("t.idl", src)
+        .unwrap();
+    assert_contains(&code, "contexts: &[\"LANG\", \"X_*\"],");
+    assert_contains(&code, "::peregrine::orb::interp::call_in_context::<");
+    assert_contains(&code, "Some(context_))?;");
+    assert_contains(
+        &code,
+        "::peregrine::orb::interp::call_oneway_in_context(&self.0, &i::OP_NOTE, &[], Some(context))",
+    );
+    assert_contains(
+        &code,
+        "let ctx = ::peregrine::orb::interp::read_context(req)?; match super::I::op(servant, *a_a.get(), a_context.get(), &ctx)",
+    );
+    assert!(!code.contains("encode_matching"), "{code}");
 }

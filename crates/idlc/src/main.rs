@@ -41,8 +41,8 @@ struct Args {
     check: bool,
 
     /// Leave out, with a warning, definitions using what has no Rust
-    /// mapping yet (native types other than the POA's Servant and Cookie,
-    /// operation contexts) and what depends on them, instead of failing
+    /// mapping yet (native types other than the POA's Servant and Cookie)
+    /// and what depends on them, instead of failing
     #[arg(long)]
     skip_unsupported: bool,
 

@@ -53,6 +53,7 @@ use peregrine_cdr::{Decode, Encode, Reader, ValueObject, ValueSlot, Writer};
 
 use peregrine_cdr::CdrError;
 
+use crate::context::Context;
 use crate::orb::Orb;
 use crate::runtime::{CompletionStatus, ObjectRef, ServerRequest, SystemException};
 
@@ -177,6 +178,10 @@ pub struct OpDesc {
     pub params: &'static [ParamDesc],
     /// Repository ids of the user exceptions the operation raises.
     pub raises: &'static [&'static str],
+    /// The patterns of the operation's IDL `context` clause (empty
+    /// without one): the properties of the caller's [`Context`] they
+    /// select follow the arguments.
+    pub contexts: &'static [&'static str],
 }
 
 impl OpDesc {
@@ -191,6 +196,8 @@ impl OpDesc {
             + self.params.iter().map(|p| p.name.len()).sum::<usize>()
             + std::mem::size_of_val(self.raises)
             + self.raises.iter().map(|r| r.len()).sum::<usize>()
+            + std::mem::size_of_val(self.contexts)
+            + self.contexts.iter().map(|c| c.len()).sum::<usize>()
     }
 
     /// Number of values in a reply: the result (if any), then every
@@ -368,12 +375,25 @@ fn unfilled() -> ! {
     panic!("interpreted stub: a result slot was not filled (generator and table disagree)")
 }
 
-/// Encodes the `in`/`inout` arguments of `params` (table order).
-fn put_args(op: &OpDesc, params: &[&mut dyn Param], w: &mut Writer) -> peregrine_cdr::Result<()> {
+/// Encodes the `in`/`inout` arguments of `params` (table order), then,
+/// for an operation with a `context` clause, the properties of `ctx` it
+/// selects (none when `ctx` is `None`).
+fn put_args(
+    op: &OpDesc,
+    params: &[&mut dyn Param],
+    ctx: Option<&Context>,
+    w: &mut Writer,
+) -> peregrine_cdr::Result<()> {
     debug_assert_eq!(params.len(), op.params.len(), "{}: arguments", op.name);
     for (d, a) in op.params.iter().zip(params) {
         if d.mode != Mode::Out {
             a.put(d.ty, w)?;
+        }
+    }
+    if !op.contexts.is_empty() {
+        match ctx {
+            Some(c) => c.encode_matching(op.contexts, w)?,
+            None => Context::new().encode_matching(op.contexts, w)?,
         }
     }
     Ok(())
@@ -389,6 +409,18 @@ pub fn call<E: From<SystemException>>(
     raises: &[ExcDesc<E>],
     args: &mut [&mut dyn Param],
 ) -> Result<(), E> {
+    call_in_context(obj, op, raises, args, None)
+}
+
+/// [`call`] for an operation with a `context` clause: the properties of
+/// `ctx` that `op.contexts` selects follow the arguments.
+pub fn call_in_context<E: From<SystemException>>(
+    obj: &ObjectRef,
+    op: &'static OpDesc,
+    raises: &[ExcDesc<E>],
+    args: &mut [&mut dyn Param],
+    ctx: Option<&Context>,
+) -> Result<(), E> {
     // The request is encoded before the reply is decoded, but both
     // closures are handed over at once: the arguments pass from one to
     // the other through a cell.
@@ -399,7 +431,7 @@ pub fn call<E: From<SystemException>>(
         |w| {
             let a = args.take().unwrap_or_default();
             let skip = usize::from(op.result.is_some()).min(a.len());
-            let r = put_args(op, &a[skip..], w);
+            let r = put_args(op, &a[skip..], ctx, w);
             args.set(Some(a));
             r
         },
@@ -432,7 +464,17 @@ pub fn call_oneway(
     op: &'static OpDesc,
     args: &[&mut dyn Param],
 ) -> Result<(), SystemException> {
-    obj.invoke_oneway(op.name, |w| put_args(op, args, w))
+    call_oneway_in_context(obj, op, args, None)
+}
+
+/// [`call_oneway`] for an operation with a `context` clause.
+pub fn call_oneway_in_context(
+    obj: &ObjectRef,
+    op: &'static OpDesc,
+    args: &[&mut dyn Param],
+    ctx: Option<&Context>,
+) -> Result<(), SystemException> {
+    obj.invoke_oneway(op.name, |w| put_args(op, args, ctx, w))
 }
 
 /// A server-side slot for an `in`/`inout` argument: [`Val<T>`] (or
@@ -599,6 +641,13 @@ pub fn read_args<'de>(
         s.fill(d.ty, &cx, r)?;
     }
     Ok(())
+}
+
+/// Reads the properties of an operation with a `context` clause, which
+/// follow its arguments (after [`read_args`]). An odd number of strings is
+/// `MARSHAL` (`MARSHAL_INVALID_CONTEXT`).
+pub fn read_context(req: &mut ServerRequest<'_>) -> Result<Context, SystemException> {
+    Context::decode(&mut req.args)
 }
 
 /// The generic reply routine of interpreted skeletons: writes the
@@ -1062,6 +1111,7 @@ mod tests {
         name: "test_short",
         oneway: false,
         result: Some(&SHORT),
+        contexts: &[],
         params: &[
             ParamDesc {
                 name: "s1",
@@ -1097,7 +1147,7 @@ mod tests {
         let mut w = Writer::new(ByteOrder::NATIVE);
         {
             let args: [&mut dyn Param; 3] = [&mut In(&s1), &mut InOut(&mut s2), &mut s3];
-            put_args(&OP, &args, &mut w).unwrap();
+            put_args(&OP, &args, None, &mut w).unwrap();
         }
         let bytes = w.into_vec();
         assert_eq!(bytes.len(), 4, "in and inout only");

@@ -28,6 +28,7 @@
 mod biased_lock;
 mod client;
 mod coarse_clock;
+mod context;
 pub mod dii;
 pub mod dsi;
 mod error;
@@ -46,6 +47,7 @@ mod thread_conns;
 mod trace;
 pub mod transport;
 
+pub use context::Context;
 pub use dii::{ArgFlags, NVList, NamedValue, Request, RequestError};
 pub use dsi::{DynServerRequest, DynamicImplementation, DynamicServant};
 pub use orb::{

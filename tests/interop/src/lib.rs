@@ -77,6 +77,12 @@ pub mod valuerefs_idl {
     }
 }
 
+/// Code generated from `idl/contexts.idl` (an operation with a `context`
+/// clause).
+pub mod contexts_idl {
+    include!(concat!(env!("OUT_DIR"), "/contexts/_include.rs"));
+}
+
 /// A Peregrine ORB serving on an ephemeral loopback port, its root POA's
 /// manager active, calls (callbacks included) timing out after a minute.
 pub fn serving_orb() -> peregrine_orb::Orb {

@@ -22,7 +22,12 @@ const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const CACHE_DIR: &str = env!("OUT_DIR");
 /// The IDL the Python peers use (compiled without defines: the peers'
 /// side of `#ifdef PEREGRINE_SIDE`).
-const PYTHON_IDL: [&str; 3] = ["idl/jvalues.idl", "idl/abstract.idl", "idl/valuerefs.idl"];
+const PYTHON_IDL: [&str; 4] = [
+    "idl/jvalues.idl",
+    "idl/abstract.idl",
+    "idl/valuerefs.idl",
+    "idl/contexts.idl",
+];
 
 /// The Python interpreter with omniORBpy and the generated stubs.
 #[derive(Debug, Clone)]

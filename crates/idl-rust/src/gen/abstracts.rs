@@ -450,6 +450,7 @@ impl<T> __IsNot for __Probe<T> {{}}
                     .iter()
                     .filter(|p| p.dir != ParamDir::Out)
                     .map(|p| snake(&p.name))
+                    .chain(op.context_param().map(String::from))
                     .collect();
                 let args = args.join(", ");
                 let vargs = if args.is_empty() {

@@ -383,9 +383,16 @@ pub static {name}: {orb}::interp::OpDesc = {orb}::interp::OpDesc {{
     result: {result},
     params: &[{params}],
     raises: &[{raises}],
+    contexts: &[{contexts}],
 }};
 ",
                 wire = op.wire,
+                contexts = op
+                    .contexts
+                    .iter()
+                    .map(|c| lit_str(c))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 name = Self::op_static(op),
                 wire_lit = lit_str(&op.wire),
                 oneway = op.oneway,
@@ -476,10 +483,15 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 }
             }
         }
+        // With a `context` clause, the caller's properties go too.
+        let (in_context, ctx_arg) = match op.context_param() {
+            Some(c) => ("_in_context", format!(", Some({c})")),
+            None => ("", String::new()),
+        };
         if op.oneway {
             let _ = writeln!(
                 s,
-                "{ip}::call_oneway(&self.0, &{table}, &[{}])\n}}\n",
+                "{ip}::call_oneway{in_context}(&self.0, &{table}, &[{}]{ctx_arg})\n}}\n",
                 args.join(", ")
             );
             return s;
@@ -488,7 +500,7 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
         let et = self.err_ty(op, cur);
         let _ = writeln!(
             s,
-            "{slots}{ip}::call::<{et}>(&self.0, &{table}, {raises}, &mut [{}])?;\nOk({})\n}}\n",
+            "{slots}{ip}::call{in_context}::<{et}>(&self.0, &{table}, {raises}, &mut [{}]{ctx_arg})?;\nOk({})\n}}\n",
             args.join(", "),
             tuple(&outs)
         );
@@ -543,7 +555,7 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 }
             }
         }
-        let read = if refs.is_empty() {
+        let mut read = if refs.is_empty() {
             String::new()
         } else {
             format!(
@@ -551,6 +563,11 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 refs.join(", ")
             )
         };
+        if !op.contexts.is_empty() {
+            // The caller's properties follow the arguments.
+            let _ = writeln!(read, "let ctx = {ip}::read_context(req)?;");
+            args.push("&ctx".into());
+        }
         let call = format!("{tpath}::{}(servant, {})", op.method, args.join(", "));
         let mut s = format!(
             "/// Skeleton handler of `{}` (interpreted).\n#[doc(hidden)]\n#[inline(never)]\npub fn __handle_{}<S: {tpath} + ?Sized>(servant: &S, req: &mut {orb}::ServerRequest<'_>) -> Result<(), {orb}::SystemException> {{\n{read}",
