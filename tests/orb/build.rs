@@ -26,6 +26,7 @@ fn main() {
             "idl/value_refs.idl",
             "idl/contexts.idl",
             "idl/local_types.idl",
+            "idl/custom_any.idl",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
     println!("cargo:rerun-if-changed=idl");

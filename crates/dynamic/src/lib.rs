@@ -13,6 +13,7 @@
 
 pub mod any;
 pub mod compiled;
+pub mod custom;
 pub mod error;
 pub mod interp;
 pub mod kind;
@@ -23,6 +24,7 @@ pub mod value;
 pub mod valuetype;
 
 pub use any::{Any, FromAny, IdlType, ToAny};
+pub use custom::register_custom_value;
 pub use error::{DynError, Result};
 pub use interp::{copy_value, decode_value, encode_value, skip_value};
 pub use kind::TcKind;

@@ -36,6 +36,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock, RwLock, Weak};
 
+use peregrine_cdr::ValueObject;
+
 use crate::error::{mismatch, DynError, Result};
 use crate::kind::TcKind;
 use crate::typecode::{Body, TypeCode};
@@ -65,7 +67,9 @@ const MAX_BASE_CHAIN: usize = 64;
 /// ([`ValueNode::member_names`] gives the names and visibilities); a value
 /// box's state is the one boxed value. It is set once (see the module
 /// docs): at construction, or for a node closing a cycle by
-/// [`ValueNode::set_state`] after [`ValueNode::pending`].
+/// [`ValueNode::set_state`] after [`ValueNode::pending`]. A node may
+/// instead hold a compiled value ([`ValueNode::compiled`]): how `custom`
+/// valuetypes travel.
 pub struct ValueNode {
     tc: TypeCode,
     /// The state given at construction (no synchronization to read; for
@@ -73,6 +77,9 @@ pub struct ValueNode {
     state: Vec<DynValue>,
     /// The state set later through a shared reference, once.
     late: OnceLock<Vec<DynValue>>,
+    /// A compiled value written in place of the state (see
+    /// [`ValueNode::compiled`]).
+    object: Option<Arc<dyn ValueObject>>,
 }
 
 impl ValueNode {
@@ -108,7 +115,7 @@ impl ValueNode {
     /// for its length as in [`ValueNode::new`]). Fails if the state was
     /// set before: a shared node's state does not change.
     pub fn set_state(&self, state: Vec<DynValue>) -> Result<()> {
-        if !self.state.is_empty() {
+        if !self.state.is_empty() || self.object.is_some() {
             return Err(already_set());
         }
         if state.len() != state_len(&self.tc)? {
@@ -117,23 +124,48 @@ impl ValueNode {
         self.late.set(state).map_err(|_| already_set())
     }
 
+    /// A value of type `tc` held as the compiled value `object`, which
+    /// the encoder writes through its own `ValueObject` code: how a
+    /// `custom` valuetype (whose state only its application code knows)
+    /// travels in the value tree (see [`crate::custom`]). `tc` must be a
+    /// valuetype or value box with `object`'s repository id. The node's
+    /// state is empty and stays so.
+    pub fn compiled(tc: TypeCode, object: Arc<dyn ValueObject>) -> Result<Arc<Self>> {
+        let tc = tc.resolve()?;
+        state_len(&tc)?;
+        if object.value_ids().first().copied() != Some(tc.id()?) {
+            return Err(mismatch("compiled value of another repository id"));
+        }
+        Ok(Arc::new(Self::with_object(tc, object)))
+    }
+
+    /// A node holding `object`, unchecked (the decoder's).
+    pub(crate) fn with_object(tc: TypeCode, object: Arc<dyn ValueObject>) -> Self {
+        Self {
+            object: Some(object),
+            ..Self::unset(tc)
+        }
+    }
+
+    /// The compiled value a [`ValueNode::compiled`] node holds.
+    pub fn object(&self) -> Option<&Arc<dyn ValueObject>> {
+        self.object.as_ref()
+    }
+
     /// A node with `state`, unchecked (the decoder's).
     pub(crate) fn unchecked(tc: TypeCode, state: Vec<DynValue>) -> Self {
         Self {
             tc,
             state,
             late: OnceLock::new(),
+            object: None,
         }
     }
 
     /// A node without its state yet, unchecked (the decoder's, for a
     /// value an indirection points back to while its state is read).
     pub(crate) fn unset(tc: TypeCode) -> Self {
-        Self {
-            tc,
-            state: Vec::new(),
-            late: OnceLock::new(),
-        }
+        Self::unchecked(tc, Vec::new())
     }
 
     /// Sets the state of a node made by [`ValueNode::unset`], unchecked.

@@ -108,8 +108,9 @@ pub struct Generated {
     pub uses_value_base: bool,
     /// Paths, from the root of the generated code, of the concrete
     /// valuetypes and value boxes generated (what a `ValueBase` slot
-    /// reads) and of their TypeCode functions.
-    pub values: Vec<(String, String)>,
+    /// reads), of their TypeCode functions, and whether each is a
+    /// `custom` valuetype.
+    pub values: Vec<(String, String, bool)>,
     /// Whether one of those values holds object references in its state
     /// (`idl_rt::VALUES_NEED_ORB`).
     pub values_need_orb: bool,

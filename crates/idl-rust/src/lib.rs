@@ -288,7 +288,7 @@ impl Builder {
         let mut uses_orb = false;
         let mut uses_value_base = false;
         let mut values_need_orb = false;
-        let mut values: Vec<(String, String)> = Vec::new();
+        let mut values: Vec<(String, String, bool)> = Vec::new();
         let mut inputs = Vec::new();
         for spec in specs {
             inputs.extend(source_paths(&spec.sources));

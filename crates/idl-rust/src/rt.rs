@@ -252,7 +252,7 @@ pub fn support_module(
     dynamic: &str,
     with_orb: bool,
     values_need_orb: bool,
-    values: Option<&[(String, String)]>,
+    values: Option<&[(String, String, bool)]>,
 ) -> String {
     let mut s = CORE.to_string();
     if with_orb {
@@ -276,12 +276,18 @@ pub fn support_module(
 /// value read becomes a `ValueObject` by a downcast to its generated
 /// type; a factory's value of another Rust type is refused like an
 /// unknown id (`MARSHAL`, no value factory).
-fn value_base(values: &[(String, String)]) -> String {
+fn value_base(values: &[(String, String, bool)]) -> String {
     let mut arms = String::new();
     let mut casts = String::new();
     let mut tcs = String::new();
-    for (v, tc) in values {
+    let mut customs = String::new();
+    for (v, tc, custom) in values {
         tcs.push_str(&format!("            super::{tc}(),\n"));
+        if *custom {
+            customs.push_str(&format!(
+                "            {{dy}}::register_custom_value::<super::{v}>();\n"
+            ));
+        }
         arms.push_str(&format!(
             "            super::{v}::REPOSITORY_ID => Some(<super::{v} as {{cdr}}::ValueType>::read_state(r, info).map(|v| v as {{cdr}}::AnyValue)),\n"
         ));
@@ -317,9 +323,11 @@ fn value_base(values: &[(String, String)]) -> String {
 
     /// Registers the TypeCodes of the generated valuetypes and value boxes
     /// with the dynamic layer (once; an id registered before keeps its
-    /// TypeCode), so that the interpreter reads them in `ValueBase` slots:
-    /// what putting a `ValueBase` into an `Any` needs. The generated `Any`
-    /// support calls it; DII and DSI code building its own `Any`s may too.
+    /// TypeCode), and the compiled `custom` valuetypes as the readers of
+    /// their values, so that the interpreter reads them in `ValueBase`
+    /// slots: what putting a `ValueBase` into an `Any` needs. The
+    /// generated `Any` support calls it; DII and DSI code building its
+    /// own `Any`s may too.
     pub fn register_value_types() {{
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {{
@@ -332,7 +340,7 @@ fn value_base(values: &[(String, String)]) -> String {
                     }}
                 }}
             }}
-        }});
+{customs}        }});
     }}
 "#
     )

@@ -1005,19 +1005,28 @@ fn valuetypes_and_boxes_get_typecodes_and_any_support() {
         ),
     );
     // `Any` support: values and boxes through `IdlType`, structs holding
-    // values as any struct; nothing holding a custom value.
-    for t in ["A", "B", "Trunc", "Impl", "LBox"] {
+    // values as any struct; a custom value and the types holding one
+    // register its compiled type first (the interpreter reads its state
+    // with that code); an abstract value is a trait, without one.
+    for t in ["A", "B", "Trunc", "Impl", "LBox", "Cust", "HasCust"] {
         assert_contains(&code, &format!("impl {dy}::IdlType for {t} {{"));
     }
     assert_contains(&code, &format!("impl {dy}::ToAny for HasA {{"));
-    assert_contains(&code, "pub fn tc_has_cust()");
-    for absent in [
-        format!("impl {dy}::IdlType for Cust "),
-        format!("impl {dy}::IdlType for HasCust "),
-        format!("impl {dy}::IdlType for Abs "),
-    ] {
-        assert!(!code.contains(&absent), "{absent} in\n{code}");
-    }
+    assert_contains(&code, &format!("impl {dy}::ToAny for HasCust {{"));
+    assert_contains(
+        &code,
+        &format!("{dy}::register_custom_value::<Cust>();\n        tc_cust()"),
+    );
+    assert_contains(
+        &code,
+        &format!("{dy}::register_custom_value::<Cust>();\n        tc_has_cust()"),
+    );
+    // Types that hold no custom value register none.
+    assert!(!code.contains("register_custom_value::<Cust>();\n        tc_has_a()"));
+    assert!(
+        !code.contains(&format!("impl {dy}::IdlType for Abs ")),
+        "{code}"
+    );
 
     // The interpreted form has tables for value parameters (a bounded
     // sequence of values through the typed entries).
@@ -1207,6 +1216,31 @@ fn value_base_is_a_polymorphic_slot_everywhere() {
     // Without a `ValueBase` slot there is no reader.
     let plain = gen("module M { valuetype A { public long x; }; };");
     assert!(!plain.contains("VALUE_BASE"), "{plain}");
+}
+
+/// A `ValueBase` may hold a `custom` value: `register_value_types`
+/// registers the compiled custom types (only those) as the readers of
+/// their values, besides every value TypeCode.
+#[test]
+fn register_value_types_registers_the_custom_readers() {
+    let src = "module M {
+  custom valuetype Cust { public long z; };
+  valuetype Plain { public long y; };
+  struct S { ValueBase v; };
+};
+";
+    let code = gen(src);
+    let dy = "::peregrine::dynamic";
+    assert_contains(&code, "pub fn register_value_types()");
+    assert_contains(
+        &code,
+        &format!("{dy}::register_custom_value::<super::m::Cust>();"),
+    );
+    assert!(
+        !code.contains("register_custom_value::<super::m::Plain>"),
+        "{code}"
+    );
+    assert_contains(&code, "super::m::tc_plain(),");
 }
 
 #[test]

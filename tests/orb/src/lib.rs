@@ -30,6 +30,30 @@ pub mod idl {
     include!(concat!(env!("OUT_DIR"), "/_include.rs"));
 }
 
+/// The custom marshaling of `idl/custom_any.idl`'s `Tally`: the label
+/// first, then the count, and a format octet to check.
+mod custom_any {
+    use super::idl::custom_any::Tally;
+    use peregrine_cdr::{CdrError, CustomMarshal, Decode, Encode, Reader, Result, Writer};
+
+    impl CustomMarshal for Tally {
+        fn marshal(&self, w: &mut Writer) -> Result<()> {
+            w.write_u8(7);
+            self.label.encode(w)?;
+            w.write_i32(self.count);
+            Ok(())
+        }
+        fn unmarshal(r: &mut Reader<'_>) -> Result<Self> {
+            if r.read_u8()? != 7 {
+                return Err(CdrError::InvalidEnum(0));
+            }
+            let label = String::decode(r)?;
+            let count = r.read_i32()?;
+            Ok(Self { count, label })
+        }
+    }
+}
+
 /// The operations of `idl/abstract.idl`'s valuetypes, run where the value
 /// is (implemented here: the generated types belong to this crate).
 mod abs_values {

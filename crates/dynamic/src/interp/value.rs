@@ -12,14 +12,19 @@
 //! truncatable bases, the formal type with the rest of the state skipped
 //! (truncation). A `ValueBase` slot takes a value of any registered
 //! type. Anything else is `MARSHAL` minor 1 (no value factory).
-//! `custom` valuetypes are `NO_IMPLEMENT` minor 1 both ways: only
-//! application code knows their state.
+//! `custom` valuetypes travel as compiled values
+//! ([`ValueNode::compiled`]), written by their own code and read by the
+//! compiled type registered for their id
+//! ([`crate::custom::register_custom_value`]); without one they are
+//! `NO_IMPLEMENT` minor 1 both ways, as only application code knows
+//! their state.
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use peregrine_cdr::{CdrError, Reader, ValueInfo, ValueStart, Writer};
 
+use crate::custom::custom_reader;
 use crate::error::{minor, mismatch, DynError, Result};
 use crate::interp::{decode_value, encode_value};
 use crate::kind::TcKind;
@@ -115,6 +120,16 @@ pub(crate) fn encode_abstract(v: &DynValue, w: &mut Writer) -> Result<()> {
 /// A node's header and state (or an indirection to it: then neither
 /// the plan nor the state is looked at).
 fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
+    if let Some(obj) = node.object() {
+        // Keyed by the compiled value's address, as its own code keys
+        // it: the same value held twice is written once.
+        return Ok(w.write_value(
+            Arc::as_ptr(obj).cast::<()>(),
+            obj.value_ids(),
+            obj.value_chunked(),
+            |w| obj.write_value_state(w),
+        )?);
+    }
     // The first error of the interpreter, passed through the codec's
     // callbacks (which return codec errors).
     let err = Cell::new(None);
@@ -342,6 +357,13 @@ pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) ->
         ValueStart::New(info) => info,
     };
     let tc = choose_type(formal, &info)?;
+    if matches!(tc.body(), Body::Value(v) if v.modifier == VM_CUSTOM) {
+        let read = tc.id().ok().and_then(custom_reader).ok_or_else(custom)?;
+        let obj = r.without_value_scope(|r| read(r, &info))?;
+        let node = Arc::new(ValueNode::with_object(tc, obj));
+        r.finish_value(&info, node.clone())?;
+        return Ok(DynValue::Value(Some(ValueRef::new(node))));
+    }
     let types = plan(&tc)?.state()?;
     let mut state = Vec::with_capacity(types.len());
     // The node is made once the state is read (see `PendingGuard::finish`).
@@ -420,12 +442,10 @@ fn choose_type(formal: Option<&TypeCode>, info: &ValueInfo<'_>) -> Result<TypeCo
             no_factory("value of a type neither known nor truncatable to the formal type")
         })?
     };
-    if let Body::Value(v) = chosen.body() {
-        match v.modifier {
-            VM_CUSTOM => return Err(custom()),
-            VM_ABSTRACT => return Err(no_factory("value claims an abstract valuetype")),
-            _ => {}
+    match chosen.body() {
+        Body::Value(v) if v.modifier == VM_ABSTRACT => {
+            Err(no_factory("value claims an abstract valuetype"))
         }
+        _ => Ok(chosen),
     }
-    Ok(chosen)
 }

@@ -101,13 +101,20 @@ impl Gen<'_> {
     /// Paths from the generated root of the concrete valuetypes and value
     /// boxes generated (the types a `ValueBase` slot reads) and of their
     /// TypeCode functions.
-    pub(super) fn concrete_values(&self) -> Vec<(String, String)> {
+    pub(super) fn concrete_values(&self) -> Vec<(String, String, bool)> {
         self.generated_values(|_, _| true)
             .into_iter()
             .map(|id| {
                 (
                     self.path(&[], id, ""),
                     Self::rel(&[], &self.mod_path(id), &self.tc_fn(id)),
+                    matches!(
+                        self.def(id).kind,
+                        DefKind::Value {
+                            is_custom: true,
+                            ..
+                        }
+                    ),
                 )
             })
             .collect()

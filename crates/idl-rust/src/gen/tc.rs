@@ -280,10 +280,6 @@ pub fn {f}() -> {dy}::TypeCode {{
     /// TypeCode function and `Any` support of struct, union, enum or
     /// exception `id`, generated as Rust type `name`.
     pub(super) fn tc_items(&mut self, id: DefId, name: &str, cur: &[String]) -> String {
-        if self.holds_custom_value(&Type::Named(id)) {
-            // A TypeCode, but no `Any`: custom state is the application's.
-            return self.tc_function(id, cur);
-        }
         let dy = self.o.dynamic.clone();
         let orb = self.o.orb.clone();
         let f = self.tc_fn(id);
@@ -362,9 +358,6 @@ impl {dy}::FromAny for {name} {{
     /// TypeCode function and `Any` insertion/extraction functions of
     /// typedef `id` (a Rust type alias, which cannot carry trait impls).
     pub(super) fn typedef_items(&mut self, id: DefId, ty: &Type, cur: &[String]) -> String {
-        if self.holds_custom_value(ty) {
-            return self.tc_function(id, cur);
-        }
         let dy = self.o.dynamic.clone();
         let orb = self.o.orb.clone();
         let d = self.def(id);

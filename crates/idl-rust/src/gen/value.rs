@@ -620,7 +620,7 @@ impl {cdr}::ValueType for {name} {{
     /// `FromAny` has no ORB to bind them to (it reports no value), so
     /// extraction takes one, as for an interface's references.
     fn value_from_any_in(&mut self, id: DefId, name: &str, cur: &[String]) -> String {
-        if !self.needs_orb(&Type::Named(id)) || self.holds_custom_value(&Type::Named(id)) {
+        if !self.needs_orb(&Type::Named(id)) {
             return String::new();
         }
         let (cdr, orb, dy) = (&self.o.cdr, &self.o.orb, &self.o.dynamic);

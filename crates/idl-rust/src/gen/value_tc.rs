@@ -12,9 +12,12 @@
 //! A generated value type `T` implements `IdlType`; the dynamic layer's
 //! blanket impls then give `ValueSlot<T>` (and `Arc<T>`) `ToAny`, and
 //! `ValueSlot<T>` `FromAny`, through the compiled `ValueType` code, so a
-//! graph keeps its sharing and cycles through an `Any`. Custom values
-//! get a TypeCode only: their state is known to application code alone,
-//! so an `Any` cannot hold one.
+//! graph keeps its sharing and cycles through an `Any`. A custom value's
+//! state is known to its application code alone, so the interpreter
+//! carries it as the compiled value: the `Any` support of a custom value
+//! (and of every type holding one) first registers the compiled types
+//! of the custom values it may meet with the dynamic layer, which reads
+//! them with that code.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -137,14 +140,6 @@ impl Gen<'_> {
         s
     }
 
-    /// True if `ty` holds a `custom` valuetype anywhere: no `Any` support
-    /// (the interpreter cannot read or write a custom state). A
-    /// `ValueBase` may hold one too, but is refused only when it does (at
-    /// run time, `NO_IMPLEMENT`).
-    pub(super) fn holds_custom_value(&self, ty: &Type) -> bool {
-        self.custom_in(ty, &mut HashSet::new())
-    }
-
     /// True if `ty` holds a `ValueBase` anywhere: putting it into an `Any`
     /// needs the TypeCodes of the values that may fill it registered with
     /// the dynamic layer (`idl_rt::register_value_types`).
@@ -167,40 +162,54 @@ impl Gen<'_> {
         }
     }
 
-    /// The statement that registers the value TypeCodes a `ValueBase`
-    /// inside `ty` may need, before the interpreter reads it into an `Any`.
+    /// The statements that register what the interpreter needs to read
+    /// `ty` into an `Any`: the value TypeCodes a `ValueBase` inside may
+    /// need, and the compiled types of the `custom` valuetypes inside
+    /// (whose state only their own code reads).
     pub(super) fn register_values(&self, ty: &Type, cur: &[String]) -> String {
+        let mut s = String::new();
         if self.holds_value_base(ty) {
-            format!("{}::register_value_types();\n", self.rt(cur))
-        } else {
-            String::new()
+            let _ = writeln!(s, "{}::register_value_types();", self.rt(cur));
         }
+        let mut customs = Vec::new();
+        self.customs_in(ty, &mut HashSet::new(), &mut customs);
+        for id in customs {
+            let _ = writeln!(
+                s,
+                "{}::register_custom_value::<{}>();",
+                self.o.dynamic,
+                self.path(cur, id, "")
+            );
+        }
+        s
     }
 
-    fn custom_in(&self, ty: &Type, seen: &mut HashSet<DefId>) -> bool {
+    /// The `custom` valuetypes `ty` holds anywhere (itself included), in
+    /// the order first met.
+    fn customs_in(&self, ty: &Type, seen: &mut HashSet<DefId>, out: &mut Vec<DefId>) {
         match ty {
-            Type::Sequence(t, _) | Type::Array(t, _) => self.custom_in(t, seen),
+            Type::Sequence(t, _) | Type::Array(t, _) => self.customs_in(t, seen, out),
             Type::Named(id) => {
                 if !seen.insert(*id) {
-                    return false;
+                    return;
                 }
                 if let DefKind::Value {
                     is_custom: true, ..
                 } = self.def(*id).kind
                 {
-                    return true;
+                    out.push(*id);
                 }
-                self.tc_children(*id)
-                    .iter()
-                    .any(|t| self.custom_in(t, seen))
+                for t in self.tc_children(*id) {
+                    self.customs_in(&t, seen, out);
+                }
             }
-            _ => false,
+            _ => {}
         }
     }
 
     /// TypeCode function of valuetype or value box `id` (generated as
-    /// Rust type `name`), and its `IdlType` impl unless it is custom (or
-    /// abstract: a trait, not a type).
+    /// Rust type `name`), and its `IdlType` impl unless it is abstract (a
+    /// trait, not a type).
     pub(super) fn value_tc_items(&self, id: DefId, name: &str, cur: &[String]) -> String {
         let dy = &self.o.dynamic;
         let mut s = self.tc_function(id, cur);
@@ -211,7 +220,7 @@ impl Gen<'_> {
                 ..
             }
         );
-        if concrete && !self.holds_custom_value(&Type::Named(id)) {
+        if concrete {
             let _ = write!(
                 s,
                 "/// `ValueSlot<{name}>` and `Arc<{name}>` go into an `Any` and
