@@ -420,8 +420,8 @@ impl OrbBuilder {
     /// GIOP close (the socket, no message); the next call to that server
     /// opens a new connection, transparently. The ORB looks for idle
     /// connections every `timeout / 2`, so one closes between one and
-    /// one and a half timeouts after its last request, and looking costs
-    /// a call nothing. `-ORBoutConScanPeriod seconds` (omniORB; 0:
+    /// one and a half timeouts after its last request; calls do no work
+    /// for the scan. `-ORBoutConScanPeriod seconds` (omniORB; 0:
     /// never).
     pub fn outgoing_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.config.out_idle_timeout = timeout.filter(|t| !t.is_zero());

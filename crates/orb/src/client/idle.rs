@@ -3,8 +3,8 @@
 //! omniORB's `-ORBoutConScanPeriod`).
 //!
 //! One thread per ORB, started with its first connection, looks at every
-//! cached connection each half timeout. A call pays nothing for it: the
-//! scan tells a connection in use by its request-id counter having moved
+//! cached connection each half timeout. A call does no work for it (a
+//! lock-free oneway reads one more flag, `retiring`): the scan tells a connection in use by its request-id counter having moved
 //! since the last look (or a call waiting on it), reports that to the
 //! connection's GIOP machine, and the machine's idle timer decides. An
 //! idle connection is closed the way a GIOP client closes one, by closing
