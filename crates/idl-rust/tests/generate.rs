@@ -1167,7 +1167,7 @@ fn value_base_is_a_polymorphic_slot_everywhere() {
     assert_contains(&code, &format!("V({slot}),"));
     assert_contains(
         &code,
-        &format!("fn echo(&self, v: &{slot}, io: &mut {slot}) -> Result<({slot}, {slot}), i::EchoError,>;"),
+        &format!("fn echo(&self, v_: &{slot}, io_: &mut {slot}) -> Result<({slot}, {slot}), i::EchoError,>;"),
     );
     // A value's member closes a cycle like any value member.
     assert_contains(
