@@ -194,17 +194,7 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     fn read_long(&mut self) -> Result<u32> {
         let start = self.pos + (self.position().wrapping_neg() & 3);
-        if start + 4 > self.buf.len() {
-            return self.read_u32();
-        }
-        let b = self.buf.slice(start, start + 4);
-        self.pos = start + 4;
-        let l = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
-        Ok(if self.order() == ByteOrder::NATIVE {
-            l
-        } else {
-            l.swap_bytes()
-        })
+        self.read_long_from(start)
     }
 
     /// The long right after one [`Reader::read_long`] read (an
@@ -212,7 +202,13 @@ impl<'a> Reader<'a> {
     /// place without working out the padding.
     #[inline(always)]
     fn read_next_long(&mut self) -> Result<u32> {
-        let start = self.pos;
+        self.read_long_from(self.pos)
+    }
+
+    /// The long at `start` (aligned), read in place when the input holds
+    /// it, through the general path otherwise.
+    #[inline(always)]
+    fn read_long_from(&mut self, start: usize) -> Result<u32> {
         if start + 4 > self.buf.len() {
             return self.read_u32();
         }
