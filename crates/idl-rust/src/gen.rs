@@ -2603,7 +2603,7 @@ impl {orb}::Reference for {name}Ref {{
         let wire = lit_str(&op.wire);
         let (invoke, tail_arg) = match &tail {
             Some((at, plain)) => {
-                let n = snake(&op.params[*at].name);
+                let n = param(&op.params[*at].name);
                 let kind = if *plain { "PlainTail" } else { "PrimTail" };
                 // `in` sequences are `&[T]` in stubs (`in_ty`).
                 ("_with_tail", format!(" &{cdr}::{kind}({n}),"))
