@@ -138,7 +138,7 @@ interface K {
         "kind: ::peregrine::orb::interp::Kind::ValueBase(|r, orb| {\n            if super::idl_rt::VALUES_NEED_ORB {\n                super::idl_rt::bind_values(r, orb);\n            }\n            super::idl_rt::VALUE_BASE.read_value(r).and_then(|v| v.nested(r))",
         "kind: ::peregrine::orb::interp::Kind::Sequence(2, &TY_VALUE_BASE)",
         "kind: ::peregrine::orb::interp::Kind::Sequence(u32::MAX, &TY_VALUE_BASE)",
-        "::peregrine::orb::interp::TInOut(io)",
+        "::peregrine::orb::interp::TInOut(io_)",
     ] {
         assert!(s.contains(needle), "missing {needle:?} in\n{s}");
     }
@@ -178,7 +178,7 @@ interface K {
         "kind: ::peregrine::orb::interp::Kind::Sequence(2, &TY_SHAPE)",
         "impl ::peregrine::orb::interp::SlotValue for dyn Shape",
         "::peregrine::orb::interp::take_abstract(ty, r, &shape::__VALUES)",
-        "::peregrine::orb::interp::TInOut(io)",
+        "::peregrine::orb::interp::TInOut(io_)",
     ] {
         assert!(s.contains(needle), "missing {needle:?} in\n{s}");
     }
