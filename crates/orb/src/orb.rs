@@ -401,6 +401,20 @@ impl OrbBuilder {
         self
     }
 
+    /// Most idle server threads that wait for network events at once
+    /// (default: the CPUs this process may run on, as
+    /// [`std::thread::available_parallelism`] counts them). The other idle
+    /// threads wait on their own until a waiting thread takes an event
+    /// and none is left waiting; then one of them takes its place. More
+    /// waiting threads than CPUs cannot run the events they are woken for
+    /// at once: each would be woken by the kernel for one event and take
+    /// the CPU from whoever was running (on one CPU a busy client is then
+    /// interrupted once a request). `-ORBmaxPollingThreads n`.
+    pub fn max_polling_threads(mut self, n: usize) -> Self {
+        self.config.server.max_pollers = Some(n.max(1));
+        self
+    }
+
     /// Closes server connections that carried no message for `timeout`
     /// (default: never), with a GIOP CloseConnection first, so a client
     /// knows no request was lost and opens a new connection for its next
@@ -483,6 +497,7 @@ impl OrbBuilder {
     /// | `-ORBmaxServerConnections n`, `-ORBmaxConnections n` | [`OrbBuilder::max_connections`] |
     /// | `-ORBmaxServerWriteQueue bytes` | [`OrbBuilder::max_write_queue`] |
     /// | `-ORBmaxDwellingThreads n` | [`OrbBuilder::max_dwelling_threads`] |
+    /// | `-ORBmaxPollingThreads n` | [`OrbBuilder::max_polling_threads`] |
     /// | `-ORBinConScanPeriod seconds` (omniORB; 0: never) | [`OrbBuilder::connection_idle_timeout`] |
     /// | `-ORBoutConScanPeriod seconds` (omniORB; 0: never) | [`OrbBuilder::outgoing_idle_timeout`] |
     /// | `-ORBthreadPerConnectionPolicy 0\|1` (omniORB) | [`OrbBuilder::thread_model`] (1: [`ThreadModel::PerConnection`](crate::ThreadModel::PerConnection)) |
@@ -583,6 +598,7 @@ impl OrbBuilder {
                 | "-orbmaxconnections"
                 | "-orbmaxserverwritequeue"
                 | "-orbmaxdwellingthreads"
+                | "-orbmaxpollingthreads"
                 | "-orbthreadperconnectionpolicy" => match val.parse::<usize>() {
                     Ok(n) => self = self.server_arg(&opt.to_ascii_lowercase(), n),
                     Err(_) => self.args_error = Some(format!("{opt} {val}: expected a number")),
@@ -619,6 +635,7 @@ impl OrbBuilder {
             "-orbmaxserverconnections" | "-orbmaxconnections" => self.max_connections(n),
             "-orbmaxserverwritequeue" => self.max_write_queue(n),
             "-orbmaxdwellingthreads" => self.max_dwelling_threads(n),
+            "-orbmaxpollingthreads" => self.max_polling_threads(n),
             _ => self.thread_model(if n == 0 {
                 crate::server::ThreadModel::LeaderFollowers
             } else {

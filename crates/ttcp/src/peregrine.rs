@@ -209,7 +209,12 @@ pub struct PeregrineOrb;
 /// Starts a Peregrine ttcp server on `bind`; returns the ORB and the
 /// reference of object 0.
 fn start_server(bind: SocketAddr) -> Result<(Orb, ObjectRef), SystemException> {
+    // ORB options to try a server setting on any suite (README).
+    let mut extra: Vec<String> = std::env::var("TTCP_ORB_ARGS")
+        .map(|s| s.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
     let orb = Orb::builder()
+        .args(&mut extra)
         .listen(&bind.ip().to_string(), bind.port())
         .build()?;
     let root = orb.root_poa();

@@ -58,8 +58,36 @@ impl Rendezvous {
 /// 200 ms).
 #[test]
 fn eight_calls_on_one_connection_run_at_once_by_default() {
+    bounded(60, || eight_calls_meet(default_server()));
+}
+
+/// The same with one thread polling at a time (`-ORBmaxPollingThreads 1`):
+/// every other idle thread waits on the bench, and each time the polling
+/// thread takes a request one of them must take its place, or the
+/// second call would never be read.
+#[test]
+fn eight_calls_meet_with_one_polling_thread() {
     bounded(60, || {
-        let server = default_server();
+        let mut args = ["-ORBmaxPollingThreads", "1"].map(String::from).to_vec();
+        let server = Orb::builder()
+            .args(&mut args)
+            .listen("127.0.0.1", 0)
+            .build()
+            .unwrap();
+        server.root_poa().manager().activate().unwrap();
+        eight_calls_meet(server);
+    });
+}
+
+#[test]
+fn a_bad_polling_thread_count_is_bad_param() {
+    let mut args = ["-ORBmaxPollingThreads", "many"].map(String::from).to_vec();
+    let e = Orb::builder().args(&mut args).build().unwrap_err();
+    assert_eq!(e.kind, peregrine_orb::SystemExceptionKind::BadParam);
+}
+
+fn eight_calls_meet(server: Orb) {
+    {
         let client = client();
         let meet = Arc::new(Rendezvous::default());
         let m = meet.clone();
@@ -89,7 +117,7 @@ fn eight_calls_on_one_connection_run_at_once_by_default() {
         assert_eq!(client.client_connections(), 1);
         assert_eq!(server.server_connections(), 1);
         server.shutdown(true);
-    });
+    }
 }
 
 /// The per-connection limit holds: with at most 2 at once, a third call
@@ -308,11 +336,35 @@ fn connections_beyond_the_limit_are_refused() {
 #[test]
 fn nested_calls_deeper_than_the_pool_do_not_deadlock() {
     bounded(60, || {
-        let server = Orb::builder()
-            .listen("127.0.0.1", 0)
-            .thread_pool_size(1)
-            .build()
-            .unwrap();
+        nested_calls(
+            Orb::builder()
+                .listen("127.0.0.1", 0)
+                .thread_pool_size(1)
+                .build()
+                .unwrap(),
+        )
+    });
+}
+
+/// The same with three threads kept and one polling at a time: the two
+/// others wait on the bench, and each level's call back must promote one
+/// of them (then start more) for the next level to be read.
+#[test]
+fn nested_calls_promote_benched_threads() {
+    bounded(60, || {
+        nested_calls(
+            Orb::builder()
+                .listen("127.0.0.1", 0)
+                .thread_pool_size(3)
+                .max_polling_threads(1)
+                .build()
+                .unwrap(),
+        )
+    });
+}
+
+fn nested_calls(server: Orb) {
+    {
         server.root_poa().manager().activate().unwrap();
         let client = client();
         let me: Arc<OnceLock<ProbeRef>> = Arc::new(OnceLock::new());
@@ -333,7 +385,7 @@ fn nested_calls_deeper_than_the_pool_do_not_deadlock() {
         me.set(p.clone()).ok().unwrap();
         assert_eq!(p.hook("").unwrap(), "1>2>3>4>5>6");
         server.shutdown(true);
-    });
+    }
 }
 
 /// Shutdown while clients keep calling and one upcall runs long: it

@@ -1,10 +1,12 @@
 //! The server's threads: a leader/followers pool over one epoll instance.
 //!
-//! Every idle thread waits in `epoll_wait` on the same instance; the
-//! kernel hands each one-shot event to one of them (the leader of the
-//! moment), so there is no separate follower to wake per request. The
-//! only thread waiting takes a batch of events instead and queues all
-//! but the first for the busy threads ([`Pool::take_events`]). The
+//! Idle threads wait in `epoll_wait` on the same instance, at most one
+//! per CPU (the others wait on a bench and one is promoted when none is
+//! left polling: see `pollers`); the kernel hands each one-shot event to
+//! one of them (the leader of the moment), so there is no separate
+//! follower to wake per request. The only thread polling takes a batch
+//! of events instead and queues all but the first for the busy threads
+//! ([`Pool::take_events`]). The
 //! thread that reads a complete request gives the connection's read turn
 //! back first (re-arms it, or queues the connection if more requests are
 //! already buffered) and then runs the upcall inline: no thread hop on
@@ -41,6 +43,7 @@ use super::connection::{Conn, NoRead};
 use super::dispatch::{ConnCtx, Next};
 use super::machine;
 use super::poller::{Events, Kind, Poller, Token};
+use super::pollers::{Pollers, Seat};
 use super::TICK;
 use crate::client::lock;
 use crate::orb::{Orb, OrbInner};
@@ -108,6 +111,8 @@ pub(super) struct Pool {
     pub(super) stopping: AtomicBool,
     /// Every thread ends.
     pub(super) done: AtomicBool,
+    /// Which idle threads wait on the poller (see `pollers`).
+    pollers: Pollers,
 }
 
 /// Most events one `epoll_wait` takes (see [`Pool::take_events`]).
@@ -148,7 +153,18 @@ impl Pool {
             last_idle_scan: AtomicU64::new(crate::coarse_clock::now_ns()),
             stopping: AtomicBool::new(false),
             done: AtomicBool::new(false),
+            pollers: Pollers::new(opts.max_pollers()),
         }
+    }
+
+    /// The pool stops: every thread must see it, benched ones too.
+    pub(super) fn stop(&self, done: bool) {
+        if done {
+            self.done.store(true, Ordering::Release);
+        } else {
+            self.stopping.store(true, Ordering::Release);
+        }
+        self.pollers.wake_all();
     }
 
     /// Threads kept when idle.
@@ -396,11 +412,13 @@ impl Pool {
     }
 
     /// How many events a thread about to wait may take: one while other
-    /// threads wait too (each gets its own event from the kernel, with
+    /// threads poll too (each gets its own event from the kernel, with
     /// no hand-off), a batch when it is the only one (the rest queue for
     /// the busy threads, and one system call serves several requests).
+    /// On one CPU only one thread polls (see `pollers`), so it always
+    /// takes a batch.
     fn batch(&self) -> usize {
-        if self.idle.load(Ordering::SeqCst) > 1 {
+        if self.pollers.polling() > 1 {
             1
         } else {
             BATCH
@@ -612,9 +630,19 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                     // (`None` unless idle connections are closed.)
                     pool.idle_scan
                 };
+                let stopping =
+                    || pool.stopping.load(Ordering::Acquire) || pool.done.load(Ordering::Acquire);
+                // On the bench only a thread that may retire needs to
+                // wake (the sweeps and scans are the polling threads').
+                let benched = (pool.total.load(Ordering::Relaxed) > pool.core).then_some(IDLE_POLL);
+                if pool.pollers.begin(benched, stopping) == Seat::TimedOut {
+                    pool.idle.fetch_sub(1, Ordering::SeqCst);
+                    continue;
+                }
                 let batch = pool.batch();
                 let events = w.events.with_room(batch);
                 let got = pool.poller.wait(events, timeout);
+                pool.pollers.end();
                 pool.idle.fetch_sub(1, Ordering::SeqCst);
                 pool.sweep_if_due();
                 let Some(_) = got else {

@@ -24,6 +24,7 @@ mod machine;
 mod options;
 mod outbound;
 mod poller;
+mod pollers;
 
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsRawFd;
@@ -209,7 +210,7 @@ impl Server {
                 c.send_close();
             }
             if let Some(p) = &pool {
-                p.stopping.store(true, Ordering::Release);
+                p.stop(false);
                 p.poller.wake();
             }
             self.housekeeping();
@@ -253,7 +254,7 @@ impl Server {
         }
         if self.connections() == 0 {
             if let Some(p) = self.pool() {
-                p.done.store(true, Ordering::Release);
+                p.stop(true);
                 p.poller.wake();
             }
         }
@@ -282,7 +283,7 @@ impl Drop for Server {
     /// The ORB is gone (possibly without `shutdown`): its threads end.
     fn drop(&mut self) {
         if let Some(p) = self.pool.get() {
-            p.done.store(true, Ordering::Release);
+            p.stop(true);
             p.poller.wake();
         }
     }

@@ -56,6 +56,8 @@ pub(crate) struct ServerOptions {
     /// Most threads dwelling on a connection; `None`: as many as the
     /// threads kept.
     pub(crate) max_dwellers: Option<usize>,
+    /// Most idle threads in `epoll_wait` at once; `None`: the CPUs.
+    pub(crate) max_pollers: Option<usize>,
     /// How long a connection may carry nothing before the server closes
     /// it (CloseConnection first); `None`: never.
     pub(crate) conn_idle_timeout: Option<Duration>,
@@ -72,6 +74,7 @@ impl Default for ServerOptions {
             max_write_queue: DEFAULT_MAX_WRITE_QUEUE,
             idle_timeout: Duration::from_secs(2),
             max_dwellers: None,
+            max_pollers: None,
             conn_idle_timeout: None,
         }
     }
@@ -103,6 +106,13 @@ impl ServerOptions {
         self.max_dwellers
             .unwrap_or_else(|| self.core_threads())
             .min(self.max_threads() - 1)
+    }
+
+    /// Most idle threads waiting for events at once (at least 1).
+    pub(crate) fn max_pollers(&self) -> usize {
+        self.max_pollers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .max(1)
     }
 
     /// How often idle connections are looked for (half the idle timeout,
