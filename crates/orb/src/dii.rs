@@ -46,6 +46,7 @@ use std::ops::{Index, IndexMut};
 use peregrine_cdr::{CdrError, Reader, Writer};
 use peregrine_dynamic::{decode_value, encode_value, Any, DynError, DynValue, TcKind, TypeCode};
 
+use crate::context::Context;
 use crate::error::raise;
 use crate::runtime::{Cause, Phase};
 use crate::runtime::{
@@ -334,9 +335,9 @@ pub struct Request {
     args: NVList,
     result: Any,
     exceptions: Vec<TypeCode>,
-    /// `Some` when the operation has an IDL context clause: name/value
-    /// pairs sent as one `sequence<string>` after the arguments.
-    contexts: Option<Vec<(String, String)>>,
+    /// `Some` when the operation has an IDL context clause: the
+    /// properties sent as one `sequence<string>` after the arguments.
+    contexts: Option<Context>,
     exception: Option<RequestError>,
     state: State,
     /// Reply values decoded before being moved into place (the return
@@ -471,17 +472,37 @@ impl Request {
     /// (`name1, value1, name2, value2, ...`), as CORBA 3 §15.4.2 (GIOP
     /// request body) says. An operation declared with a `context` clause
     /// always carries the sequence, so an empty iterator still sends an
-    /// empty one.
+    /// empty one. A name given twice is sent once, with its last value.
     pub fn contexts<N: Into<String>, V: Into<String>>(
         &mut self,
         pairs: impl IntoIterator<Item = (N, V)>,
     ) -> &mut Self {
-        self.contexts = Some(
-            pairs
-                .into_iter()
-                .map(|(n, v)| (n.into(), v.into()))
-                .collect(),
-        );
+        let mut ctx = Context::new();
+        for (n, v) in pairs {
+            ctx.set(n, v);
+        }
+        self.contexts = Some(ctx);
+        self
+    }
+
+    /// Gives the request the properties of `ctx` that the operation's
+    /// `context` clause selects (`clause`: its strings, each a property
+    /// name or, ending in `*`, a prefix), as a generated stub sends them
+    /// (`CORBA::Request::ctx` with the operation's context list).
+    ///
+    /// ```
+    /// # use peregrine_orb::{Context, Orb};
+    /// # let orb = Orb::builder().build()?;
+    /// # let obj = orb.string_to_object("corbaloc::127.0.0.1:1/x")?;
+    /// let ctx = Context::new().with("LANG", "en").with("X_A", "1").with("Y", "2");
+    /// let mut req = obj.request("greet");
+    /// req.context(&ctx, &["LANG", "X_*"]);
+    /// let sent: Vec<_> = req.context_values().unwrap().iter().collect();
+    /// assert_eq!(sent, [("LANG", "en"), ("X_A", "1")]);
+    /// # Ok::<(), peregrine_orb::SystemException>(())
+    /// ```
+    pub fn context(&mut self, ctx: &Context, clause: &[&str]) -> &mut Self {
+        self.contexts = Some(ctx.matching(clause).collect());
         self
     }
 
@@ -491,9 +512,9 @@ impl Request {
         self
     }
 
-    /// The context clause's name/value pairs, if the request has one.
-    pub fn context_values(&self) -> Option<&[(String, String)]> {
-        self.contexts.as_deref()
+    /// The properties the request's context clause sends, if it has one.
+    pub fn context_values(&self) -> Option<&Context> {
+        self.contexts.as_ref()
     }
 
     /// The value returned by the last completed twoway invocation
@@ -528,7 +549,7 @@ impl Request {
         } = self;
         let res = target.invoke(
             operation,
-            |w| encode_request(args, contexts.as_deref(), w, &enc_err),
+            |w| encode_request(args, contexts.as_ref(), w, &enc_err),
             |r| decode_reply(&result.tc, args, scratch, r, &dec_err),
             |id, r| decode_user_exception(exceptions, id, r, &dec_err),
         );
@@ -542,7 +563,7 @@ impl Request {
         self.state = State::Synchronous;
         let enc_err = Cell::new(None);
         let res = self.target.invoke_oneway(&self.operation, |w| {
-            encode_request(&self.args, self.contexts.as_deref(), w, &enc_err)
+            encode_request(&self.args, self.contexts.as_ref(), w, &enc_err)
         });
         let res = res.map_err(RequestError::System);
         self.finish(res, enc_err.into_inner(), None)
@@ -556,7 +577,7 @@ impl Request {
         self.start()?;
         let enc_err = Cell::new(None);
         let res = self.target.send_deferred(&self.operation, |w| {
-            encode_request(&self.args, self.contexts.as_deref(), w, &enc_err)
+            encode_request(&self.args, self.contexts.as_ref(), w, &enc_err)
         });
         match res {
             Ok(call) => {
@@ -733,20 +754,16 @@ impl Request {
 /// The request body: `in`/`inout` values, then the context clause.
 fn encode_request(
     args: &NVList,
-    contexts: Option<&[(String, String)]>,
+    contexts: Option<&Context>,
     w: &mut Writer,
     err: &Cell<Option<DynError>>,
 ) -> peregrine_cdr::Result<()> {
-    let res = args.encode(ArgFlags::is_sent, w).and_then(|()| {
-        if let Some(ctx) = contexts {
-            w.write_len(ctx.len() * 2)?;
-            for (n, v) in ctx {
-                w.write_string(n)?;
-                w.write_string(v)?;
-            }
-        }
-        Ok(())
-    });
+    let res = args
+        .encode(ArgFlags::is_sent, w)
+        .and_then(|()| match contexts {
+            Some(ctx) => ctx.encode(w).map_err(DynError::Cdr),
+            None => Ok(()),
+        });
     res.map_err(|e| keep(err, e))
 }
 

@@ -52,6 +52,7 @@ use std::sync::{Mutex, OnceLock};
 use peregrine_cdr::Reader;
 use peregrine_dynamic::{encode_value, Any, DynError, TcKind};
 
+use crate::context::Context;
 use crate::dii::{minor, ArgFlags, NVList};
 use crate::error::raise;
 use crate::orb::Orb;
@@ -258,11 +259,13 @@ impl<'r> DynServerRequest<'r> {
     }
 
     /// Reads the IDL context clause that follows the arguments (for an
-    /// operation declared with `context(...)`): name/value pairs.
+    /// operation declared with `context(...)`): the properties the caller
+    /// sent (`CORBA::ServerRequest::ctx`).
     /// `BAD_INV_ORDER` minor 8 before [`DynServerRequest::arguments`],
     /// when called twice, or after the result or exception was set;
-    /// `MARSHAL` for a malformed or odd-length sequence.
-    pub fn ctx(&mut self) -> Result<Vec<(String, String)>, SystemException> {
+    /// `MARSHAL` for a malformed sequence, with minor
+    /// `MARSHAL_INVALID_CONTEXT` for an odd number of strings.
+    pub fn ctx(&mut self) -> Result<Context, SystemException> {
         if self.params.is_none()
             || self.ctx_read
             || self.result.is_some()
@@ -274,21 +277,13 @@ impl<'r> DynServerRequest<'r> {
             ));
         }
         self.ctx_read = true;
-        let read = |r: &mut Reader<'_>| -> peregrine_cdr::Result<Vec<(String, String)>> {
-            // Each string takes at least 5 octets (length and NUL).
-            let n = r.read_len(5)?;
-            if n % 2 != 0 {
-                return Err(peregrine_cdr::CdrError::BadEncapsulation);
-            }
-            let mut out = Vec::with_capacity(n / 2);
-            for _ in 0..n / 2 {
-                let name = r.read_string()?;
-                let value = r.read_string()?;
-                out.push((name, value));
-            }
-            Ok(out)
-        };
-        read(&mut self.args).map_err(|e| self.dyn_error(&DynError::Cdr(e), "context clause"))
+        Context::decode(&mut self.args).map_err(|e| {
+            e.with_cause(
+                Cause::new(Phase::Dispatch)
+                    .with_operation(self.operation)
+                    .with_detail("decoding the context clause"),
+            )
+        })
     }
 
     /// Sets the return value (`CORBA::ServerRequest::set_result`).

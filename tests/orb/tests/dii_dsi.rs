@@ -349,8 +349,8 @@ impl DynamicImplementation for DynShapes {
                 req.arguments(NVList::new())?;
                 let ctx = req.ctx()?;
                 let flat: Vec<DynValue> = ctx
-                    .into_iter()
-                    .flat_map(|(n, v)| [DynValue::String(n), DynValue::String(v)])
+                    .iter()
+                    .flat_map(|(n, v)| [DynValue::String(n.into()), DynValue::String(v.into())])
                     .collect();
                 req.set_result(Any::new(
                     TypeCode::sequence_tc(0, TypeCode::string_tc(0)),
@@ -797,6 +797,20 @@ fn context_clause_reaches_the_dsi_servant() {
         assert_eq!(
             strs(&req.return_value().value),
             ["user", "ann", "lang", "rust"]
+        );
+        // From a `Context`, only what the clause selects, in the
+        // context's order.
+        let ctx = peregrine_orb::Context::new()
+            .with("lang", "rust")
+            .with("user", "ann")
+            .with("X_1", "a")
+            .with("X", "b")
+            .with("X_2", "c");
+        req.context(&ctx, &["user", "X_*", "lang"]);
+        req.invoke().unwrap();
+        assert_eq!(
+            strs(&req.return_value().value),
+            ["lang", "rust", "user", "ann", "X_1", "a", "X_2", "c"]
         );
         // An empty clause is still a (empty) sequence.
         req.contexts(Vec::<(String, String)>::new());
