@@ -11,7 +11,7 @@ use peregrine_idl::{
 };
 
 use crate::demux::demux_body;
-use crate::names::{bare, camel, param, screaming, snake};
+use crate::names::{bare, camel, out_locals, param, screaming, snake};
 use crate::plain::{self, PType, PlainInfo};
 
 mod abstracts;
@@ -2631,22 +2631,23 @@ impl {orb}::Reference for {name}Ref {{
         if op.result != Type::Basic(BasicType::Void) {
             outs.push("ret".to_string());
         }
-        for p in &op.params {
-            let n = param(&p.name);
-            match p.dir {
-                ParamDir::In => {}
-                ParamDir::InOut | ParamDir::Out => {
-                    needs_orb |= self.needs_orb(&p.ty);
-                    decs.push(self.dec(&p.ty, cur).expr());
-                    let v = format!("{}_out", bare(&n).trim_end_matches('_'));
-                    if p.dir == ParamDir::InOut {
-                        let _ = writeln!(assigns, "*{n} = {v};");
-                    } else {
-                        outs.push(v.clone());
-                    }
-                    names.push(v);
-                }
+        let locals = out_locals(
+            &op.params
+                .iter()
+                .map(|p| (param(&p.name), p.dir != ParamDir::In))
+                .collect::<Vec<_>>(),
+        );
+        // `inout` and `out` parameters, each with its local.
+        for (p, v) in op.params.iter().zip(locals) {
+            let Some(v) = v else { continue };
+            needs_orb |= self.needs_orb(&p.ty);
+            decs.push(self.dec(&p.ty, cur).expr());
+            if p.dir == ParamDir::InOut {
+                let _ = writeln!(assigns, "*{} = {v};", param(&p.name));
+            } else {
+                outs.push(v.clone());
             }
+            names.push(v);
         }
         let mut exc_needs_orb = false;
         let exc = if op.raises.is_empty() {

@@ -45,7 +45,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{BasicType, DefId, ParamDir, Type};
 
 use super::{lit_str, tuple, Gen, OpInfo};
-use crate::names::{bare, camel, param, screaming, snake};
+use crate::names::{bare, camel, out_locals, param, screaming, snake};
 
 /// How an interface's stubs and skeletons marshal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -459,7 +459,13 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             args.push("&mut ret".to_string());
             outs.push("ret.value()".to_string());
         }
-        for p in &op.params {
+        let locals = out_locals(
+            &op.params
+                .iter()
+                .map(|p| (param(&p.name), p.dir == ParamDir::Out))
+                .collect::<Vec<_>>(),
+        );
+        for (p, local) in op.params.iter().zip(locals) {
             let n = param(&p.name);
             let t = if self.typed(&p.ty) { "T" } else { "" };
             match p.dir {
@@ -476,7 +482,8 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 }
                 ParamDir::InOut => args.push(format!("&mut {ip}::{t}InOut({n})")),
                 ParamDir::Out => {
-                    let v = format!("{}_out", bare(&n).trim_end_matches('_'));
+                    // `out_locals` names every `out` parameter's local.
+                    let v = local.unwrap_or_default();
                     let _ = writeln!(slots, "let mut {v} = {ip}::{t}Out::new();");
                     args.push(format!("&mut {v}"));
                     outs.push(format!("{v}.value()"));
