@@ -79,6 +79,22 @@ pub fn param(name: &str) -> String {
     }
 }
 
+/// The Rust names of an operation's parameters, in order: [`param`] of
+/// each IDL name, with `_` appended while that is the name of an earlier
+/// parameter (IDL `fooBar` and `foo_bar`, or `w` and `w_`, are distinct
+/// names that map to one Rust name).
+pub fn params<'a>(idl: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in idl {
+        let mut n = param(name);
+        while out.iter().any(|o| bare(o) == bare(&n)) {
+            n = format!("{}_", bare(&n));
+        }
+        out.push(n);
+    }
+    out
+}
+
 /// The locals a stub binds the values of `out` and `inout` parameters
 /// to: for each of `params` (Rust parameter names, from [`param`], each
 /// with whether it needs a local), `x_out` for parameter `x`, with `_`
@@ -173,6 +189,14 @@ mod tests {
         assert_eq!(snake("utf8String"), "utf8_string");
         assert_eq!(screaming("maxLen"), "MAX_LEN");
         assert_eq!(screaming("MAX_LEN"), "MAX_LEN");
+    }
+
+    #[test]
+    fn params_are_unique() {
+        assert_eq!(
+            params(["fooBar", "foo_bar", "w", "w_", "type", "type_", "x"]),
+            ["foo_bar", "foo_bar_", "w_", "w__", "r#type", "type_", "x"]
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{BasicType, DefId, DefKind, ParamDir, Type};
 
 use super::{lit_str, Dec, Gen, ALLOWS};
-use crate::names::{bare, camel, param, snake};
+use crate::names::{bare, camel, snake};
 
 impl Gen<'_> {
     /// The abstract interface `ty` is (through typedefs), if any.
@@ -464,9 +464,10 @@ pub fn as_operations(v: {cdr}::AnyValue) -> Option<std::sync::Arc<{target}>> {{
                 let args: Vec<String> = op
                     .params
                     .iter()
-                    .filter(|p| p.dir != ParamDir::Out)
-                    .map(|p| param(&p.name))
-                    .chain(op.context_param().map(String::from))
+                    .zip(op.rust_params())
+                    .filter(|(p, _)| p.dir != ParamDir::Out)
+                    .map(|(_, n)| n)
+                    .chain(op.context_param())
                     .collect();
                 let args = args.join(", ");
                 let vargs = if args.is_empty() {

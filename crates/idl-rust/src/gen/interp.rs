@@ -45,7 +45,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{BasicType, DefId, ParamDir, Type};
 
 use super::{lit_str, tuple, Gen, OpInfo};
-use crate::names::{bare, camel, out_locals, param, screaming, snake};
+use crate::names::{bare, camel, out_locals, screaming, snake};
 
 /// How an interface's stubs and skeletons marshal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -459,14 +459,15 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             args.push("&mut ret".to_string());
             outs.push("ret.value()".to_string());
         }
+        let rust = op.rust_params();
         let locals = out_locals(
             &op.params
                 .iter()
-                .map(|p| (param(&p.name), p.dir == ParamDir::Out))
+                .zip(&rust)
+                .map(|(p, n)| (n.clone(), p.dir == ParamDir::Out))
                 .collect::<Vec<_>>(),
         );
-        for (p, local) in op.params.iter().zip(locals) {
-            let n = param(&p.name);
+        for ((p, n), local) in op.params.iter().zip(&rust).zip(locals) {
             let t = if self.typed(&p.ty) { "T" } else { "" };
             match p.dir {
                 ParamDir::In => {
@@ -524,12 +525,12 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
         let mut slots = String::new();
         let mut refs = Vec::new();
         let mut args = Vec::new();
-        for p in &op.params {
+        let rust = op.rust_params();
+        for (p, n) in op.params.iter().zip(&rust) {
             if p.dir == ParamDir::Out {
                 continue;
             }
-            let n = bare(&param(&p.name)).to_string();
-            let v = format!("a_{n}");
+            let v = format!("a_{}", bare(n));
             let resolved = self.resolve_owned(&p.ty);
             let t = if self.typed(&p.ty) { "TVal" } else { "Val" };
             let slot_ty = match (&resolved, p.dir) {
@@ -607,8 +608,8 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 let _ = writeln!(hold, "let ret = {ip}::Val::new(ret);");
             }
         }
-        for p in &op.params {
-            let n = bare(&param(&p.name)).to_string();
+        for (p, n) in op.params.iter().zip(&rust) {
+            let n = bare(n);
             let typed = self.typed(&p.ty);
             match p.dir {
                 ParamDir::InOut if typed => vals.push(format!("&a_{n}")),

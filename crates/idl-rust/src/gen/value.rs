@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{DefId, DefKind, Param, Span, Type};
 
 use super::{doc_attrs, lit_str, Gen};
-use crate::names::{camel, param, snake};
+use crate::names::{self, camel, snake};
 
 /// One state member, flattened from the base chain.
 struct State {
@@ -563,9 +563,10 @@ impl Gen<'_> {
             };
             let params: Vec<Param> = params.clone();
             let mut sig = format!("fn {}(&self", snake(&m.name));
-            for p in &params {
+            let rust = names::params(params.iter().map(|p| p.name.as_str()));
+            for (p, n) in params.iter().zip(rust) {
                 let t = self.in_ty(&p.ty, cur);
-                let _ = write!(sig, ", {}: {t}", param(&p.name));
+                let _ = write!(sig, ", {n}: {t}");
             }
             body.push_str(&doc_attrs(
                 m.doc.as_deref(),
