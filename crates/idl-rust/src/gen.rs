@@ -11,7 +11,7 @@ use peregrine_idl::{
 };
 
 use crate::demux::demux_body;
-use crate::names::{bare, camel, param, screaming, snake};
+use crate::names::{self, bare, camel, out_locals, screaming, snake};
 use crate::plain::{self, PType, PlainInfo};
 
 mod abstracts;
@@ -155,17 +155,25 @@ struct OpInfo {
 }
 
 impl OpInfo {
+    /// The Rust names of its parameters, in order, distinct from each
+    /// other (see [`crate::names::params`]).
+    fn rust_params(&self) -> Vec<String> {
+        names::params(self.params.iter().map(|p| p.name.as_str()))
+    }
+
     /// The name of the stub's and servant's `Context` parameter, when the
-    /// operation has a `context` clause: `context`, or `context_` if a
-    /// parameter already has that name.
-    fn context_param(&self) -> Option<&'static str> {
+    /// operation has a `context` clause: `context`, with `_` appended
+    /// while a parameter already has that name.
+    fn context_param(&self) -> Option<String> {
         if self.contexts.is_empty() {
-            None
-        } else if self.params.iter().any(|p| param(&p.name) == "context") {
-            Some("context_")
-        } else {
-            Some("context")
+            return None;
         }
+        let taken = self.rust_params();
+        let mut c = "context".to_string();
+        while taken.iter().any(|n| bare(n) == c) {
+            c.push('_');
+        }
+        Some(c)
     }
 }
 
@@ -2202,13 +2210,13 @@ impl std::error::Error for {ename} {{
 
     fn sig(&mut self, op: &OpInfo, cur: &[String]) -> String {
         let mut s = format!("fn {}(&self", op.method);
-        for p in &op.params {
+        for (p, n) in op.params.iter().zip(op.rust_params()) {
             let t = match p.dir {
                 ParamDir::In => self.in_ty(&p.ty, cur),
                 ParamDir::InOut => format!("&mut {}", self.rty(&p.ty, cur)),
                 ParamDir::Out => continue,
             };
-            let _ = write!(s, ", {}: {t}", param(&p.name));
+            let _ = write!(s, ", {n}: {t}");
         }
         if let Some(c) = op.context_param() {
             let _ = write!(s, ", {c}: &{}::Context", self.o.orb);
@@ -2566,8 +2574,8 @@ impl {orb}::Reference for {name}Ref {{
         // it is sent from the caller's memory (`ObjectRef::invoke_with_tail`).
         let tail = self.stub_tail(op);
         let mut enc = String::new();
-        for (i, p) in op.params.iter().enumerate() {
-            let n = param(&p.name);
+        let rust = op.rust_params();
+        for (i, (p, n)) in op.params.iter().zip(&rust).enumerate() {
             if tail.as_ref().is_some_and(|(at, _)| *at == i) {
                 continue;
             }
@@ -2583,7 +2591,7 @@ impl {orb}::Reference for {name}Ref {{
                     } else if self.by_value(&p.ty) {
                         enc.push_str(&self.enc(&p.ty, &format!("&{n}"), cur));
                     } else {
-                        enc.push_str(&self.enc(&p.ty, &n, cur));
+                        enc.push_str(&self.enc(&p.ty, n, cur));
                     }
                 }
                 ParamDir::InOut => enc.push_str(&self.enc(&p.ty, &format!("&*{n}"), cur)),
@@ -2603,7 +2611,7 @@ impl {orb}::Reference for {name}Ref {{
         let wire = lit_str(&op.wire);
         let (invoke, tail_arg) = match &tail {
             Some((at, plain)) => {
-                let n = param(&op.params[*at].name);
+                let n = &rust[*at];
                 let kind = if *plain { "PlainTail" } else { "PrimTail" };
                 // `in` sequences are `&[T]` in stubs (`in_ty`).
                 ("_with_tail", format!(" &{cdr}::{kind}({n}),"))
@@ -2631,22 +2639,24 @@ impl {orb}::Reference for {name}Ref {{
         if op.result != Type::Basic(BasicType::Void) {
             outs.push("ret".to_string());
         }
-        for p in &op.params {
-            let n = param(&p.name);
-            match p.dir {
-                ParamDir::In => {}
-                ParamDir::InOut | ParamDir::Out => {
-                    needs_orb |= self.needs_orb(&p.ty);
-                    decs.push(self.dec(&p.ty, cur).expr());
-                    let v = format!("{}_out", bare(&n).trim_end_matches('_'));
-                    if p.dir == ParamDir::InOut {
-                        let _ = writeln!(assigns, "*{n} = {v};");
-                    } else {
-                        outs.push(v.clone());
-                    }
-                    names.push(v);
-                }
+        let locals = out_locals(
+            &op.params
+                .iter()
+                .zip(&rust)
+                .map(|(p, n)| (n.clone(), p.dir != ParamDir::In))
+                .collect::<Vec<_>>(),
+        );
+        // `inout` and `out` parameters, each with its local.
+        for ((p, n), v) in op.params.iter().zip(&rust).zip(locals) {
+            let Some(v) = v else { continue };
+            needs_orb |= self.needs_orb(&p.ty);
+            decs.push(self.dec(&p.ty, cur).expr());
+            if p.dir == ParamDir::InOut {
+                let _ = writeln!(assigns, "*{n} = {v};");
+            } else {
+                outs.push(v.clone());
             }
+            names.push(v);
         }
         let mut exc_needs_orb = false;
         let exc = if op.raises.is_empty() {
@@ -2729,12 +2739,12 @@ impl {orb}::Reference for {name}Ref {{
         let mut decs = String::new();
         let mut args = Vec::new();
         let mut needs_orb = false;
-        for p in &op.params {
+        let rust = op.rust_params();
+        for (p, n) in op.params.iter().zip(&rust) {
             if p.dir == ParamDir::Out {
                 continue;
             }
-            let n = bare(&param(&p.name)).to_string();
-            let v = format!("a_{n}");
+            let v = format!("a_{}", bare(n));
             needs_orb |= self.needs_orb(&p.ty);
             if p.dir == ParamDir::InOut {
                 let d = self.dec(&p.ty, cur).expr();
@@ -2857,8 +2867,8 @@ impl {orb}::Reference for {name}Ref {{
             pat.push("ret".to_string());
             enc.push_str(&self.enc(&op.result, "&ret", cur));
         }
-        for p in &op.params {
-            let n = bare(&param(&p.name)).to_string();
+        for (p, n) in op.params.iter().zip(&rust) {
+            let n = bare(n);
             match p.dir {
                 ParamDir::InOut => enc.push_str(&self.enc(&p.ty, &format!("&a_{n}"), cur)),
                 ParamDir::Out => {

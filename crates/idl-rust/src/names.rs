@@ -79,6 +79,44 @@ pub fn param(name: &str) -> String {
     }
 }
 
+/// The Rust names of an operation's parameters, in order: [`param`] of
+/// each IDL name, with `_` appended while that is the name of an earlier
+/// parameter (IDL `fooBar` and `foo_bar`, or `w` and `w_`, are distinct
+/// names that map to one Rust name).
+pub fn params<'a>(idl: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in idl {
+        let mut n = param(name);
+        while out.iter().any(|o| bare(o) == bare(&n)) {
+            n = format!("{}_", bare(&n));
+        }
+        out.push(n);
+    }
+    out
+}
+
+/// The locals a stub binds the values of `out` and `inout` parameters
+/// to: for each of `params` (Rust parameter names, from [`param`], each
+/// with whether it needs a local), `x_out` for parameter `x`, with `_`
+/// appended while that is a parameter's name (`in long x_out` beside
+/// `out long x`), another such local or a name the bodies use.
+pub fn out_locals(params: &[(String, bool)]) -> Vec<Option<String>> {
+    let mut taken: Vec<String> = params.iter().map(|(n, _)| bare(n).to_string()).collect();
+    params
+        .iter()
+        .map(|(n, wants)| {
+            wants.then(|| {
+                let mut v = format!("{}_out", bare(n).trim_end_matches('_'));
+                while taken.contains(&v) || GENERATED_LOCALS.contains(&v.as_str()) {
+                    v.push('_');
+                }
+                taken.push(v.clone());
+                v
+            })
+        })
+        .collect()
+}
+
 /// The names generated operation bodies use for themselves.
 const GENERATED_LOCALS: &[&str] = &[
     "w", "r", "v", "e", "orb", "orb_ctx", "req", "servant", "ret", "io", "ctx", "id", "body",
@@ -151,5 +189,40 @@ mod tests {
         assert_eq!(snake("utf8String"), "utf8_string");
         assert_eq!(screaming("maxLen"), "MAX_LEN");
         assert_eq!(screaming("MAX_LEN"), "MAX_LEN");
+    }
+
+    #[test]
+    fn params_are_unique() {
+        assert_eq!(
+            params(["fooBar", "foo_bar", "w", "w_", "type", "type_", "x"]),
+            ["foo_bar", "foo_bar_", "w_", "w__", "r#type", "type_", "x"]
+        );
+    }
+
+    #[test]
+    fn out_locals_avoid_every_parameter() {
+        let p = |v: &[(&str, bool)]| -> Vec<(String, bool)> {
+            v.iter().map(|(n, o)| (n.to_string(), *o)).collect()
+        };
+        // `out x` beside `in x_out`, and beside `inout x_out` (whose own
+        // local is `x_out_out`): no local is a parameter or another local.
+        assert_eq!(
+            out_locals(&p(&[("x", true), ("x_out", false)])),
+            [Some("x_out_".to_string()), None]
+        );
+        assert_eq!(
+            out_locals(&p(&[("x", true), ("x_out", true), ("x_out_out", false)])),
+            [
+                Some("x_out_".to_string()),
+                Some("x_out_out_".to_string()),
+                None
+            ]
+        );
+        // A renamed parameter (`w` is `w_`) keeps the plain form.
+        assert_eq!(out_locals(&p(&[("w_", true)])), [Some("w_out".to_string())]);
+        assert_eq!(
+            out_locals(&p(&[("r#type", true)])),
+            [Some("type_out".to_string())]
+        );
     }
 }

@@ -476,7 +476,7 @@ fn slots_in_plain_members_are_walked_to_close_cycles() {
   valuetype Node;
   struct Edge { long weight; Node target; };
   typedef sequence<Edge> Edges;
-  valuetype Node { public string name; public Edges edges; };
+  valuetype Node { public string name; public M::Edges edges; };
   union Pick switch (long) { case 1: Node n; case 2: case 3: Edges es; default: long x; };
   typedef Node Grid[2][3];
   valuetype EdgeBox Edge;
@@ -820,7 +820,7 @@ fn local_interfaces_are_traits_used_through_arcs() {
   typedef sequence<L> LSeq;
   local interface L { LSeq all(); };
   exception HoldsL { L m; };
-  union U switch (short) { case 1: L l; case 2: Inner i; default: long n; };
+  union U switch (short) { case 1: M::L l; case 2: Inner i; default: long n; };
   union Plain switch (short) { case 1: long n; };
   local interface J { void f(in U x) raises (HoldsL); };
 };
@@ -1061,7 +1061,7 @@ fn poa_natives_map_to_the_runtime_servant_and_cookie() {
   local interface POA {
     ObjectId activate_object(in Servant p_servant);
     attribute Servant current;
-    Held held();
+    PortableServer::Held held();
   };
 };
 ";
@@ -1251,7 +1251,7 @@ fn values_holding_references_read_the_orb_from_the_reader() {
   struct S { A x; };
   typedef sequence<A> ASeq;
   valuetype Plain { public long n; };
-  valuetype V { public A x; public Object o; public S s; public ASeq more; public D d; public V next; };
+  valuetype V { public A x; public Object o; public M::S s; public ASeq more; public M::D d; public V next; };
   valuetype Box A;
   interface Use { V echo(in V val, out Plain p); Box b(); };
   interface Poly { ValueBase any_value(in ValueBase v); };

@@ -47,6 +47,15 @@ enum Find {
     Case(DefId),
 }
 
+/// The first use of a name in a scope (see [`Sema::note_use`]).
+struct NameUse {
+    /// The name as written (the first component of a scoped name).
+    ident: Ident,
+    /// What a one-component name resolved to; `None` for the first
+    /// component of a qualified name.
+    target: Option<DefId>,
+}
+
 struct IdCtx {
     prefix: String,
     path: Vec<String>,
@@ -59,6 +68,7 @@ pub fn check(defs: &[ast::Def], sources: SourceMap, main_file: FileId) -> (Spec,
         defs: Vec::new(),
         root: Vec::new(),
         tables: HashMap::new(),
+        uses: HashMap::new(),
         diags: Vec::new(),
         ids: vec![IdCtx {
             prefix: String::new(),
@@ -99,6 +109,9 @@ struct Sema {
     root: Vec<DefId>,
     /// Per-scope symbol tables keyed by lower-cased name.
     tables: HashMap<Option<DefId>, HashMap<String, DefId>>,
+    /// Per-scope names used as types or constants, keyed by lower-cased
+    /// name: nothing declared later in the scope may collide with them.
+    uses: HashMap<Option<DefId>, HashMap<String, NameUse>>,
     diags: Vec<Diagnostic>,
     ids: Vec<IdCtx>,
     main_file: FileId,
@@ -321,7 +334,130 @@ impl Sema {
             );
             return;
         }
+        // A forward-declared type used before its definition is the same
+        // type, not a new name.
+        let used_other = self
+            .uses
+            .get(&scope)
+            .and_then(|u| u.get(&key))
+            .filter(|u| u.target != Some(id))
+            .map(|u| u.ident.clone());
+        if let Some(used) = used_other {
+            self.used_name_clash(name, &used);
+        }
         self.tables.entry(scope).or_default().insert(key, id);
+    }
+
+    /// CORBA 3 §7.20.3: a name used in a scope (as a type, or as a
+    /// constant in an expression) is introduced into that scope, so
+    /// nothing declared in it afterwards may have the same name, even in
+    /// another case. Records the first component of relative name `n`,
+    /// used in `scope` and resolved to `target`. Names in `raises` and
+    /// inheritance clauses are not uses (omniidl agrees).
+    ///
+    /// Inside an interface or valuetype, a use in a nested struct, union
+    /// or exception (at any depth) is a use in the interface too, as a
+    /// parameter's type is (omniidl rejects `struct S { Owner a; };
+    /// void owner();` in an interface, and accepts the same struct
+    /// beside `typedef short owner;` in a module).
+    fn note_use(&mut self, scope: Option<DefId>, n: &ScopedName, target: DefId) {
+        if n.absolute {
+            return;
+        }
+        let Some(first) = n.parts.first() else {
+            return;
+        };
+        let target = (n.parts.len() == 1).then_some(target);
+        for s in self.use_scopes(scope) {
+            self.uses
+                .entry(s)
+                .or_default()
+                .entry(first.name.to_ascii_lowercase())
+                .or_insert_with(|| NameUse {
+                    ident: first.clone(),
+                    target,
+                });
+        }
+    }
+
+    /// `scope`, and when it is a struct, union or exception nested in an
+    /// interface or valuetype, the enclosing scopes up to that one.
+    fn use_scopes(&self, scope: Option<DefId>) -> Vec<Option<DefId>> {
+        let mut chain = vec![scope];
+        let mut cur = scope;
+        while let Some(id) = cur {
+            let nested = matches!(
+                self.d(id).kind,
+                DefKind::Struct { .. } | DefKind::Union { .. } | DefKind::Exception { .. }
+            );
+            if !nested {
+                break;
+            }
+            cur = self.d(id).parent;
+            chain.push(cur);
+        }
+        match cur.map(|c| &self.d(c).kind) {
+            Some(DefKind::Interface { .. } | DefKind::Value { .. }) => chain,
+            _ => vec![scope],
+        }
+    }
+
+    /// Reports `name`, declared where `used` was used as a name.
+    fn used_name_clash(&mut self, name: &Ident, used: &Ident) {
+        self.diags.push(
+            Diagnostic::error(
+                DiagKind::Redefinition,
+                name.span,
+                format!(
+                    "`{}` collides with `{}`, which is used as a name in this scope",
+                    name.name, used.name
+                ),
+            )
+            .with_label("declared here")
+            .with_note(Some(used.span), format!("`{}` used here", used.name))
+            .with_help(
+                "IDL names ignore case, and a name used in a scope belongs to it: \
+                 rename the declaration, or qualify the use (`Module::Name`)",
+            ),
+        );
+    }
+
+    /// Checks member names (of a struct, union or exception `scope`)
+    /// against the names declared in it (a type defined inline in a
+    /// member, and an enum's enumerators) and the names its members'
+    /// declarations used in it, ignoring case.
+    fn members_not_used(&mut self, scope: Option<DefId>, names: &[&Ident]) {
+        for name in names {
+            let key = name.name.to_ascii_lowercase();
+            let declared = self.tables.get(&scope).and_then(|t| t.get(&key)).copied();
+            if let Some(d) = declared {
+                let (kind, dname, dspan) = {
+                    let d = self.d(d);
+                    (kind_name(&d.kind), d.name.clone(), d.span)
+                };
+                self.diags.push(
+                    Diagnostic::error(
+                        DiagKind::Redefinition,
+                        name.span,
+                        format!(
+                            "member `{}` collides with {kind} `{dname}` declared in this scope",
+                            name.name
+                        ),
+                    )
+                    .with_label("declared here")
+                    .with_note(Some(dspan), "previous definition"),
+                );
+                continue;
+            }
+            let used = self
+                .uses
+                .get(&scope)
+                .and_then(|u| u.get(&key))
+                .map(|u| u.ident.clone());
+            if let Some(used) = used {
+                self.used_name_clash(name, &used);
+            }
+        }
     }
 
     /// Looks for an existing definition of `name` directly in `scope`.
@@ -649,6 +785,7 @@ impl Sema {
                     self.err(DiagKind::Type, n.span, msg);
                     return None;
                 }
+                self.note_use(scope, n, id);
                 Type::Named(id)
             }
             TypeSpec::Constructed(def) => {
@@ -750,6 +887,7 @@ impl Sema {
                 span: n.span,
             });
         };
+        self.note_use(scope, n, id);
         match &self.d(id).kind {
             DefKind::Const { value, .. } => Ok(value.clone()),
             DefKind::Enumerator { enum_def, index } => Ok(ConstValue::Enum {
@@ -1622,10 +1760,7 @@ impl Sema {
     fn members(&mut self, scope: Option<DefId>, members: &[ast::Member]) -> Vec<Field> {
         let mut out: Vec<Field> = Vec::new();
         let mut seen: HashMap<String, Span> = HashMap::new();
-        let mut introduced: HashMap<String, Ident> = HashMap::new();
-        for m in members {
-            introduce(&m.ty, &mut introduced);
-        }
+        let mut names = Vec::new();
         for m in members {
             let Some(t) = self.resolve_type(scope, &m.ty) else {
                 continue;
@@ -1636,7 +1771,7 @@ impl Sema {
                 };
                 self.check_complete(&full, decl.name.span, 0);
                 self.unique_member(&mut seen, &decl.name);
-                self.not_introduced(&introduced, &decl.name);
+                names.push(&decl.name);
                 out.push(Field {
                     name: decl.name.name.clone(),
                     ty: full,
@@ -1645,25 +1780,19 @@ impl Sema {
                 });
             }
         }
+        // After every member's type and bounds: a member may not take a
+        // name that a later member's declaration uses either.
+        self.members_not_used(scope, &names);
         out
     }
 
-    /// CORBA 3 §7.20.3: a name used in a scope is introduced into it, and
-    /// nothing declared in that scope may then collide with it, ignoring
-    /// case (`Inner inner;` in a struct is an error; omniidl rejects it).
+    /// A parameter may not take a name its operation's parameter list
+    /// uses (`in Owner owner`), ignoring case: the list is a scope of its
+    /// own (see [`Self::note_use`] for the others).
     fn not_introduced(&mut self, introduced: &HashMap<String, Ident>, name: &Ident) {
         if let Some(used) = introduced.get(&name.name.to_ascii_lowercase()) {
-            self.diags.push(
-                Diagnostic::error(
-                    DiagKind::Redefinition,
-                    name.span,
-                    format!(
-                        "`{}` collides with `{}`, which is used as a type name in this scope",
-                        name.name, used.name
-                    ),
-                )
-                .with_note(Some(used.span), "used here"),
-            );
+            let used = used.clone();
+            self.used_name_clash(name, &used);
         }
     }
 
@@ -1842,6 +1971,7 @@ impl Sema {
         let mut labels_seen: HashMap<String, Span> = HashMap::new();
         let mut default_seen: Option<Span> = None;
         let mut names = HashMap::new();
+        let mut branch_names = Vec::new();
         for c in cases {
             let mut labels = Vec::new();
             for l in &c.labels {
@@ -1895,6 +2025,7 @@ impl Sema {
             };
             self.check_complete(&full, c.decl.name.span, 0);
             self.unique_member(&mut names, &c.decl.name);
+            branch_names.push(&c.decl.name);
             branches.push(Branch {
                 labels,
                 name: c.decl.name.name.clone(),
@@ -1903,6 +2034,8 @@ impl Sema {
                 span: c.span,
             });
         }
+        // The discriminator type and the labels are uses in the union.
+        self.members_not_used(Some(id), &branch_names);
         // a default label when every value is covered
         if let (Some(sp), Some(ConstType::Boolean)) = (default_seen, &ct) {
             if labels_seen.len() == 2 {

@@ -57,7 +57,10 @@ mod custom_any {
 /// The operations of `idl/abstract.idl`'s valuetypes, run where the value
 /// is (implemented here: the generated types belong to this crate).
 mod abs_values {
-    use super::idl::abs::{Book, Circle, Described, Label, Named, Shape, Square, Titled};
+    use super::idl::abs::{
+        Book, Circle, Cube, CubeOperations, Described, Label, Named, Shape, Square,
+        SquareOperations, Titled,
+    };
     use peregrine_orb::SystemException;
 
     impl Named for Book {
@@ -83,6 +86,21 @@ mod abs_values {
     impl Shape for Square {
         fn area(&self) -> Result<f64, SystemException> {
             Ok(self.side * self.side)
+        }
+    }
+
+    /// A cube's area is its surface: not a square's.
+    impl Shape for Cube {
+        fn area(&self) -> Result<f64, SystemException> {
+            Ok(2.0 * (self.side * self.side + 2.0 * self.side * self.depth))
+        }
+    }
+
+    impl SquareOperations for Cube {}
+
+    impl CubeOperations for Cube {
+        fn volume(&self) -> Result<f64, SystemException> {
+            Ok(self.side * self.side * self.depth)
         }
     }
 

@@ -4,7 +4,8 @@
 //! with its operations called on each (remotely on the reference, locally
 //! on the value), through compiled (`Hub`) and table-driven (`Relay`)
 //! stubs and skeletons; sequences and struct members of them;
-//! polymorphic `Shape` values; a cycle through an abstract-typed member;
+//! polymorphic `Shape` values (one derived through the concrete
+//! `Square`); a cycle through an abstract-typed member;
 //! and input that a peer must refuse with `MARSHAL`.
 
 use std::sync::{Arc, Mutex};
@@ -12,8 +13,9 @@ use std::sync::{Arc, Mutex};
 use peregrine_cdr::{ByteOrder, Reader, ValueSlot};
 use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind as K};
 use peregrine_orb_tests::idl::abs::{
-    Circle, Described, DescribedAbstract, Hub, HubRef, HubSkeleton, Knot, Label, Marker, Named,
-    Pair, Relay, RelayRef, RelaySkeleton, Service, ServiceRef, ServiceSkeleton, Shape, Square, Tag,
+    cube, square, Circle, Cube, CubeOperations, Described, DescribedAbstract, Hub, HubRef,
+    HubSkeleton, Knot, Label, Marker, Named, Pair, Relay, RelayRef, RelaySkeleton, Service,
+    ServiceRef, ServiceSkeleton, Shape, Square, Tag,
 };
 use peregrine_orb_tests::{bounded, client};
 
@@ -364,6 +366,7 @@ fn sequences_and_struct_members_of_abstract_types() {
         }
         for hub in s.stubs() {
             sequence_of_shapes(hub);
+            derived_from_a_concrete_base(hub);
             struct_member(&s, hub);
         }
     });
@@ -386,6 +389,27 @@ fn sequence_of_shapes(hub: &dyn Calls) {
     let any = |v: &ValueSlot<dyn Shape>| v.get().unwrap().clone().into_any_value();
     assert!(any(&reversed[0]).downcast::<Square>().is_ok());
     assert!(any(&reversed[2]).downcast::<Circle>().is_ok());
+}
+
+/// A `Cube` (derived from the concrete `Square`, itself a `Shape`) where
+/// a `Shape` is expected: the servant's `area()` runs the cube's own
+/// operation, and it comes back a `Cube`, usable as a `Square`.
+fn derived_from_a_concrete_base(hub: &dyn Calls) {
+    let shapes = vec![
+        ValueSlot::new(Arc::new(Cube::new(1.0, 2.0)) as Arc<dyn Shape>),
+        ValueSlot::new(Arc::new(Square::new(2.0)) as Arc<dyn Shape>),
+    ];
+    let (total, reversed) = hub.total_area(&shapes).unwrap();
+    // The cube's surface (10), not a 1x1 square's area, plus 4.
+    assert_eq!(total, 14.0);
+    let cube = reversed[1].get().unwrap().clone().into_any_value();
+    let as_square = square::as_operations(cube.clone()).expect("a Cube is a Square");
+    assert_eq!(as_square.area().unwrap(), 10.0);
+    let cube = cube.downcast::<Cube>().expect("a Cube");
+    assert_eq!(cube.volume().unwrap(), 2.0);
+    // A square is no cube.
+    let sq = reversed[0].get().unwrap().clone().into_any_value();
+    assert!(cube::as_operations(sq).is_none());
 }
 
 /// A struct holding an abstract interface and an abstract valuetype.

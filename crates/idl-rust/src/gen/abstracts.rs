@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{BasicType, DefId, DefKind, ParamDir, Type};
 
 use super::{lit_str, Dec, Gen, ALLOWS};
-use crate::names::{bare, camel, param, snake};
+use crate::names::{bare, camel, snake};
 
 impl Gen<'_> {
     /// The abstract interface `ty` is (through typedefs), if any.
@@ -315,6 +315,7 @@ impl {orb}::interp::SlotValue for dyn {name} {{
         } else {
             format!("match id {{\n{arms}_ => None,\n}}")
         };
+        let probe = probe_items(cdr, &target, &bound);
         format!(
             "/// Reads values for slots of `{scoped}`: the concrete valuetypes of
 /// this IDL that are a kind of it (a registered factory first).
@@ -330,33 +331,48 @@ fn __cast(v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValu
     {casts}Err(v)
 }}
 
-/// Chooses at compile time whether a candidate type implements the
-/// trait (`__Is`, on `&__Probe`) or not (`__IsNot`, reached by auto-deref).
-#[doc(hidden)]
-pub struct __Probe<T>(core::marker::PhantomData<T>);
-
-#[doc(hidden)]
-pub trait __Is {{
-    fn __cast(&self, v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue>;
-}}
-
-impl<T: {bound} + {cdr}::ValueType> __Is for &__Probe<T> {{
-    fn __cast(&self, v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue> {{
-        v.downcast::<T>().map(|t| t as std::sync::Arc<{target}>)
-    }}
-}}
-
-#[doc(hidden)]
-pub trait __IsNot {{
-    fn __cast(&self, v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue> {{
-        Err(v)
-    }}
-}}
-
-impl<T> __IsNot for __Probe<T> {{}}
-
-",
+{probe}",
             scoped = self.def(id).scoped_name,
+        )
+    }
+
+    /// `as_operations` in the inner module of concrete valuetype `id`,
+    /// which has an `<Name>Operations` trait: a value of `id` or of a
+    /// type derived from it, as that trait. This is the base view of a
+    /// value held in a slot that may hold a derived one (`ValueBase`, an
+    /// abstract valuetype).
+    pub(super) fn operations_view(&self, id: DefId, inner: &[String]) -> String {
+        let cdr = &self.o.cdr;
+        let bound = self.path(inner, id, "Operations");
+        let target = format!("dyn {bound}");
+        let mut casts = String::new();
+        let kinds = self.generated_values(|c, kind| {
+            matches!(kind, DefKind::Value { .. })
+                && (c == id || self.spec.all_bases(c).contains(&id))
+        });
+        for c in kinds {
+            let p = self.path(inner, c, "");
+            let _ = writeln!(
+                casts,
+                "let v = match (&&__Probe::<{p}>(core::marker::PhantomData)).__cast(v) {{ Ok(t) => return Some(t), Err(v) => v }};"
+            );
+        }
+        let probe = probe_items(cdr, &target, &bound);
+        format!(
+            "/// `v` as the operations of `{scoped}`: `Some` when it is a `{name}`, or
+/// a value of a type derived from it, whose operations the application
+/// implements. A derived value is a kind of its base, so a value read
+/// from a `ValueBase` or abstract valuetype slot can be used through the
+/// operations of any concrete base it has.
+#[allow(clippy::needless_borrow)]
+pub fn as_operations(v: {cdr}::AnyValue) -> Option<std::sync::Arc<{target}>> {{
+    {casts}let _ = v;
+    None
+}}
+
+{probe}",
+            scoped = self.def(id).scoped_name,
+            name = bare(&camel(&self.def(id).name)),
         )
     }
 
@@ -448,9 +464,10 @@ impl<T> __IsNot for __Probe<T> {{}}
                 let args: Vec<String> = op
                     .params
                     .iter()
-                    .filter(|p| p.dir != ParamDir::Out)
-                    .map(|p| param(&p.name))
-                    .chain(op.context_param().map(String::from))
+                    .zip(op.rust_params())
+                    .filter(|(p, _)| p.dir != ParamDir::Out)
+                    .map(|(_, n)| n)
+                    .chain(op.context_param())
                     .collect();
                 let args = args.join(", ");
                 let vargs = if args.is_empty() {
@@ -628,4 +645,37 @@ fn upcast_method(scoped: &str) -> String {
         s.push_str(&snake(part));
     }
     s
+}
+
+/// The items that choose at compile time whether a candidate type
+/// implements trait `bound`, turning an `AnyValue` of it into `target`.
+fn probe_items(cdr: &str, target: &str, bound: &str) -> String {
+    format!(
+        "/// Chooses at compile time whether a candidate type implements the
+/// trait (`__Is`, on `&__Probe`) or not (`__IsNot`, reached by auto-deref).
+#[doc(hidden)]
+pub struct __Probe<T>(core::marker::PhantomData<T>);
+
+#[doc(hidden)]
+pub trait __Is {{
+    fn __cast(&self, v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue>;
+}}
+
+impl<T: {bound} + {cdr}::ValueType> __Is for &__Probe<T> {{
+    fn __cast(&self, v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue> {{
+        v.downcast::<T>().map(|t| t as std::sync::Arc<{target}>)
+    }}
+}}
+
+#[doc(hidden)]
+pub trait __IsNot {{
+    fn __cast(&self, v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue> {{
+        Err(v)
+    }}
+}}
+
+impl<T> __IsNot for __Probe<T> {{}}
+
+"
+    )
 }

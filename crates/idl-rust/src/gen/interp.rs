@@ -45,7 +45,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{BasicType, DefId, ParamDir, Type};
 
 use super::{lit_str, tuple, Gen, OpInfo};
-use crate::names::{bare, camel, param, screaming, snake};
+use crate::names::{bare, camel, out_locals, screaming, snake};
 
 /// How an interface's stubs and skeletons marshal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -459,8 +459,15 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
             args.push("&mut ret".to_string());
             outs.push("ret.value()".to_string());
         }
-        for p in &op.params {
-            let n = param(&p.name);
+        let rust = op.rust_params();
+        let locals = out_locals(
+            &op.params
+                .iter()
+                .zip(&rust)
+                .map(|(p, n)| (n.clone(), p.dir == ParamDir::Out))
+                .collect::<Vec<_>>(),
+        );
+        for ((p, n), local) in op.params.iter().zip(&rust).zip(locals) {
             let t = if self.typed(&p.ty) { "T" } else { "" };
             match p.dir {
                 ParamDir::In => {
@@ -476,7 +483,8 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 }
                 ParamDir::InOut => args.push(format!("&mut {ip}::{t}InOut({n})")),
                 ParamDir::Out => {
-                    let v = format!("{}_out", bare(&n).trim_end_matches('_'));
+                    // `out_locals` names every `out` parameter's local.
+                    let v = local.unwrap_or_default();
                     let _ = writeln!(slots, "let mut {v} = {ip}::{t}Out::new();");
                     args.push(format!("&mut {v}"));
                     outs.push(format!("{v}.value()"));
@@ -517,12 +525,12 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
         let mut slots = String::new();
         let mut refs = Vec::new();
         let mut args = Vec::new();
-        for p in &op.params {
+        let rust = op.rust_params();
+        for (p, n) in op.params.iter().zip(&rust) {
             if p.dir == ParamDir::Out {
                 continue;
             }
-            let n = bare(&param(&p.name)).to_string();
-            let v = format!("a_{n}");
+            let v = format!("a_{}", bare(n));
             let resolved = self.resolve_owned(&p.ty);
             let t = if self.typed(&p.ty) { "TVal" } else { "Val" };
             let slot_ty = match (&resolved, p.dir) {
@@ -600,8 +608,8 @@ pub static {name}: {orb}::interp::TypeDesc = {orb}::interp::TypeDesc {{ idl: {},
                 let _ = writeln!(hold, "let ret = {ip}::Val::new(ret);");
             }
         }
-        for p in &op.params {
-            let n = bare(&param(&p.name)).to_string();
+        for (p, n) in op.params.iter().zip(&rust) {
+            let n = bare(n);
             let typed = self.typed(&p.ty);
             match p.dir {
                 ParamDir::InOut if typed => vals.push(format!("&a_{n}")),

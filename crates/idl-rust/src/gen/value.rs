@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use peregrine_idl::{DefId, DefKind, Param, Span, Type};
 
 use super::{doc_attrs, lit_str, Gen};
-use crate::names::{camel, param, snake};
+use crate::names::{self, camel, snake};
 
 /// One state member, flattened from the base chain.
 struct State {
@@ -253,33 +253,56 @@ impl Gen<'_> {
         )
     }
 
+    /// True when concrete valuetype `id` gets a `<Name>Operations` trait:
+    /// it declares operations or attributes, or is a kind of a type that
+    /// has them (an abstract base, a supported abstract interface, or a
+    /// concrete base with such a trait).
+    pub(super) fn has_ops_trait(&self, id: DefId, depth: usize) -> bool {
+        if depth > 64 {
+            return false;
+        }
+        !self.own_ops(id).is_empty()
+            || !self.abstract_supers_of(id).is_empty()
+            || self
+                .concrete_base(id)
+                .is_some_and(|b| !self.omitted.contains(&b) && self.has_ops_trait(b, depth + 1))
+    }
+
     /// Supertraits from abstract bases (`: A + B`).
     fn abstract_supers(&self, id: DefId, cur: &[String]) -> String {
+        let mut s = String::new();
+        for b in self.abstract_supers_of(id) {
+            let _ = write!(s, " + {}", self.path(cur, b, ""));
+        }
+        s
+    }
+
+    /// The abstract value bases of `id` and the abstract interfaces it
+    /// supports directly (whose operations the value implements).
+    fn abstract_supers_of(&self, id: DefId) -> Vec<DefId> {
         let DefKind::Value {
             bases, supports, ..
         } = &self.def(id).kind
         else {
-            return String::new();
+            return Vec::new();
         };
-        let mut s = String::new();
-        // Abstract value bases, and supported abstract interfaces (whose
-        // operations the value implements).
-        for b in bases.iter().chain(supports) {
-            if matches!(
-                self.def(*b).kind,
-                DefKind::Value {
-                    is_abstract: true,
-                    ..
-                } | DefKind::Interface {
-                    is_abstract: true,
-                    ..
-                }
-            ) && !self.omitted.contains(b)
-            {
-                let _ = write!(s, " + {}", self.path(cur, *b, ""));
-            }
-        }
-        s
+        bases
+            .iter()
+            .chain(supports)
+            .copied()
+            .filter(|b| {
+                matches!(
+                    self.def(*b).kind,
+                    DefKind::Value {
+                        is_abstract: true,
+                        ..
+                    } | DefKind::Interface {
+                        is_abstract: true,
+                        ..
+                    }
+                ) && !self.omitted.contains(b)
+            })
+            .collect()
     }
 
     /// Abstract valuetype `id`: a trait with its operations.
@@ -508,11 +531,20 @@ impl Gen<'_> {
             ids = ids.join(", "),
             needs_ctx = self.needs_context(id),
         );
-        let own = self.own_ops(id);
-        if !own.is_empty() || !self.abstract_supers(id, cur).is_empty() {
-            let supers = self.abstract_supers(id, cur);
+        if self.has_ops_trait(id, 0) {
+            let mut supers = String::new();
+            // A derived value is a kind of its concrete base: the base's
+            // operations are a supertrait, so a `D` is used as a `B`.
+            if let Some(b) = self.concrete_base(id).filter(|b| self.has_ops_trait(*b, 0)) {
+                let _ = write!(supers, " + {}", self.path(cur, b, "Operations"));
+            }
+            supers.push_str(&self.abstract_supers(id, cur));
             let t = format!("{name}Operations");
             s.push_str(&self.value_ops_trait(id, &t, &supers, cur));
+            let inner = self.inner_path(id);
+            self.nested_doc(&inner, id, "valuetype");
+            let view = self.operations_view(id, &inner);
+            self.push(&inner, format!("{}#operations", d.scoped_name), id, view);
         }
         s.push_str(&self.initializers(id, &name, cur));
         s.push_str(&self.value_tc_items(id, &name, cur));
@@ -531,9 +563,10 @@ impl Gen<'_> {
             };
             let params: Vec<Param> = params.clone();
             let mut sig = format!("fn {}(&self", snake(&m.name));
-            for p in &params {
+            let rust = names::params(params.iter().map(|p| p.name.as_str()));
+            for (p, n) in params.iter().zip(rust) {
                 let t = self.in_ty(&p.ty, cur);
-                let _ = write!(sig, ", {}: {t}", param(&p.name));
+                let _ = write!(sig, ", {n}: {t}");
             }
             body.push_str(&doc_attrs(
                 m.doc.as_deref(),
