@@ -615,11 +615,36 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                 work
             }
             None => {
-                // The kept threads sleep without a timeout while the ORB
-                // runs: a timed `epoll_wait` arms a high-resolution timer
-                // per wait, which in a virtual machine reprograms the
-                // timer device. Threads that may retire, and everyone
-                // during shutdown, wake now and then to look.
+                let stopping =
+                    || pool.stopping.load(Ordering::Acquire) || pool.done.load(Ordering::Acquire);
+                // On the bench only a thread that may retire needs to
+                // wake (the sweeps and scans are the polling threads').
+                let benched = (pool.total.load(Ordering::Relaxed) > pool.core).then_some(IDLE_POLL);
+                match pool.pollers.begin(benched, stopping) {
+                    Seat::Poll => {}
+                    Seat::TimedOut => {
+                        pool.idle.fetch_sub(1, Ordering::SeqCst);
+                        continue;
+                    }
+                    Seat::Promoted => {
+                        // Work queued while this thread sat on the bench
+                        // comes first (its wake-up may have gone to the
+                        // thread it replaces).
+                        if !lock(&pool.queue).is_empty() {
+                            pool.pollers.end();
+                            pool.idle.fetch_sub(1, Ordering::SeqCst);
+                            continue;
+                        }
+                    }
+                }
+                // Worked out once seated: a thread that sat on the bench
+                // must see the dwellers that started meanwhile (or nobody
+                // would sweep). The kept threads sleep without a timeout
+                // while the ORB runs: a timed `epoll_wait` arms a
+                // high-resolution timer per wait, which in a virtual
+                // machine reprograms the timer device. Threads that may
+                // retire, and everyone during shutdown, wake now and then
+                // to look.
                 let timeout = if pool.dwellers.load(Ordering::Relaxed) > 0 {
                     Some(SWEEP)
                 } else if pool.stopping.load(Ordering::Acquire) {
@@ -630,15 +655,6 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
                     // (`None` unless idle connections are closed.)
                     pool.idle_scan
                 };
-                let stopping =
-                    || pool.stopping.load(Ordering::Acquire) || pool.done.load(Ordering::Acquire);
-                // On the bench only a thread that may retire needs to
-                // wake (the sweeps and scans are the polling threads').
-                let benched = (pool.total.load(Ordering::Relaxed) > pool.core).then_some(IDLE_POLL);
-                if pool.pollers.begin(benched, stopping) == Seat::TimedOut {
-                    pool.idle.fetch_sub(1, Ordering::SeqCst);
-                    continue;
-                }
                 let batch = pool.batch();
                 let events = w.events.with_room(batch);
                 let got = pool.poller.wait(events, timeout);

@@ -43,6 +43,9 @@ struct Seats {
 pub(super) enum Seat {
     /// It polls now (counted until [`Pollers::end`]).
     Poll,
+    /// It waited on the bench and was promoted: it polls now (counted
+    /// until [`Pollers::end`]).
+    Promoted,
     /// It waited on the bench for the whole timeout without being needed.
     TimedOut,
 }
@@ -78,7 +81,7 @@ impl Pollers {
                 // Counted polling by the promoter.
                 s.promoted -= 1;
                 s.benched -= 1;
-                return Seat::Poll;
+                return Seat::Promoted;
             }
             if unlimited() {
                 s.benched -= 1;
@@ -159,7 +162,7 @@ mod tests {
         assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
         // The polling thread takes an event: the benched one polls.
         p.end();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(Seat::Poll));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(Seat::Promoted));
         benched.join().unwrap();
         assert_eq!(p.polling(), 1);
         p.end();
@@ -219,7 +222,7 @@ mod tests {
         p.end();
         assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
         p.end();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(Seat::Poll));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(Seat::Promoted));
         benched.join().unwrap();
     }
 }
