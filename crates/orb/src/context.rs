@@ -126,24 +126,43 @@ impl Context {
             ));
         }
         let mut props: Vec<(String, String)> = Vec::with_capacity(n / 2);
-        // Duplicate names (a peer may send them): the last value wins, in
-        // the place of the first, as with `set`; found through an index,
-        // since a message may hold a great many names.
-        let mut at: std::collections::HashMap<String, usize> =
-            std::collections::HashMap::with_capacity(n / 2);
         for _ in 0..n / 2 {
-            let name = r.read_string()?;
-            let value = r.read_string()?;
-            match at.get(&name) {
-                Some(&i) => props[i].1 = value,
-                None => {
-                    at.insert(name.clone(), props.len());
-                    props.push((name, value));
-                }
-            }
+            props.push((r.read_string()?, r.read_string()?));
+        }
+        if props.len() > 1 {
+            dedup_keeping_last_value(&mut props);
         }
         Ok(Self { props })
     }
+}
+
+/// Duplicate names (a peer may send them): the last value wins, in the
+/// place of the first, as with [`Context::set`]. Found through an index
+/// borrowing the names, since a message may hold a great many of them.
+fn dedup_keeping_last_value(props: &mut Vec<(String, String)>) {
+    let mut first = std::collections::HashMap::with_capacity(props.len());
+    // (later index, index of the first with its name)
+    let mut dups = Vec::new();
+    for (i, (name, _)) in props.iter().enumerate() {
+        if let Some(&f) = first.get(name.as_str()) {
+            dups.push((i, f));
+        } else {
+            first.insert(name.as_str(), i);
+        }
+    }
+    if dups.is_empty() {
+        return;
+    }
+    for &(i, f) in &dups {
+        props[f].1 = std::mem::take(&mut props[i].1);
+    }
+    let mut i = 0;
+    let mut d = dups.iter().map(|&(i, _)| i).peekable();
+    props.retain(|_| {
+        let drop = d.next_if_eq(&i).is_some();
+        i += 1;
+        !drop
+    });
 }
 
 impl<'a> FromIterator<(&'a str, &'a str)> for Context {
@@ -192,6 +211,21 @@ mod tests {
         let bytes = w.into_vec();
         let ctx = Context::decode(&mut Reader::new(&bytes, ByteOrder::Little)).unwrap();
         assert_eq!(ctx.iter().collect::<Vec<_>>(), [("A", "3"), ("B", "2")]);
+    }
+
+    #[test]
+    fn decoding_a_name_sent_three_times_keeps_its_last_value() {
+        let mut w = Writer::new(ByteOrder::Big);
+        w.write_len(12).unwrap();
+        for s in ["A", "1", "B", "2", "A", "3", "C", "4", "B", "5", "A", "6"] {
+            w.write_string(s).unwrap();
+        }
+        let bytes = w.into_vec();
+        let ctx = Context::decode(&mut Reader::new(&bytes, ByteOrder::Big)).unwrap();
+        assert_eq!(
+            ctx.iter().collect::<Vec<_>>(),
+            [("A", "6"), ("B", "5"), ("C", "4")]
+        );
     }
 
     #[test]
