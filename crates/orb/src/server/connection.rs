@@ -5,7 +5,7 @@
 use std::io;
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -255,7 +255,7 @@ pub(crate) struct Conn {
     /// see [`Conn::note_fast_request`]).
     fast_seen: AtomicBool,
     /// The code sets the client chose.
-    pub(super) codesets: Mutex<CodeSets>,
+    pub(super) codesets: ConnCodeSets,
     /// Bytes received and not handled while no thread holds the turn (a
     /// partial message, or messages that arrived behind one being
     /// handled). Empty connections hold no buffer.
@@ -272,6 +272,59 @@ pub(crate) struct Conn {
     closed: AtomicBool,
     /// The span of the connection's events (names the peer).
     pub(super) span: tracing::Span,
+}
+
+/// A connection's code sets, read by every request: one byte, so that
+/// the read takes no lock (a lock and its release are two atomic
+/// operations and their code on the request path; docs/PERFORMANCE.md,
+/// step 57). Written once, when the client's first request says which.
+pub(super) struct ConnCodeSets(AtomicU8);
+
+impl ConnCodeSets {
+    const LATIN1: u8 = 1;
+    const WCHAR_UTF16: u8 = 2;
+    const WCHAR_UCS2: u8 = 4;
+
+    fn new(c: CodeSets) -> ConnCodeSets {
+        ConnCodeSets(AtomicU8::new(Self::pack(c)))
+    }
+
+    fn pack(c: CodeSets) -> u8 {
+        let char = match c.char {
+            CharCodeSet::Utf8 => 0,
+            CharCodeSet::Latin1 => Self::LATIN1,
+        };
+        let wchar = match c.wchar {
+            None => 0,
+            Some(WcharCodeSet::Utf16) => Self::WCHAR_UTF16,
+            Some(WcharCodeSet::Ucs2) => Self::WCHAR_UCS2,
+        };
+        char | wchar
+    }
+
+    /// The code sets now.
+    #[inline]
+    pub(super) fn load(&self) -> CodeSets {
+        let b = self.0.load(Ordering::Acquire);
+        CodeSets {
+            char: if b & Self::LATIN1 != 0 {
+                CharCodeSet::Latin1
+            } else {
+                CharCodeSet::Utf8
+            },
+            wchar: if b & Self::WCHAR_UTF16 != 0 {
+                Some(WcharCodeSet::Utf16)
+            } else if b & Self::WCHAR_UCS2 != 0 {
+                Some(WcharCodeSet::Ucs2)
+            } else {
+                None
+            },
+        }
+    }
+
+    fn store(&self, c: CodeSets) {
+        self.0.store(Self::pack(c), Ordering::Release);
+    }
 }
 
 impl Conn {
@@ -307,7 +360,7 @@ impl Conn {
             },
             fast_seen: AtomicBool::new(false),
             // Until the client says otherwise (CORBA's defaults).
-            codesets: Mutex::new(CodeSets {
+            codesets: ConnCodeSets::new(CodeSets {
                 char: CharCodeSet::Latin1,
                 wchar: None,
             }),
@@ -506,12 +559,14 @@ impl Conn {
 
     /// The code sets the machine found in the client's first request
     /// that carried them, for this and every later request.
+    /// (Called with the machine locked: one at a time.)
     pub(super) fn adopt_codesets(&self, ctx: CodeSetContext) {
-        let mut c = lock(&self.codesets);
+        let mut c = self.codesets.load();
         if let Some(ch) = CharCodeSet::from_id(ctx.char_data) {
             c.char = ch;
         }
         c.wchar = WcharCodeSet::from_id(ctx.wchar_data);
+        self.codesets.store(c);
     }
 
     /// Sends CloseConnection if no request is in progress (a busy
@@ -620,6 +675,20 @@ mod tests {
     use peregrine_giop::MsgType;
     use std::io::Read;
     use std::net::TcpListener;
+
+    #[test]
+    fn code_sets_survive_their_byte() {
+        let all = [CharCodeSet::Utf8, CharCodeSet::Latin1];
+        let wide = [None, Some(WcharCodeSet::Utf16), Some(WcharCodeSet::Ucs2)];
+        let c = ConnCodeSets::new(CodeSets::default());
+        for char in all {
+            for wchar in wide {
+                c.store(CodeSets { char, wchar });
+                let back = c.load();
+                assert_eq!((back.char, back.wchar), (char, wchar));
+            }
+        }
+    }
 
     fn conn() -> (Conn, TcpStream) {
         conn_with(None)

@@ -932,7 +932,7 @@ fn split(mut buf: RxBuf, len: usize) -> (RxBuf, Option<RxBuf>) {
 fn context<'a>(orb: &'a Orb, conn: &'a Conn, w: &'a mut Worker) -> ConnCtx<'a> {
     // Read per request, not once per turn: another thread may still be
     // running the request that negotiates them when this turn begins.
-    let codesets = *lock(&conn.codesets);
+    let codesets = conn.codesets.load();
     ConnCtx {
         orb,
         slot: conn,
