@@ -37,7 +37,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use peregrine_giop::{Ior, TaggedProfile};
+use peregrine_giop::{Cause, Ior, TaggedProfile};
 use peregrine_orb::{
     CompletionStatus, ObjectRef, Orb, Poa, PoaError, Policies, SystemException, SystemExceptionKind,
 };
@@ -213,8 +213,18 @@ fn start_server(bind: SocketAddr) -> Result<(Orb, ObjectRef), SystemException> {
     let mut extra: Vec<String> = std::env::var("TTCP_ORB_ARGS")
         .map(|s| s.split_whitespace().map(String::from).collect())
         .unwrap_or_default();
-    let orb = Orb::builder()
-        .args(&mut extra)
+    let builder = Orb::builder().args(&mut extra);
+    if !extra.is_empty() {
+        // Not ORB options: a typo that would otherwise measure the
+        // default setting under the name of another.
+        return Err(
+            SystemException::new(SystemExceptionKind::BadParam, 0, CompletionStatus::No)
+                .with_cause(Cause::default().with_detail(format_args!(
+                    "TTCP_ORB_ARGS: {extra:?} are not ORB options (see docs/orb.md)"
+                ))),
+        );
+    }
+    let orb = builder
         .listen(&bind.ip().to_string(), bind.port())
         .build()?;
     let root = orb.root_poa();

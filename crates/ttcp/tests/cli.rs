@@ -221,6 +221,37 @@ fn peregrine_rows_are_measured_when_built_in() {
     assert_eq!(lines.iter().filter(|l| l["orb"] == "raw").count(), 2);
 }
 
+/// `TTCP_ORB_ARGS` passes ORB options to the Peregrine server; words that
+/// are not ORB options skip its rows with the reason instead of
+/// measuring the default setting under another name.
+#[cfg(feature = "orb")]
+#[test]
+fn orb_options_come_from_the_environment() {
+    let args = ["demux", "--quick", "--orb", "peregrine", "--json", "-"];
+    let out = common::ttcp_with_env("TTCP_ORB_ARGS", "-ORBmaxPollingThreads 1", &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 2, "2 positions");
+    for l in &lines {
+        assert!(l.get("skipped").is_none(), "{l}");
+        has(l, &["p50_us"]);
+    }
+    let out = common::ttcp_with_env("TTCP_ORB_ARGS", "maxPollingThreads 1", &args);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 2, "2 positions");
+    for l in &lines {
+        let why = l["skipped"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("BAD_PARAM") && why.contains("\"maxPollingThreads\""),
+            "{l}"
+        );
+    }
+}
+
 #[test]
 fn table_and_json_file() {
     let dir = temp_dir("json");

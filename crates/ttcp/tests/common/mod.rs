@@ -19,6 +19,14 @@ pub fn ttcp(args: &[&str]) -> Output {
     run(cmd, args)
 }
 
+/// Runs ttcp with `args` and the environment variable `var` set to `value`.
+#[allow(dead_code)] // not every test binary uses it
+pub fn ttcp_with_env(var: &str, value: &str, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ttcp"));
+    cmd.env(var, value).args(args);
+    run(cmd, args)
+}
+
 /// Runs ttcp with `args` under an open-file limit (soft and hard) of
 /// `nofile`, set by the shell before it starts ttcp.
 pub fn ttcp_with_nofile(nofile: u32, args: &[&str]) -> Output {
