@@ -1,7 +1,7 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 //! Encode and decode of 64 KiB of each TTCP data type, in native and in
 //! swapped byte order, beside a plain `memcpy` of the same bytes
-//! (issue #2 item 6; targets: native >= 0.8 of memcpy, swapped >= 0.4).
+//! (targets: native >= 0.8 of memcpy, swapped >= 0.4).
 //! `tools/bench-ratios` turns the results into the ratios quoted in
 //! docs/PERFORMANCE.md.
 

@@ -10,7 +10,7 @@
 //! discriminators, wide strings, object references), the value tree gets
 //! the interpreter's fast forms (typed vectors, packed plain-data
 //! images), and the byte identity of compiled and interpreted marshaling
-//! (issue #6) makes the round trip exact. The scratch streams use native
+//! makes the round trip exact. The scratch streams use native
 //! byte order, GIOP 1.2 and Peregrine's native code sets (UTF-8, UTF-16),
 //! so no character is lost on the way.
 //!

@@ -1,4 +1,4 @@
-//! The interpreted marshaling form (issue #6): tables, stub and handler
+//! The interpreted marshaling form: tables, stub and handler
 //! shapes, per-interface selection, typed entries (bounds, wide strings,
 //! references).
 

@@ -1,5 +1,5 @@
-//! The engine of interpreted stubs and skeletons (issue #6; seed 004,
-//! section IV: TAO's `do_static_call` and its table-driven skeletons).
+//! The engine of interpreted stubs and skeletons (after TAO's
+//! `do_static_call` and its table-driven skeletons).
 //!
 //! An interface generated with `Marshal::Interpreted` keeps the public API
 //! of the compiled form (the same servant trait, `IRef` methods and

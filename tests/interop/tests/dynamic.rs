@@ -1,4 +1,4 @@
-//! Dynamic CORBA against omniORB (issue #6 item 7), `idl/dynamic.idl`:
+//! Dynamic CORBA against omniORB, `idl/dynamic.idl`:
 //!
 //! * a Peregrine DII client (`Request`, TypeCodes built at run time)
 //!   against the static omniORB server `cxx/dyn_server.cc`;

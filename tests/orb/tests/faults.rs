@@ -1,4 +1,4 @@
-//! Faults from the network side (issue #3, "Bad input and faults"): a
+//! Faults from the network side: a
 //! client that disconnects mid-request, a server that dies mid-reply, and
 //! a request cut short — each with its asserted outcome, over real TCP.
 

@@ -1,4 +1,4 @@
-//! Interpreted stubs and skeletons (issue #6; `Marshal::Interpreted`).
+//! Interpreted stubs and skeletons (`Marshal::Interpreted`).
 //!
 //! The public API is the compiled form's (same servant trait, `IRef`
 //! methods, `ISkeleton`); only the bodies differ. Per interface, the
