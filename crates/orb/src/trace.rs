@@ -220,3 +220,22 @@ pub(crate) fn dwell_released(peer: &str) {
 pub(crate) fn idle_closed(peer: &str) {
     tracing::debug!(target: SERVER, peer = %peer, "idle connection: CloseConnection sent");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// omniORB's levels onto tracing's.
+    #[test]
+    fn trace_levels_map_as_omniorb() {
+        assert_eq!(level_filter(0), LevelFilter::OFF);
+        assert_eq!(level_filter(1), LevelFilter::WARN);
+        assert_eq!(level_filter(4), LevelFilter::WARN);
+        assert_eq!(level_filter(5), LevelFilter::INFO);
+        assert_eq!(level_filter(9), LevelFilter::INFO);
+        assert_eq!(level_filter(10), LevelFilter::DEBUG);
+        assert_eq!(level_filter(24), LevelFilter::DEBUG);
+        assert_eq!(level_filter(25), LevelFilter::TRACE);
+        assert_eq!(level_filter(40), LevelFilter::TRACE);
+    }
+}
