@@ -860,7 +860,9 @@ pub(super) fn decode_reply<T, E: From<SystemException>>(
     })
 }
 
-/// [`decode_reply`] on the body's reader `r`.
+/// [`decode_reply`] on the body's reader `r`. Generic (one copy per stub
+/// operation) only where the stub's decoders are called: each failure is
+/// built by a function shared by every stub.
 fn decode_body<T, E: From<SystemException>>(
     r: &mut Reader<'_>,
     peer: &Endpoint,
@@ -870,45 +872,74 @@ fn decode_body<T, E: From<SystemException>>(
     decode_user_exception: impl DecodeUserException<E>,
 ) -> Result<T, E> {
     if no_exception {
-        return decode_result(r).map_err(|e| {
-            E::from(cdr_to_sys(&e, CompletionStatus::Yes, || {
-                Cause::new(Phase::Decode).with_peer(peer).with_operation(op)
-            }))
-        });
+        return decode_result(r).map_err(|e| E::from(results_failed(&e, peer, op)));
     }
     // USER_EXCEPTION: repository id, then members.
-    let id = match r.read_string_bytes().map(std::str::from_utf8) {
-        Ok(Ok(id)) => id,
+    let id = user_exception_id(r, peer, op)?;
+    match decode_user_exception(id, r) {
+        Some(Ok(e)) => Err(e),
+        Some(Err(e)) => Err(E::from(user_exception_failed(&e, id, peer, op))),
+        None => Err(E::from(unknown_user_exception(id, peer, op))),
+    }
+}
+
+/// The results of `op` could not be decoded.
+#[cold]
+#[inline(never)]
+fn results_failed(e: &CdrError, peer: &Endpoint, op: &str) -> SystemException {
+    cdr_to_sys(e, CompletionStatus::Yes, || {
+        Cause::new(Phase::Decode).with_peer(peer).with_operation(op)
+    })
+}
+
+/// The repository id that starts a USER_EXCEPTION reply's body.
+#[inline(never)]
+fn user_exception_id<'a>(
+    r: &mut Reader<'a>,
+    peer: &Endpoint,
+    op: &str,
+) -> Result<&'a str, SystemException> {
+    match r.read_string_bytes().map(std::str::from_utf8) {
+        Ok(Ok(id)) => Ok(id),
         bad => {
             // An id that is not UTF-8 is text the code set cannot carry,
             // as in a system exception's id.
             let e = bad.err().unwrap_or(CdrError::InvalidText);
-            return Err(E::from(raise_cdr(&e, CompletionStatus::Yes, || {
+            Err(raise_cdr(&e, CompletionStatus::Yes, || {
                 Cause::new(Phase::Decode)
                     .with_peer(peer)
                     .with_operation(op)
                     .with_detail(format_args!("user exception id: {e}"))
-            })));
+            }))
         }
-    };
-    match decode_user_exception(id, r) {
-        Some(Ok(e)) => Err(e),
-        Some(Err(e)) => Err(E::from(cdr_to_sys(&e, CompletionStatus::Yes, || {
-            Cause::new(Phase::Decode)
+    }
+}
+
+/// The members of user exception `id` could not be decoded.
+#[cold]
+#[inline(never)]
+fn user_exception_failed(e: &CdrError, id: &str, peer: &Endpoint, op: &str) -> SystemException {
+    cdr_to_sys(e, CompletionStatus::Yes, || {
+        Cause::new(Phase::Decode)
+            .with_peer(peer)
+            .with_operation(op)
+            .with_detail(format_args!("user exception {id}"))
+    })
+}
+
+/// The stub of `op` does not know user exception `id`.
+#[cold]
+#[inline(never)]
+fn unknown_user_exception(id: &str, peer: &Endpoint, op: &str) -> SystemException {
+    raise(
+        K::Unknown,
+        peregrine_giop::system_exception::minor::UNKNOWN_USER_EXCEPTION,
+        CompletionStatus::Yes,
+        || {
+            Cause::new(Phase::Reply)
                 .with_peer(peer)
                 .with_operation(op)
-                .with_detail(format_args!("user exception {id}"))
-        }))),
-        None => Err(E::from(raise(
-            K::Unknown,
-            peregrine_giop::system_exception::minor::UNKNOWN_USER_EXCEPTION,
-            CompletionStatus::Yes,
-            || {
-                Cause::new(Phase::Reply)
-                    .with_peer(peer)
-                    .with_operation(op)
-                    .with_detail(format_args!("user exception {id}, unknown to the stub"))
-            },
-        ))),
-    }
+                .with_detail(format_args!("user exception {id}, unknown to the stub"))
+        },
+    )
 }

@@ -37,10 +37,10 @@ pub(super) fn send_request<'a>(
 ) -> Result<Option<ReplyMsg>, SystemException> {
     let mut args = Some(encode_args);
     let mut encode = |w: &mut Writer| -> peregrine_cdr::Result<&'a [u8]> {
-        // Called at most once, and only when the lean path takes the
-        // call (then `args` is not needed again).
+        // Called at most once: by the lean path when it takes the call,
+        // else by the general path.
         let Some(encode_args) = args.take() else {
-            unreachable!("the lean path encodes once")
+            unreachable!("a request's arguments are encoded once")
         };
         encode_args(w)?;
         match tail {
@@ -60,11 +60,8 @@ pub(super) fn send_request<'a>(
     if taken {
         return done;
     }
-    // Declined before encoding: the arguments are still here.
-    let Some(encode_args) = args else {
-        unreachable!("the lean path declined after encoding")
-    };
-    general_request(obj, op, twoway, w, encode_args, tail)
+    // Declined before encoding: the encoder still holds the arguments.
+    general_request(obj, op, twoway, w, &mut encode)
 }
 
 /// The lean call: `false` when it does not apply (see [`fast_begin`];
@@ -133,23 +130,21 @@ fn fast_twoway<'a>(
 }
 
 /// [`send_request`] through `Call`: binds and connects as needed, encodes
-/// headers that are not cached.
+/// headers that are not cached. Not generic (the arguments come through
+/// the lean path's `dyn` encoder): one copy for every stub, where a copy
+/// per operation cost about 600 bytes of code each.
 #[inline(never)]
 fn general_request<'a>(
     obj: &'a ObjectRef,
     op: &'a str,
     twoway: bool,
     w: &mut Writer,
-    encode_args: impl EncodeArgs,
-    tail: Option<&'a dyn peregrine_cdr::TailSeq>,
+    encode: &mut dyn FnMut(&mut Writer) -> peregrine_cdr::Result<&'a [u8]>,
 ) -> Result<Option<ReplyMsg>, SystemException> {
     let mut call = Call::new(obj, op, twoway, twoway);
     let mut gathered: &[u8] = &[];
     call.start(w, |w| {
-        encode_args(w)?;
-        if let Some(t) = tail {
-            gathered = encode_tail(w, t)?;
-        }
+        gathered = encode(w)?;
         Ok(())
     })?;
     call.tail = gathered;

@@ -72,25 +72,21 @@ impl Held {
         }
     }
 
-    /// Runs `f` on the message's bytes, then releases it: for a led
-    /// message one lock of the receive buffer for both.
-    pub(super) fn finish<R>(mut self, f: impl FnOnce(&[u8], &ClientConn) -> R) -> R {
-        let len = self.arrived.len;
-        if let Some(b) = &self.arrived.own {
-            return f(b.message(len), &self.conn);
-        }
-        let (out, acked) = {
-            // SAFETY: as in `with_bytes`; leadership is handed back only
-            // after this block.
-            let rx = unsafe { self.conn.rx.get() };
-            let out = f(rx.message(len), &self.conn);
-            let acked = is_reply(rx.message(len));
-            rx.consume(len);
-            (out, acked)
-        };
-        self.released = true;
-        drop(self.conn.unlead(acked));
+    /// Runs `f` on the message's bytes, then releases it. Only the call
+    /// of `f` is generic (instantiated once per stub operation); the
+    /// release is [`Held::release`], one copy for all of them.
+    pub(super) fn finish<R>(self, f: impl FnOnce(&[u8], &ClientConn) -> R) -> R {
+        let out = self.with_bytes(|b| f(b, &self.conn));
+        self.release();
         out
+    }
+
+    /// Releases the message (consumed from the receive buffer and the
+    /// leadership handed back, or its own buffer returned): what dropping
+    /// it does, out of line.
+    #[inline(never)]
+    pub(super) fn release(self) {
+        drop(self);
     }
 }
 
