@@ -26,6 +26,12 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 echo "== cargo test"
 cargo test --workspace --locked
 
+# Code size is deterministic for a toolchain, so its targets are checked
+# on every run (the speed targets live in `ttcp`, run by hand).
+echo "== code size (ttcp footprint, release build): ORB text and interpreted stubs within their targets"
+cargo build --release --locked -q -p peregrine-ttcp
+target/release/ttcp footprint --json - | python3 scripts/check-footprint.py
+
 # The unsafe bulk copies of the CDR codec under Miri (undefined-behaviour
 # checker). Miri is a rustup component; where it cannot be installed the
 # step says so and is skipped.
