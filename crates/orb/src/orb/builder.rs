@@ -135,7 +135,7 @@ impl OrbBuilder {
     }
 
     /// Default deadline of every call (per reference:
-    /// [`ObjectRef::with_timeout`]).
+    /// [`ObjectRef::with_timeout`](crate::ObjectRef::with_timeout)).
     pub fn call_timeout(mut self, d: Duration) -> Self {
         self.config.call_timeout = d;
         self
