@@ -27,8 +27,10 @@ ops = sorted({item[: -len(" stub+table")] for (m, item) in size if item.endswith
 if not ops:
     sys.exit("no stub+table figures in the footprint output")
 for op in ops:
-    comp = size[("compiled", f"{op} stub+table")]
-    interp = size[("interpreted", f"{op} stub+table")]
+    comp = size.get(("compiled", f"{op} stub+table"))
+    interp = size.get(("interpreted", f"{op} stub+table"))
+    if not comp or interp is None:
+        sys.exit(f"{op}: the footprint output lacks its compiled or interpreted stub+table")
     ratio = interp / comp
     print(f"{op}: interpreted stub+table {interp} / compiled {comp} = {ratio:.3f} (target <= {STUB_RATIO_MAX})")
     if ratio > STUB_RATIO_MAX:

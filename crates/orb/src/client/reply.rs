@@ -46,18 +46,12 @@ pub(super) fn is_reply(msg: &[u8]) -> bool {
 pub(super) struct Held {
     pub(super) conn: Arc<ClientConn>,
     pub(super) arrived: Arrived,
-    /// Already consumed and released ([`Held::finish`]).
-    pub(super) released: bool,
 }
 
 impl Held {
     #[inline(always)]
     pub(super) fn new(conn: Arc<ClientConn>, arrived: Arrived) -> Held {
-        Held {
-            conn,
-            arrived,
-            released: false,
-        }
+        Held { conn, arrived }
     }
 
     /// Runs `f` on the message's bytes.
@@ -92,9 +86,7 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        if !self.released {
-            self.conn.release(&mut self.arrived);
-        }
+        self.conn.release(&mut self.arrived);
     }
 }
 
