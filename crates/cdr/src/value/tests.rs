@@ -206,6 +206,32 @@ fn shared_value_and_repo_id_are_indirections() {
     }
 }
 
+/// `Reader::done` ends a reader that read values as dropping it does: the
+/// position table lets go of them (the fast path that skips the drop is
+/// only for readers that own nothing).
+#[test]
+fn done_releases_the_values_a_reader_read() {
+    let a = node(1, None);
+    let b = node(2, Some(a.clone()));
+    let mut w = Writer::new(ByteOrder::Little);
+    write_node(&mut w, Some(&b), false).unwrap();
+    let bytes = w.into_vec();
+    let mut r = Reader::new(&bytes, ByteOrder::Little);
+    let Link::Ready(Some(b2)) = read_node(&mut r).unwrap() else {
+        panic!()
+    };
+    // Held by the table too, until the reader ends.
+    assert_eq!(Arc::strong_count(&b2), 2);
+    r.done();
+    assert_eq!(Arc::strong_count(&b2), 1);
+    assert_eq!(Arc::strong_count(b2.next.get().unwrap()), 1);
+    // A reader that read no value ends the same way.
+    let plain = [0u8; 4];
+    let mut r = Reader::new(&plain, ByteOrder::Little);
+    assert_eq!(r.read_u32().unwrap(), 0);
+    r.done();
+}
+
 #[test]
 fn cycle_is_closed_by_a_fixup() {
     for order in ORDERS {

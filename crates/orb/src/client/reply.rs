@@ -196,7 +196,9 @@ impl ReplyMsg {
             let mut r = Reader::with_offset(&b[body_at..], order, body_offset);
             r.set_version(version);
             r.set_codesets(codesets);
-            f(&mut r, conn)
+            let out = f(&mut r, conn);
+            r.done();
+            out
         })
     }
 }

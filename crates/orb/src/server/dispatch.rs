@@ -253,6 +253,7 @@ impl ConnCtx<'_> {
             Ok(()) => finish_fixed(&mut req),
             e => e,
         };
+        req.args.done();
         // The upcall is over: release the servant and the POA count
         // before the reply goes out (`req`'s borrows end here too).
         drop(hit);

@@ -87,7 +87,8 @@ pub(super) struct Pool {
     idle_timeout: Duration,
     /// When the current shrink period began (coarse clock, ns).
     period_start: AtomicU64,
-    /// Threads running a request.
+    /// Threads running a request, those dwelling on a connection aside
+    /// (`dwellers` counts them, running one or not).
     in_upcall: AtomicUsize,
     /// Most threads running requests or dwelling at once in the current
     /// period.
@@ -208,18 +209,30 @@ impl Pool {
     /// A thread starts running a request. If every thread now runs one
     /// or dwells, nobody would take the next event (a nested call back
     /// into this server would wait forever): start another, up to the
-    /// most. (`dwelling`: the caller is one of the dwellers. Other
-    /// dwellers running a request count twice, so with several of them
-    /// busy at once a thread or two may start early.)
-    fn upcall_begin(&self, orb: &Arc<OrbInner>, dwelling: bool) {
-        let busy = self.in_upcall.fetch_add(1, Ordering::SeqCst) + 1;
-        let away = busy + self.dwellers.load(Ordering::SeqCst) - usize::from(dwelling);
+    /// most. Returns the count to end once the upcall is over
+    /// ([`ConnCtx::upcall`]).
+    ///
+    /// A `dwelling` caller is not counted again: `dwellers` counts it
+    /// away from the poller already, running a request or waiting for
+    /// one, so its requests cost two atomic operations less.
+    fn upcall_begin(&self, orb: &Arc<OrbInner>, dwelling: bool) -> Option<&AtomicUsize> {
+        let (away, counted) = if dwelling {
+            let others = self.in_upcall.load(Ordering::SeqCst);
+            (others + self.dwellers.load(Ordering::SeqCst), None)
+        } else {
+            let busy = self.in_upcall.fetch_add(1, Ordering::SeqCst) + 1;
+            (
+                busy + self.dwellers.load(Ordering::SeqCst),
+                Some(&self.in_upcall),
+            )
+        };
         if away > self.peak_busy.load(Ordering::Relaxed) {
             self.peak_busy.fetch_max(away, Ordering::Relaxed);
         }
         if away >= self.total.load(Ordering::SeqCst) {
             self.grow(orb);
         }
+        counted
     }
 
     /// A thread may start dwelling on a connection: true (and counted)
@@ -836,9 +849,9 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                 *dwelling = true;
             }
         }
-        pool.upcall_begin(orb.inner_arc(), *dwelling);
+        let counted = pool.upcall_begin(orb.inner_arc(), *dwelling);
         let mut cx = context(orb, conn, w);
-        cx.upcall = Some(&pool.in_upcall);
+        cx.upcall = counted;
         let next = match job {
             Job::Fast(at) => cx.fast(mine.message_mut(len), &at),
             Job::Machine(req) => cx.machine_request(req),
@@ -904,9 +917,9 @@ fn inline(
     dwelling: bool,
     f: impl FnOnce(&mut ConnCtx<'_>) -> Next,
 ) -> Next {
-    pool.upcall_begin(orb.inner_arc(), dwelling);
+    let counted = pool.upcall_begin(orb.inner_arc(), dwelling);
     let mut cx = context(orb, conn, w);
-    cx.upcall = Some(&pool.in_upcall);
+    cx.upcall = counted;
     let next = f(&mut cx);
     cx.upcall_done();
     next
