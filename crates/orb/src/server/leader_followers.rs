@@ -849,9 +849,8 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                 *dwelling = true;
             }
         }
-        let counted = pool.upcall_begin(orb.inner_arc(), *dwelling);
-        let mut cx = context(orb, conn, w);
-        cx.upcall = counted;
+        let upcall = pool.upcall_begin(orb.inner_arc(), *dwelling);
+        let mut cx = context(orb, conn, w, upcall);
         let next = match job {
             Job::Fast(at) => cx.fast(mine.message_mut(len), &at),
             Job::Machine(req) => cx.machine_request(req),
@@ -917,9 +916,8 @@ fn inline(
     dwelling: bool,
     f: impl FnOnce(&mut ConnCtx<'_>) -> Next,
 ) -> Next {
-    let counted = pool.upcall_begin(orb.inner_arc(), dwelling);
-    let mut cx = context(orb, conn, w);
-    cx.upcall = counted;
+    let upcall = pool.upcall_begin(orb.inner_arc(), dwelling);
+    let mut cx = context(orb, conn, w, upcall);
     let next = f(&mut cx);
     cx.upcall_done();
     next
@@ -942,7 +940,14 @@ fn split(mut buf: RxBuf, len: usize) -> (RxBuf, Option<RxBuf>) {
     }
 }
 
-fn context<'a>(orb: &'a Orb, conn: &'a Conn, w: &'a mut Worker) -> ConnCtx<'a> {
+/// One request's context; `upcall`: the count it ends (see
+/// [`Pool::upcall_begin`]).
+fn context<'a>(
+    orb: &'a Orb,
+    conn: &'a Conn,
+    w: &'a mut Worker,
+    upcall: Option<&'a AtomicUsize>,
+) -> ConnCtx<'a> {
     // Read per request, not once per turn: another thread may still be
     // running the request that negotiates them when this turn begins.
     let codesets = conn.codesets.load();
@@ -952,7 +957,7 @@ fn context<'a>(orb: &'a Orb, conn: &'a Conn, w: &'a mut Worker) -> ConnCtx<'a> {
         tx: &mut w.tx,
         codesets,
         cache: &mut w.cache,
-        upcall: None,
+        upcall,
     }
 }
 
