@@ -130,54 +130,44 @@ impl Outbound {
         first: io::Result<usize>,
     ) -> Result<(), WriteError> {
         let mut q = lock(&self.q);
-        let r = self.queue(&mut q, sock, poller, id, bufs, first);
+        let r = (|| {
+            if q.failed {
+                return Err(WriteError::Closed);
+            }
+            let was_empty = q.pending.is_empty();
+            let mut first = Some(first);
+            for b in bufs {
+                let sent = match first.take() {
+                    Some(sent) => sent,
+                    None if q.pending.is_empty() => send_some(sock, b),
+                    None => Ok(0),
+                };
+                let Ok(taken) = sent else {
+                    q.failed = true;
+                    return Err(WriteError::Io);
+                };
+                if taken < b.len() {
+                    q.pending.push_back(b[taken..].to_vec());
+                    q.bytes += b.len() - taken;
+                }
+            }
+            if q.pending.is_empty() {
+                return Ok(());
+            }
+            if !was_empty && q.bytes > self.limit {
+                q.failed = true;
+                q.pending.clear();
+                q.bytes = 0;
+                let _ = sock.shutdown(Shutdown::Both);
+                return Err(WriteError::QueueFull);
+            }
+            self.arm(&mut q, sock, poller, id).map_err(|_| {
+                q.failed = true;
+                WriteError::Io
+            })
+        })();
         self.settle(&q);
         r
-    }
-
-    fn queue(
-        &self,
-        q: &mut Queue,
-        sock: &TcpStream,
-        poller: &Poller,
-        id: u64,
-        bufs: &[&[u8]],
-        first: io::Result<usize>,
-    ) -> Result<(), WriteError> {
-        if q.failed {
-            return Err(WriteError::Closed);
-        }
-        let was_empty = q.pending.is_empty();
-        let mut first = Some(first);
-        for b in bufs {
-            let sent = match first.take() {
-                Some(sent) => sent,
-                None if q.pending.is_empty() => send_some(sock, b),
-                None => Ok(0),
-            };
-            let Ok(taken) = sent else {
-                q.failed = true;
-                return Err(WriteError::Io);
-            };
-            if taken < b.len() {
-                q.pending.push_back(b[taken..].to_vec());
-                q.bytes += b.len() - taken;
-            }
-        }
-        if q.pending.is_empty() {
-            return Ok(());
-        }
-        if !was_empty && q.bytes > self.limit {
-            q.failed = true;
-            q.pending.clear();
-            q.bytes = 0;
-            let _ = sock.shutdown(Shutdown::Both);
-            return Err(WriteError::QueueFull);
-        }
-        self.arm(q, sock, poller, id).map_err(|_| {
-            q.failed = true;
-            WriteError::Io
-        })
     }
 
     /// Whether writers may send without the queue again (called with
