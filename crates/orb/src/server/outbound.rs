@@ -7,11 +7,12 @@
 //! connection's first writer (`crate::biased_lock`): a thread that
 //! answers all of a connection's requests, as a dwelling one does,
 //! enters and leaves it with plain stores, and the queue's own mutex is
-//! taken only once something is queued or the connection failed. Whatever the kernel does not take
-//! is copied to the queue, and the connection's write registration is
-//! armed; the thread that gets the writability event flushes. A peer
-//! that stops reading its replies makes the queue grow: beyond the
-//! limit the connection is closed rather than buffering without bound.
+//! taken only once something is queued or the connection failed.
+//! Whatever the kernel does not take is copied to the queue, and the
+//! connection's write registration is armed; the thread that gets the
+//! writability event flushes. A peer that stops reading its replies
+//! makes the queue grow: beyond the limit the connection is closed
+//! rather than buffering without bound.
 
 use std::collections::VecDeque;
 use std::io;
