@@ -591,18 +591,40 @@ fn jacorb_client_giop_1_1() {
 
 /// GIOP 1.1 with Peregrine fragmenting: JacORB 3.9 does not reassemble
 /// GIOP 1.1 fragments. Its server answers a fragmented request with
-/// NO_IMPLEMENT (the 1 MB callback argument); its client drops a
-/// fragmented reply, and the connection with it (COMM_FAILURE).
+/// NO_IMPLEMENT (the 1 MB callback argument); its client answers a
+/// fragmented reply with a Reply of its own (NO_IMPLEMENT), which a
+/// GIOP 1.1 server cannot accept: Peregrine's server closes the
+/// connection (a MessageError), and the call fails with COMM_FAILURE.
+///
+/// Now and then (about one run in forty on a busy machine) JacORB's
+/// client never reads the reply at all: captured with tshark, it
+/// advertises a zero window after the first 129,036 bytes, sends
+/// nothing back and gives up at its 60 s timeout (TIMEOUT). Peregrine
+/// keeps the rest of the reply queued, as it must for a peer that is
+/// only slow. So each big call may end either way, but at least one of
+/// the two must show Peregrine closing the connection.
 #[test]
 fn jacorb_client_giop_1_1_fragmented() {
-    let Some(lines) = bounded(300, || run_client(1, FRAGMENTED)) else {
+    let Some(mut lines) = bounded(300, || run_client(1, FRAGMENTED)) else {
         return;
     };
+    let mut closed = 0;
+    for step in ["big_octets", "big_doubles"] {
+        let comm = format!("FAIL {step}: COMM_FAILURE minor=0x0 completed=MAYBE");
+        let stalled = format!("FAIL {step}: TIMEOUT minor=0x0 completed=NO");
+        let at = lines.iter().position(|l| *l == comm || *l == stalled);
+        let Some(at) = at else {
+            panic!("GIOP 1.1 JacORB client, fragmented: {step} neither {comm:?} nor {stalled:?}: {lines:#?}");
+        };
+        closed += usize::from(lines.remove(at) == comm);
+    }
+    assert!(
+        closed > 0,
+        "GIOP 1.1 JacORB client, fragmented: no big call saw its connection closed"
+    );
     let mut known = labels_client_fails();
     known.extend(strings(&[
         "FAIL call_back_big: NO_IMPLEMENT minor=0x0 completed=NO",
-        "FAIL big_octets: COMM_FAILURE minor=0x0 completed=MAYBE",
-        "FAIL big_doubles: COMM_FAILURE minor=0x0 completed=MAYBE",
     ]));
     assert_outcome("GIOP 1.1 JacORB client, fragmented", &lines, &known);
 }
