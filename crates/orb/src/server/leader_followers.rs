@@ -212,27 +212,39 @@ impl Pool {
     /// most. Returns the count to end once the upcall is over
     /// ([`ConnCtx::upcall`]).
     ///
-    /// A `dwelling` caller is not counted again: `dwellers` counts it
-    /// away from the poller already, running a request or waiting for
-    /// one, so its requests cost two atomic operations less.
+    /// A `dwelling` caller neither counts itself nor checks: `dwellers`
+    /// counts it away from the poller already, running a request or
+    /// waiting for one, so its request changes nothing this check reads.
+    /// Each move away from the poller checks for itself: a thread that
+    /// starts an upcall here, one that starts dwelling in
+    /// [`Pool::reserve_dwell`] (which also counts it in the peak that
+    /// [`Pool::retire`] keeps threads for), and `retire` keeps one more
+    /// thread than the dwellers.
+    #[inline]
     fn upcall_begin(&self, orb: &Arc<OrbInner>, dwelling: bool) -> Option<&AtomicUsize> {
-        let (away, counted) = if dwelling {
-            let others = self.in_upcall.load(Ordering::SeqCst);
-            (others + self.dwellers.load(Ordering::SeqCst), None)
-        } else {
-            let busy = self.in_upcall.fetch_add(1, Ordering::SeqCst) + 1;
-            (
-                busy + self.dwellers.load(Ordering::SeqCst),
-                Some(&self.in_upcall),
-            )
-        };
-        if away > self.peak_busy.load(Ordering::Relaxed) {
-            self.peak_busy.fetch_max(away, Ordering::Relaxed);
+        if dwelling {
+            return None;
         }
+        let busy = self.in_upcall.fetch_add(1, Ordering::SeqCst) + 1;
+        let away = busy + self.dwellers.load(Ordering::SeqCst);
+        self.note_away(orb, away);
+        Some(&self.in_upcall)
+    }
+
+    /// `away` threads are away from the poller: recorded as this
+    /// period's peak, and a thread started if none would be left.
+    fn note_away(&self, orb: &Arc<OrbInner>, away: usize) {
+        self.note_peak(away);
         if away >= self.total.load(Ordering::SeqCst) {
             self.grow(orb);
         }
-        counted
+    }
+
+    /// `away` threads are away from the poller: this period's peak.
+    fn note_peak(&self, away: usize) {
+        if away > self.peak_busy.load(Ordering::Relaxed) {
+            self.peak_busy.fetch_max(away, Ordering::Relaxed);
+        }
     }
 
     /// A thread may start dwelling on a connection: true (and counted)
@@ -259,6 +271,7 @@ impl Pool {
             self.dwellers.fetch_sub(1, Ordering::SeqCst);
             return false;
         }
+        self.note_peak(self.in_upcall.load(Ordering::SeqCst) + n + 1);
         true
     }
 

@@ -3,7 +3,11 @@
 //! with a bounded queue.
 //!
 //! A message goes straight to the socket while nothing is queued (the
-//! common case: one `send`, no copy). Whatever the kernel does not take
+//! common case: one `send`, no copy). Writers take a lock biased to the
+//! connection's first writer (`crate::biased_lock`): a thread that
+//! answers all of a connection's requests, as a dwelling one does,
+//! enters and leaves it with plain stores, and the queue's own mutex is
+//! taken only once something is queued or the connection failed. Whatever the kernel does not take
 //! is copied to the queue, and the connection's write registration is
 //! armed; the thread that gets the writability event flushes. A peer
 //! that stops reading its replies makes the queue grow: beyond the
@@ -13,9 +17,11 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::poller::{Kind, Poller, Token};
+use crate::biased_lock::BiasedLock;
 use crate::client::lock;
 
 /// Why a message could not be written.
@@ -32,6 +38,13 @@ pub(super) enum WriteError {
 
 /// The replies of one connection not yet taken by the kernel.
 pub(super) struct Outbound {
+    /// Serializes the connection's writers (and everything that changes
+    /// the queue): taken before `q`, and alone on the common path.
+    writers: BiasedLock,
+    /// Nothing is queued and the connection has not failed, so a holder
+    /// of `writers` may send without `q`. Read and written only by
+    /// holders of `writers` (which orders them: relaxed is enough).
+    clear: AtomicBool,
     q: Mutex<Queue>,
     /// The most bytes queued (a single message larger than this is still
     /// accepted into an empty queue: its size is bounded by the limits).
@@ -74,6 +87,8 @@ fn send_some(sock: &TcpStream, buf: &[u8]) -> io::Result<usize> {
 impl Outbound {
     pub(super) fn new(limit: usize) -> Outbound {
         Outbound {
+            writers: BiasedLock::new(),
+            clear: AtomicBool::new(true),
             q: Mutex::new(Queue::default()),
             limit,
         }
@@ -88,43 +103,78 @@ impl Outbound {
         id: u64,
         bufs: &[&[u8]],
     ) -> Result<(), WriteError> {
-        let mut q = lock(&self.q);
-        if q.failed {
-            return Err(WriteError::Closed);
-        }
-        let was_empty = q.pending.is_empty();
-        for b in bufs {
-            let taken = if q.pending.is_empty() {
+        let (_w, _) = self.writers.lock();
+        if self.clear.load(Ordering::Relaxed) {
+            // Nothing queued: straight to the socket while it takes all.
+            for (i, b) in bufs.iter().enumerate() {
                 match send_some(sock, b) {
-                    Ok(n) => n,
-                    Err(_) => {
-                        q.failed = true;
-                        return Err(WriteError::Io);
-                    }
+                    Ok(n) if n == b.len() => {}
+                    sent => return self.write_queued(sock, poller, id, &bufs[i..], sent),
                 }
-            } else {
-                0
-            };
-            if taken < b.len() {
-                q.pending.push_back(b[taken..].to_vec());
-                q.bytes += b.len() - taken;
             }
-        }
-        if q.pending.is_empty() {
             return Ok(());
         }
-        if !was_empty && q.bytes > self.limit {
-            q.failed = true;
-            q.pending.clear();
-            q.bytes = 0;
-            drop(q);
-            let _ = sock.shutdown(Shutdown::Both);
-            return Err(WriteError::QueueFull);
-        }
-        self.arm(&mut q, sock, poller, id).map_err(|_| {
-            q.failed = true;
-            WriteError::Io
-        })
+        self.write_queued(sock, poller, id, bufs, Ok(0))
+    }
+
+    /// The rest of [`Outbound::write`] under the queue's lock: `bufs`
+    /// are the buffers not yet sent whole, of which `first` (the result
+    /// of sending the first) tells how much went out.
+    #[cold]
+    fn write_queued(
+        &self,
+        sock: &TcpStream,
+        poller: &Poller,
+        id: u64,
+        bufs: &[&[u8]],
+        first: io::Result<usize>,
+    ) -> Result<(), WriteError> {
+        let mut q = lock(&self.q);
+        let r = (|| {
+            if q.failed {
+                return Err(WriteError::Closed);
+            }
+            let was_empty = q.pending.is_empty();
+            let mut first = Some(first);
+            for b in bufs {
+                let sent = match first.take() {
+                    Some(sent) => sent,
+                    None if q.pending.is_empty() => send_some(sock, b),
+                    None => Ok(0),
+                };
+                let Ok(taken) = sent else {
+                    q.failed = true;
+                    return Err(WriteError::Io);
+                };
+                if taken < b.len() {
+                    q.pending.push_back(b[taken..].to_vec());
+                    q.bytes += b.len() - taken;
+                }
+            }
+            if q.pending.is_empty() {
+                return Ok(());
+            }
+            if !was_empty && q.bytes > self.limit {
+                q.failed = true;
+                q.pending.clear();
+                q.bytes = 0;
+                let _ = sock.shutdown(Shutdown::Both);
+                return Err(WriteError::QueueFull);
+            }
+            self.arm(&mut q, sock, poller, id).map_err(|_| {
+                q.failed = true;
+                WriteError::Io
+            })
+        })();
+        self.settle(&q);
+        r
+    }
+
+    /// Whether writers may send without the queue again (called with
+    /// `writers` and `q` held, after any change to the queue).
+    fn settle(&self, q: &Queue) {
+        self.clear
+            .store(q.pending.is_empty() && !q.failed, Ordering::Relaxed);
     }
 
     /// Arms the write registration (once per blocked period).
@@ -151,7 +201,13 @@ impl Outbound {
     /// The socket is writable: sends what is queued; re-arms if the
     /// kernel still cannot take it all.
     pub(super) fn flush(&self, sock: &TcpStream, poller: &Poller, id: u64) {
+        let (_w, _) = self.writers.lock();
         let mut q = lock(&self.q);
+        self.flush_queue(&mut q, sock, poller, id);
+        self.settle(&q);
+    }
+
+    fn flush_queue(&self, q: &mut Queue, sock: &TcpStream, poller: &Poller, id: u64) {
         q.armed = false;
         while let Some(front) = q.pending.front() {
             let from = q.head_sent;
@@ -164,7 +220,7 @@ impl Outbound {
                         q.head_sent = 0;
                     } else {
                         q.head_sent += n;
-                        if self.arm(&mut q, sock, poller, id).is_err() {
+                        if self.arm(q, sock, poller, id).is_err() {
                             q.failed = true;
                             let _ = sock.shutdown(Shutdown::Both);
                         }
@@ -186,6 +242,7 @@ impl Outbound {
 
     /// Closes the sending direction once every queued byte is sent.
     pub(super) fn shutdown_write(&self, sock: &TcpStream) {
+        let (_w, _) = self.writers.lock();
         let mut q = lock(&self.q);
         if q.pending.is_empty() {
             let _ = sock.shutdown(Shutdown::Write);
@@ -196,9 +253,11 @@ impl Outbound {
 
     /// Forgets the write registration (the connection is closing).
     pub(super) fn deregister(&self, poller: &Poller) {
+        let (_w, _) = self.writers.lock();
         let mut q = lock(&self.q);
         q.failed = true;
         q.pending.clear();
+        self.settle(&q);
         if let Some(fd) = q.dup.take() {
             poller.delete(fd.as_raw_fd());
         }
@@ -255,6 +314,52 @@ mod tests {
         let mut got = Vec::new();
         let _ = peer.read_to_end(&mut got);
         assert!(got.len() <= written * chunk.len());
+    }
+
+    /// Writers on several threads (the first one's bias revoked by the
+    /// others) never interleave their messages, through the direct path
+    /// and the queue alike, and every message arrives.
+    #[test]
+    fn concurrent_writers_keep_their_messages_whole() {
+        const THREADS: u8 = 4;
+        const EACH: usize = 300;
+        const LEN: usize = 7_000;
+        let (mut peer, sock) = pair();
+        let poller = Poller::new().unwrap();
+        let out = Outbound::new(64 << 20);
+        let total = THREADS as usize * EACH * LEN;
+        let reader = std::thread::spawn(move || {
+            let mut got = vec![0u8; total];
+            peer.read_exact(&mut got).unwrap();
+            got
+        });
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let (out, sock, poller) = (&out, &sock, &poller);
+                s.spawn(move || {
+                    for i in 0..EACH {
+                        let byte = t * 64 + (i % 64) as u8;
+                        let msg = vec![byte; LEN];
+                        // Header and payload as two pieces of one message.
+                        out.write(sock, poller, 9, &[&msg[..10], &msg[10..]])
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        while out.queued() > 0 {
+            poller.wait_one(Duration::from_secs(10)).expect("writable");
+            out.flush(&sock, &poller, 9);
+        }
+        let got = reader.join().unwrap();
+        let mut per_thread = [0usize; THREADS as usize];
+        for m in got.chunks(LEN) {
+            assert!(m.iter().all(|b| *b == m[0]), "a message was interleaved");
+            let t = (m[0] / 64) as usize;
+            assert_eq!(m[0] % 64, (per_thread[t] % 64) as u8, "out of order");
+            per_thread[t] += 1;
+        }
+        assert_eq!(per_thread, [EACH; THREADS as usize]);
     }
 
     /// Blocked bytes go out in order when the socket becomes writable.
