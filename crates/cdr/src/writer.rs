@@ -115,9 +115,20 @@ impl Writer {
     }
 
     /// Empties the buffer, keeping its capacity, and resets the origin.
+    #[inline]
     pub fn clear(&mut self) {
         self.buf.clear();
         self.origin = 0;
+        if self.values.is_some() {
+            self.clear_values();
+        }
+    }
+
+    // Out of line: a reply writer clears on every request, and only one
+    // that wrote values has a table.
+    #[cold]
+    #[inline(never)]
+    fn clear_values(&mut self) {
         if let Some(v) = &mut self.values {
             v.clear();
         }

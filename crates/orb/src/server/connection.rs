@@ -453,11 +453,24 @@ impl Conn {
 
     /// Writes one message (a reply, LocateReply, ...), in GIOP fragments
     /// if it is longer than `fragment_size`.
+    #[inline(always)]
     pub(super) fn write_message(&self, msg: &[u8], fragment_size: usize) -> Result<(), WriteError> {
-        if msg.len() <= fragment_size.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN) {
-            return self.write_bufs(&[msg]);
+        if msg.len() > fragment_size.max(peregrine_giop::fragment::MIN_FRAGMENT_LEN) {
+            return self.write_fragmented(msg, fragment_size);
         }
-        self.write_fragmented(msg, fragment_size)
+        let r = self
+            .out
+            .write_one(&self.sock.stream, &self.poller, self.id, msg);
+        if let Err(WriteError::QueueFull) = &r {
+            self.queue_full();
+        }
+        r
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn queue_full(&self) {
+        crate::trace::reply_queue_full(self.peer());
     }
 
     #[inline(never)]
@@ -481,7 +494,7 @@ impl Conn {
             .out
             .write(&self.sock.stream, &self.poller, self.id, bufs);
         if let Err(WriteError::QueueFull) = &r {
-            crate::trace::reply_queue_full(self.peer());
+            self.queue_full();
         }
         r
     }

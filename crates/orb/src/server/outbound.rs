@@ -117,6 +117,48 @@ impl Outbound {
         self.write_queued(sock, poller, id, bufs, Ok(0))
     }
 
+    /// Writes one whole message: [`Outbound::write`] for the common
+    /// reply, small enough to sit inline in the thread that made it (one
+    /// `send` that takes it all; anything else is the cold path's).
+    #[inline(always)]
+    pub(super) fn write_one(
+        &self,
+        sock: &TcpStream,
+        poller: &Poller,
+        id: u64,
+        msg: &[u8],
+    ) -> Result<(), WriteError> {
+        let (_w, _) = self.writers.lock();
+        if self.clear.load(Ordering::Relaxed) {
+            match crate::sock_io::send_nowait(sock, msg) {
+                Ok(n) if n == msg.len() => return Ok(()),
+                sent => return self.write_rest(sock, poller, id, msg, sent),
+            }
+        }
+        self.write_queued(sock, poller, id, &[msg], Ok(0))
+    }
+
+    /// [`Outbound::write_one`] after a `send` that did not take the whole
+    /// message (`sent`: its result).
+    #[cold]
+    #[inline(never)]
+    fn write_rest(
+        &self,
+        sock: &TcpStream,
+        poller: &Poller,
+        id: u64,
+        msg: &[u8],
+        sent: io::Result<usize>,
+    ) -> Result<(), WriteError> {
+        let first = match sent {
+            Ok(n) => send_some(sock, &msg[n..]).map(|more| n + more),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => send_some(sock, msg),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+            Err(e) => Err(e),
+        };
+        self.write_queued(sock, poller, id, &[msg], first)
+    }
+
     /// The rest of [`Outbound::write`] under the queue's lock: `bufs`
     /// are the buffers not yet sent whole, of which `first` (the result
     /// of sending the first) tells how much went out.
@@ -317,7 +359,7 @@ mod tests {
     }
 
     /// Writers on several threads (the first one's bias revoked by the
-    /// others) never interleave their messages, through the direct path
+    /// others; whole messages and messages in pieces) never interleave their messages, through the direct path
     /// and the queue alike, and every message arrives.
     #[test]
     fn concurrent_writers_keep_their_messages_whole() {
@@ -340,9 +382,13 @@ mod tests {
                     for i in 0..EACH {
                         let byte = t * 64 + (i % 64) as u8;
                         let msg = vec![byte; LEN];
-                        // Header and payload as two pieces of one message.
-                        out.write(sock, poller, 9, &[&msg[..10], &msg[10..]])
-                            .unwrap();
+                        if t % 2 == 0 {
+                            out.write_one(sock, poller, 9, &msg).unwrap();
+                        } else {
+                            // Header and payload as two pieces of one message.
+                            out.write(sock, poller, 9, &[&msg[..10], &msg[10..]])
+                                .unwrap();
+                        }
                     }
                 });
             }
@@ -369,8 +415,13 @@ mod tests {
         let poller = Poller::new().unwrap();
         let out = Outbound::new(64 << 20);
         let msgs: Vec<Vec<u8>> = (0..64u8).map(|i| vec![i; 100_000]).collect();
-        for m in &msgs {
-            out.write(&sock, &poller, 3, &[m]).unwrap();
+        // Both writers: the one for whole messages and the one for pieces.
+        for (i, m) in msgs.iter().enumerate() {
+            if i % 2 == 0 {
+                out.write_one(&sock, &poller, 3, m).unwrap();
+            } else {
+                out.write(&sock, &poller, 3, &[m]).unwrap();
+            }
         }
         assert!(out.queued() > 0, "the kernel took 6.4 MB at once");
         let reader = std::thread::spawn(move || {
