@@ -381,6 +381,7 @@ impl RxBuf {
 
     /// Frees the memory of an empty buffer that grew beyond `max` bytes
     /// (after a one-off large message).
+    #[inline]
     pub(crate) fn shrink_if_idle(&mut self, max: usize) {
         if self.filled == self.start && self.buf.len() > max {
             *self = Self::default();
@@ -403,6 +404,7 @@ impl RxBuf {
     }
 
     /// Every unread byte (possibly a partial message).
+    #[inline]
     pub(crate) fn unread(&self) -> &[u8] {
         &self.buf.bytes()[self.start..self.filled]
     }

@@ -35,8 +35,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use peregrine_cdr::{ByteOrder, Writer};
-use peregrine_giop::conn::IncomingRequest;
-use peregrine_giop::fast::{request_layout, RequestLayout};
+use peregrine_giop::fast::request_layout;
 use peregrine_giop::Limits;
 
 use super::connection::{Conn, NoRead};
@@ -792,8 +791,19 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
         // The fast path: the common request, read at fixed offsets (the
         // machine's prefix; see `fast_path`). Everything else goes
         // through the connection's machine.
-        let job = match request_layout(buf.message(len)) {
-            Some(at) if at.response_expected() => Job::Fast(at),
+        match request_layout(buf.message(len)) {
+            Some(at) if at.response_expected() => {
+                // The rest of the buffer goes back to the connection (the
+                // smaller part is copied); `buf` keeps the message where
+                // it is in the common case (nothing else in the buffer).
+                let rest = split(&mut buf, len);
+                let go_on = twoway(orb, pool, conn, w, dwelling, &mut buf, rest, |cx, m| {
+                    cx.fast(m.message_mut(len), &at)
+                });
+                if !go_on {
+                    return;
+                }
+            }
             Some(at) => {
                 // A oneway: run by the turn's holder, in the order it
                 // arrived, before whatever follows it on the connection
@@ -807,13 +817,12 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                     close(orb, conn);
                     return;
                 }
-                continue;
             }
             None => {
                 let step = machine::feed(orb, conn, buf.message(len));
                 buf.consume(len);
                 match step {
-                    machine::Step::Nothing => continue,
+                    machine::Step::Nothing => {}
                     machine::Step::Close => {
                         close(orb, conn);
                         return;
@@ -826,98 +835,111 @@ fn serve(orb: &Orb, pool: &Pool, conn: &Arc<Conn>, w: &mut Worker, dwelling: &mu
                             close(orb, conn);
                             return;
                         }
-                        continue;
                     }
-                    machine::Step::Request(req) => Job::Machine(req),
+                    machine::Step::Request(req) => {
+                        // The machine holds the message: the buffer is all
+                        // rest.
+                        let rest = (!buf.unread().is_empty())
+                            .then(|| std::mem::replace(&mut buf, std::mem::take(&mut w.spare)));
+                        let go_on =
+                            twoway(orb, pool, conn, w, dwelling, &mut buf, rest, |cx, _| {
+                                cx.machine_request(req)
+                            });
+                        if !go_on {
+                            return;
+                        }
+                    }
                 }
             }
-        };
-        // A request: the rest of the buffer goes back to the connection
-        // (the smaller part is copied) and the turn is handed on before
-        // the upcall.
-        let (mut mine, rest) = match &job {
-            Job::Fast(_) => split(buf, len),
-            // The machine holds the message: the buffer is all rest.
-            Job::Machine(_) if buf.unread().is_empty() => (buf, None),
-            Job::Machine(_) => (std::mem::take(&mut w.spare), Some(buf)),
-        };
-        let left_rest = rest.is_some();
-        let turned = if *dwelling && !left_rest && conn.sock.drained() {
-            // The common case of a dwelling thread: nothing behind this
-            // request, so the turn stays (no lock taken).
-            Turned::Kept
-        } else {
-            pool.hand_on(orb.inner_arc(), conn, rest, *dwelling)
-        };
-        match turned {
-            Turned::Away if *dwelling => {
-                pool.end_dwell(conn);
-                *dwelling = false;
-            }
-            Turned::Away => {}
-            Turned::Kept => conn.dwell.start(),
-            Turned::Dwell => {
-                conn.dwell.start();
-                pool.enter_dwell(conn);
-                *dwelling = true;
-            }
         }
-        let upcall = pool.upcall_begin(orb.inner_arc(), *dwelling);
-        let mut cx = context(orb, conn, w, upcall);
-        let next = match job {
-            Job::Fast(at) => cx.fast(mine.message_mut(len), &at),
-            Job::Machine(req) => cx.machine_request(req),
-        };
-        cx.upcall_done();
-        let unread = mine.unread().len();
-        mine.consume(unread);
-        mine.shrink_if_idle(1 << 20);
-        if let Next::Close = next {
-            close(orb, conn);
-        }
-        let still_dwelling = turned != Turned::Away && conn.dwell.finish();
-        let resume = still_dwelling || {
-            // The turn went away (here, or by the sweep, which then
-            // counted this request): uncount it, and take the turn back
-            // if the connection waited for it.
-            let mut t = lock(&conn.turn);
-            t.running -= 1;
-            let resume = std::mem::take(&mut t.parked);
-            if resume {
-                t.owned = true;
-                t.notified = false;
-            }
-            resume
-        };
-        if *dwelling && !still_dwelling {
-            // The sweep gave the turn to the pool meanwhile.
-            pool.end_dwell(conn);
-            *dwelling = false;
-        }
-        if !resume || conn.is_closed() {
-            w.spare = mine;
-            return;
-        }
-        // The turn stayed with this thread, or the connection waited for
-        // this request to finish: its turn is this thread's now.
-        buf = if still_dwelling && !left_rest {
-            // Nobody else held the turn: the connection holds no bytes.
-            mine
-        } else {
-            w.spare = mine;
-            lock(&conn.rx)
-                .take()
-                .unwrap_or_else(|| std::mem::take(&mut w.spare))
-        };
     }
 }
 
-/// What the turn's holder does with a message it framed.
-enum Job {
-    /// A twoway request the fast path took.
-    Fast(RequestLayout),
-    /// A twoway request the machine reported.
-    Machine(IncomingRequest),
+/// Runs a twoway request framed by the turn's holder: hands the turn on
+/// (with the bytes after the request, `rest`) unless nothing follows it
+/// on a dwelling thread, runs `run` on the request's buffer `buf`, and
+/// takes the turn back if it is still this thread's or the connection
+/// waited for this request. False: the thread leaves the connection.
+///
+/// Inlined at each of its two callers, so that the fast request's
+/// layout stays where `request_layout` put it.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn twoway(
+    orb: &Orb,
+    pool: &Pool,
+    conn: &Arc<Conn>,
+    w: &mut Worker,
+    dwelling: &mut bool,
+    buf: &mut RxBuf,
+    rest: Option<RxBuf>,
+    run: impl FnOnce(&mut ConnCtx<'_>, &mut RxBuf) -> Next,
+) -> bool {
+    let left_rest = rest.is_some();
+    let turned = if *dwelling && !left_rest && conn.sock.drained() {
+        // The common case of a dwelling thread: nothing behind this
+        // request, so the turn stays (no lock taken).
+        Turned::Kept
+    } else {
+        pool.hand_on(orb.inner_arc(), conn, rest, *dwelling)
+    };
+    match turned {
+        Turned::Away if *dwelling => {
+            pool.end_dwell(conn);
+            *dwelling = false;
+        }
+        Turned::Away => {}
+        Turned::Kept => conn.dwell.start(),
+        Turned::Dwell => {
+            conn.dwell.start();
+            pool.enter_dwell(conn);
+            *dwelling = true;
+        }
+    }
+    let upcall = pool.upcall_begin(orb.inner_arc(), *dwelling);
+    let mut cx = context(orb, conn, w, upcall);
+    let next = run(&mut cx, buf);
+    cx.upcall_done();
+    let unread = buf.unread().len();
+    buf.consume(unread);
+    buf.shrink_if_idle(1 << 20);
+    if let Next::Close = next {
+        close(orb, conn);
+    }
+    let still_dwelling = turned != Turned::Away && conn.dwell.finish();
+    let resume = still_dwelling || {
+        // The turn went away (here, or by the sweep, which then
+        // counted this request): uncount it, and take the turn back
+        // if the connection waited for it.
+        let mut t = lock(&conn.turn);
+        t.running -= 1;
+        let resume = std::mem::take(&mut t.parked);
+        if resume {
+            t.owned = true;
+            t.notified = false;
+        }
+        resume
+    };
+    if *dwelling && !still_dwelling {
+        // The sweep gave the turn to the pool meanwhile.
+        pool.end_dwell(conn);
+        *dwelling = false;
+    }
+    if !resume {
+        w.spare = std::mem::take(buf);
+        return false;
+    }
+    // The turn stayed with this thread, or the connection waited for
+    // this request to finish: its turn is this thread's now (the loop's
+    // first check sees a close meanwhile). Unless nobody else held the
+    // turn, the connection holds the bytes.
+    if !(still_dwelling && !left_rest) {
+        w.spare = std::mem::take(buf);
+        *buf = lock(&conn.rx)
+            .take()
+            .unwrap_or_else(|| std::mem::take(&mut w.spare));
+    }
+    true
 }
 
 /// Runs `f` on the turn's holder (a oneway), counted as an upcall.
@@ -937,19 +959,27 @@ fn inline(
 }
 
 /// Splits a buffer whose first `len` unread bytes are a message from the
-/// bytes after it, copying whichever part is smaller: the buffer holding
-/// the message (at its start), and the rest if any.
-fn split(mut buf: RxBuf, len: usize) -> (RxBuf, Option<RxBuf>) {
+/// bytes after it, copying whichever part is smaller: `buf` is left
+/// holding the message (at its start), and the rest is returned, if any.
+#[inline(always)]
+fn split(buf: &mut RxBuf, len: usize) -> Option<RxBuf> {
     let rest = buf.unread().len() - len;
     if rest == 0 {
-        (buf, None)
-    } else if rest <= len {
-        let r = RxBuf::from_message(&buf.unread()[len..]);
-        (buf, Some(r))
+        None
+    } else {
+        Some(split_rest(buf, len, rest))
+    }
+}
+
+/// [`split`] when bytes follow the message.
+#[cold]
+fn split_rest(buf: &mut RxBuf, len: usize, rest: usize) -> RxBuf {
+    if rest <= len {
+        RxBuf::from_message(&buf.unread()[len..])
     } else {
         let m = RxBuf::from_message(buf.message(len));
         buf.consume(len);
-        (m, Some(buf))
+        std::mem::replace(buf, m)
     }
 }
 
@@ -1001,8 +1031,8 @@ mod tests {
             if b > 0 {
                 both.extend_from_slice(&m2);
             }
-            let buf = RxBuf::from_message(&both);
-            let (mine, rest) = split(buf, m1.len());
+            let mut mine = RxBuf::from_message(&both);
+            let rest = split(&mut mine, m1.len());
             assert_eq!(&mine.unread()[..m1.len()], &m1[..]);
             match rest {
                 Some(r) => assert_eq!(r.unread(), &m2[..]),
