@@ -933,7 +933,7 @@ fn twoway(
     // this request to finish: its turn is this thread's now (the loop's
     // first check sees a close meanwhile). Unless nobody else held the
     // turn, the connection holds the bytes.
-    if !(still_dwelling && !left_rest) {
+    if !still_dwelling || left_rest {
         w.spare = std::mem::take(buf);
         *buf = lock(&conn.rx)
             .take()
