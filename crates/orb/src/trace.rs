@@ -213,6 +213,14 @@ pub(crate) fn dwell_released(peer: &str) {
     tracing::trace!(target: SERVER, peer = %peer, "long request: connection handed back to the pool");
 }
 
+/// The thread dwelling on `peer`'s connection was kicked out of its
+/// wait: the connection was quiet for the dwell time (or the ORB stops).
+#[cold]
+#[inline(never)]
+pub(crate) fn dwell_kicked(peer: &str) {
+    tracing::trace!(target: SERVER, peer = %peer, "quiet connection: dwelling thread back to the pool");
+}
+
 /// `peer`'s connection carried nothing for the idle timeout:
 /// CloseConnection went out.
 #[cold]

@@ -13,6 +13,7 @@ use peregrine_cdr::{CharCodeSet, CodeSets, GiopVersion, WcharCodeSet};
 use peregrine_giop::conn::{Config, ServerConnection};
 use peregrine_giop::{CodeSetContext, Limits};
 
+use super::kick::WaitState;
 use super::outbound::{Outbound, WriteError};
 use super::poller::{Kind, Poller, Token};
 use crate::client::lock;
@@ -54,13 +55,17 @@ pub(super) struct Sock {
     drained: AtomicBool,
     /// See [`Sock::set_waiting`].
     waiting: AtomicBool,
+    /// Whether the dwelling thread waits in `recv`, for the sweep that
+    /// ends a quiet dwell (see `kick`).
+    pub(super) wait: WaitState,
 }
 
 impl Sock {
-    /// `dwell`: how long a dwelling read waits for bytes.
-    pub(super) fn new(stream: TcpStream, dwell: Duration) -> io::Result<Sock> {
+    /// `dwell`: how long a dwelling read waits for bytes (`None`: until
+    /// bytes come or the sweep kicks the thread).
+    pub(super) fn new(stream: TcpStream, dwell: Option<Duration>) -> io::Result<Sock> {
         stream.set_nonblocking(false)?;
-        stream.set_read_timeout(Some(dwell))?;
+        stream.set_read_timeout(dwell)?;
         let _ = stream.set_nodelay(true);
         let peer = stream
             .peer_addr()
@@ -71,6 +76,7 @@ impl Sock {
             peer,
             drained: AtomicBool::new(true),
             waiting: AtomicBool::new(false),
+            wait: WaitState::default(),
         })
     }
 
@@ -90,7 +96,17 @@ impl Sock {
 impl Transport for Sock {
     fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         let r = if self.waiting.load(Ordering::Relaxed) {
-            crate::sock_io::recv(&self.stream, buf)
+            self.wait.enter();
+            let r = crate::sock_io::recv(&self.stream, buf);
+            self.wait.leave();
+            match r {
+                // Kicked (or another signal): the dwell ends as if it
+                // had timed out.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    Err(io::ErrorKind::WouldBlock.into())
+                }
+                r => r,
+            }
         } else {
             crate::sock_io::recv_nowait(&self.stream, buf)
         };
@@ -714,7 +730,7 @@ mod tests {
         let poller = Arc::new(Poller::new().unwrap());
         let c = Conn::new(
             1,
-            Sock::new(s, Duration::from_millis(50)).unwrap(),
+            Sock::new(s, Some(Duration::from_millis(50))).unwrap(),
             poller,
             Limits::default(),
             usize::MAX,

@@ -40,6 +40,7 @@ use peregrine_giop::Limits;
 
 use super::connection::{Conn, NoRead};
 use super::dispatch::{ConnCtx, Next};
+use super::kick;
 use super::machine;
 use super::poller::{Events, Kind, Poller, Token};
 use super::pollers::{Pollers, Seat};
@@ -54,6 +55,22 @@ use crate::transport::{FrameError, RxBuf};
 const IDLE_POLL: Duration = Duration::from_secs(1);
 /// How long a thread dwells on a quiet connection.
 pub(super) const DWELL: Duration = Duration::from_millis(50);
+
+/// The receive timeout of a server socket: none if the sweep can kick a
+/// dwelling thread out of its `recv` (see `kick`), else [`DWELL`].
+pub(super) fn dwell_timeout() -> Option<Duration> {
+    (!kick::available()).then_some(DWELL)
+}
+
+/// A connection a thread dwells on, as the sweeps see it.
+struct Dwelt {
+    conn: Arc<Conn>,
+    /// The dwell state at the last sweep.
+    seen: u32,
+    /// The dwelling thread's wait in `recv` at the last sweep, and when
+    /// the sweeps first saw it (coarse clock, ns).
+    quiet: Option<(u32, u64)>,
+}
 /// How long a dwelling thread's request may run before the connection's
 /// read turn goes to the pool (between one and two sweeps).
 const SWEEP: Duration = Duration::from_millis(5);
@@ -101,7 +118,7 @@ pub(super) struct Pool {
     dwellers: AtomicUsize,
     /// The connections dwelt on, with their dwell state as the last sweep
     /// saw it.
-    dwelt: Mutex<Vec<(Arc<Conn>, u32)>>,
+    dwelt: Mutex<Vec<Dwelt>>,
     /// When the last sweep ran (coarse clock, ns).
     last_sweep: AtomicU64,
     /// How often idle connections are looked for, if they are closed.
@@ -290,10 +307,15 @@ impl Pool {
     /// (Called without `conn.turn` locked: the sweep locks the list
     /// first, then each turn.)
     fn enter_dwell(&self, conn: &Arc<Conn>) {
+        conn.sock.wait.set_thread();
         conn.sock.set_waiting(true);
         let first = {
             let mut d = lock(&self.dwelt);
-            d.push((conn.clone(), 0));
+            d.push(Dwelt {
+                conn: conn.clone(),
+                seen: 0,
+                quiet: None,
+            });
             d.len() == 1
         };
         if first {
@@ -306,7 +328,7 @@ impl Pool {
     /// The thread dwelling on `conn` leaves it.
     fn end_dwell(&self, conn: &Arc<Conn>) {
         let mut d = lock(&self.dwelt);
-        if let Some(i) = d.iter().position(|(c, _)| Arc::ptr_eq(c, conn)) {
+        if let Some(i) = d.iter().position(|e| Arc::ptr_eq(&e.conn, conn)) {
             d.swap_remove(i);
         }
         self.dwellers.fetch_sub(1, Ordering::SeqCst);
@@ -330,7 +352,27 @@ impl Pool {
         {
             return;
         }
-        for (conn, seen) in lock(&self.dwelt).iter_mut() {
+        let stopping = self.stopping.load(Ordering::Relaxed) || self.done.load(Ordering::Relaxed);
+        for Dwelt { conn, seen, quiet } in lock(&self.dwelt).iter_mut() {
+            if let Some(w) = conn.sock.wait.waiting() {
+                // Waiting for bytes: kicked out of its `recv` once quiet
+                // for the dwell time (at once when the ORB stops).
+                let since = match *quiet {
+                    Some((q, since)) if q == w => since,
+                    _ => {
+                        *quiet = Some((w, now));
+                        now
+                    }
+                };
+                if stopping || now.saturating_sub(since) >= DWELL.as_nanos() as u64 {
+                    if let Some(w) = conn.sock.wait.kick(w) {
+                        *quiet = Some((w, since));
+                        crate::trace::dwell_kicked(conn.peer());
+                    }
+                }
+                continue;
+            }
+            *quiet = None;
             let Some(now) = conn.dwell.running() else {
                 continue;
             };
@@ -588,6 +630,7 @@ pub(super) fn spawn(orb: &Arc<OrbInner>) -> std::io::Result<()> {
         .name("orb-server".into())
         .spawn(move || {
             IN_POOL.with(|f| f.set(true));
+            kick::unblock_here();
             run(&weak, &pool);
             if let Some(o) = weak.upgrade() {
                 o.server.thread_done();
@@ -624,6 +667,13 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
     };
     loop {
         if pool.done.load(Ordering::Acquire) {
+            if pool.dwellers.load(Ordering::SeqCst) > 0 && kick::available() {
+                // Dwelling threads wait in `recv` without a timeout: the
+                // sweeps kick them out first.
+                std::thread::sleep(SWEEP);
+                pool.sweep_if_due();
+                continue;
+            }
             // Every thread ends: pass it on.
             pool.poller.wake();
             pool.total.fetch_sub(1, Ordering::SeqCst);
