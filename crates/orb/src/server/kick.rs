@@ -94,7 +94,10 @@ impl WaitState {
         let w = self.word.load(Ordering::Relaxed);
         self.word.store(
             (w & !(Self::WAITING | Self::KICKED)).wrapping_add(Self::SEQ) | Self::WAITING,
-            Ordering::SeqCst,
+            // A plain store (not a locked exchange): a sweep that does not
+            // see it yet kicks at a later sweep; `leave`'s swap and the
+            // sweep's compare-exchange order everything else.
+            Ordering::Release,
         );
     }
 

@@ -62,6 +62,10 @@ pub(super) fn dwell_timeout() -> Option<Duration> {
     (!kick::available()).then_some(DWELL)
 }
 
+/// How long a dwelling thread's request may run before the connection's
+/// read turn goes to the pool (between one and two sweeps).
+const SWEEP: Duration = Duration::from_millis(5);
+
 /// A connection a thread dwells on, as the sweeps see it.
 struct Dwelt {
     conn: Arc<Conn>,
@@ -71,9 +75,6 @@ struct Dwelt {
     /// the sweeps first saw it (coarse clock, ns).
     quiet: Option<(u32, u64)>,
 }
-/// How long a dwelling thread's request may run before the connection's
-/// read turn goes to the pool (between one and two sweeps).
-const SWEEP: Duration = Duration::from_millis(5);
 
 thread_local! {
     /// Set on the pool's threads (so `shutdown(true)` from an upcall does
