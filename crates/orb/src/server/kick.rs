@@ -136,7 +136,7 @@ impl WaitState {
             if handled::caught_up() {
                 return;
             }
-            imp::yield_now();
+            std::thread::yield_now();
         }
         tracing::warn!("a dwelling thread's kick was never delivered (signal blocked?)");
         handled::forgive();
@@ -281,11 +281,6 @@ mod imp {
         // it takes before it can leave) and ends only after that.
         unsafe { libc::pthread_kill(thread, sig) == 0 }
     }
-
-    pub(super) fn yield_now() {
-        // SAFETY: no preconditions.
-        unsafe { libc::sched_yield() };
-    }
 }
 
 #[cfg(not(all(target_os = "linux", not(miri))))]
@@ -302,10 +297,6 @@ mod imp {
 
     pub(super) fn send(_: Id, _: i32) -> bool {
         false
-    }
-
-    pub(super) fn yield_now() {
-        std::thread::yield_now();
     }
 }
 
