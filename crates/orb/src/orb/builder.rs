@@ -242,6 +242,21 @@ impl OrbBuilder {
         self
     }
 
+    /// Whether a dwelling thread's wait ends by a signal (default: true).
+    /// The thread's blocking `recv` then has no timeout, which spares the
+    /// kernel a timer per blocking receive, and after 50 ms without a
+    /// request the pool sends the thread a real-time signal
+    /// (`SIGRTMAX - 3`, whose handler only counts it) to end the wait.
+    /// Only a signal the process left at its default action is used. An
+    /// application that installs its own handler for that signal after
+    /// the ORB started, or does not want the ORB to install one, turns
+    /// this off: waits then end with a 50 ms receive timeout.
+    /// `-ORBdwellKick 0|1`.
+    pub fn dwell_kick(mut self, on: bool) -> Self {
+        self.config.server.dwell_kick = on;
+        self
+    }
+
     /// Most idle server threads that wait for network events at once
     /// (default: the CPUs this process may run on, as
     /// [`std::thread::available_parallelism`] counts them). The other idle
@@ -338,6 +353,7 @@ impl OrbBuilder {
     /// | `-ORBmaxServerConnections n`, `-ORBmaxConnections n` | [`OrbBuilder::max_connections`] |
     /// | `-ORBmaxServerWriteQueue bytes` | [`OrbBuilder::max_write_queue`] |
     /// | `-ORBmaxDwellingThreads n` | [`OrbBuilder::max_dwelling_threads`] |
+    /// | `-ORBdwellKick 0\|1` | [`OrbBuilder::dwell_kick`] |
     /// | `-ORBmaxPollingThreads n` | [`OrbBuilder::max_polling_threads`] |
     /// | `-ORBinConScanPeriod seconds` (omniORB; 0: never) | [`OrbBuilder::connection_idle_timeout`] |
     /// | `-ORBoutConScanPeriod seconds` (omniORB; 0: never) | [`OrbBuilder::outgoing_idle_timeout`] |
@@ -440,6 +456,7 @@ impl OrbBuilder {
                 | "-orbmaxserverwritequeue"
                 | "-orbmaxdwellingthreads"
                 | "-orbmaxpollingthreads"
+                | "-orbdwellkick"
                 | "-orbthreadperconnectionpolicy" => match val.parse::<usize>() {
                     Ok(n) => self = self.server_arg(&opt.to_ascii_lowercase(), n),
                     Err(_) => self.args_error = Some(format!("{opt} {val}: expected a number")),
@@ -477,6 +494,7 @@ impl OrbBuilder {
             "-orbmaxserverwritequeue" => self.max_write_queue(n),
             "-orbmaxdwellingthreads" => self.max_dwelling_threads(n),
             "-orbmaxpollingthreads" => self.max_polling_threads(n),
+            "-orbdwellkick" => self.dwell_kick(n != 0),
             _ => self.thread_model(if n == 0 {
                 crate::server::ThreadModel::LeaderFollowers
             } else {

@@ -15,7 +15,8 @@
 //! them; it is installed without `SA_RESTART`, and only if the process
 //! left the signal at its default action. Otherwise (or off Linux)
 //! [`available`] is false and dwelling falls back to the receive
-//! timeout.
+//! timeout, as it does when the ORB is built with
+//! `OrbBuilder::dwell_kick(false)` (then the handler is never installed).
 //!
 //! A kick reaches a thread only inside its wait: the sweep kicks only
 //! while the connection's [`WaitState`] says the thread is in `recv`,

@@ -56,12 +56,6 @@ const IDLE_POLL: Duration = Duration::from_secs(1);
 /// How long a thread dwells on a quiet connection.
 pub(super) const DWELL: Duration = Duration::from_millis(50);
 
-/// The receive timeout of a server socket: none if the sweep can kick a
-/// dwelling thread out of its `recv` (see `kick`), else [`DWELL`].
-pub(super) fn dwell_timeout() -> Option<Duration> {
-    (!kick::available()).then_some(DWELL)
-}
-
 /// How long a dwelling thread's request may run before the connection's
 /// read turn goes to the pool (between one and two sweeps).
 const SWEEP: Duration = Duration::from_millis(5);
@@ -117,6 +111,9 @@ pub(super) struct Pool {
     max_dwellers: usize,
     /// Threads dwelling on a connection.
     dwellers: AtomicUsize,
+    /// Whether the sweep ends a quiet dwell with a signal (see `kick`):
+    /// asked for, and the signal's handler installed.
+    kicks: bool,
     /// The connections dwelt on, with their dwell state as the last sweep
     /// saw it.
     dwelt: Mutex<Vec<Dwelt>>,
@@ -165,6 +162,8 @@ impl Pool {
             limits,
             max_dwellers: opts.max_dwellers(),
             dwellers: AtomicUsize::new(0),
+            // Asked first: turned off, the ORB installs no handler.
+            kicks: opts.dwell_kick && kick::available(),
             dwelt: Mutex::new(Vec::new()),
             last_sweep: AtomicU64::new(0),
             idle_scan: opts.idle_scan_period(),
@@ -339,6 +338,12 @@ impl Pool {
     /// been running the same request since the last sweep (so requests
     /// that arrive behind it are read and run by other threads), once
     /// every [`SWEEP`].
+    /// The receive timeout of a server socket: none if the sweep kicks
+    /// a dwelling thread out of its `recv`, else [`DWELL`].
+    pub(super) fn dwell_timeout(&self) -> Option<Duration> {
+        (!self.kicks).then_some(DWELL)
+    }
+
     fn sweep_if_due(&self) {
         if self.dwellers.load(Ordering::Relaxed) == 0 {
             return;
@@ -357,7 +362,11 @@ impl Pool {
         for Dwelt { conn, seen, quiet } in lock(&self.dwelt).iter_mut() {
             if let Some(w) = conn.sock.wait.waiting() {
                 // Waiting for bytes: kicked out of its `recv` once quiet
-                // for the dwell time (at once when the ORB stops).
+                // for the dwell time (at once when the ORB stops); without
+                // kicks its receive timeout ends the wait.
+                if !self.kicks {
+                    continue;
+                }
                 let since = match *quiet {
                     Some((q, since)) if q == w => since,
                     _ => {
@@ -631,7 +640,9 @@ pub(super) fn spawn(orb: &Arc<OrbInner>) -> std::io::Result<()> {
         .name("orb-server".into())
         .spawn(move || {
             IN_POOL.with(|f| f.set(true));
-            kick::unblock_here();
+            if pool.kicks {
+                kick::unblock_here();
+            }
             run(&weak, &pool);
             if let Some(o) = weak.upgrade() {
                 o.server.thread_done();
@@ -668,7 +679,7 @@ fn run(orb: &Weak<OrbInner>, pool: &Pool) {
     };
     loop {
         if pool.done.load(Ordering::Acquire) {
-            if pool.dwellers.load(Ordering::SeqCst) > 0 && kick::available() {
+            if pool.kicks && pool.dwellers.load(Ordering::SeqCst) > 0 {
                 // Dwelling threads wait in `recv` without a timeout: the
                 // sweeps kick them out first.
                 std::thread::sleep(SWEEP);

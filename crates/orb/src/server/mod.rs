@@ -128,7 +128,7 @@ impl Server {
 
     fn add_conn(&self, orb: &Orb, stream: std::net::TcpStream) {
         let Some(pool) = self.pool() else { return };
-        let Ok(sock) = Sock::new(stream, leader_followers::dwell_timeout()) else {
+        let Ok(sock) = Sock::new(stream, pool.dwell_timeout()) else {
             return;
         };
         let id = self.next.fetch_add(1, Ordering::Relaxed);

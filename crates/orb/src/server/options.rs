@@ -61,6 +61,9 @@ pub(crate) struct ServerOptions {
     /// How long a connection may carry nothing before the server closes
     /// it (CloseConnection first); `None`: never.
     pub(crate) conn_idle_timeout: Option<Duration>,
+    /// Whether a quiet dwell ends by a signal to the dwelling thread
+    /// (its `recv` then has no timeout) rather than a receive timeout.
+    pub(crate) dwell_kick: bool,
 }
 
 impl Default for ServerOptions {
@@ -76,6 +79,7 @@ impl Default for ServerOptions {
             max_dwellers: None,
             max_pollers: None,
             conn_idle_timeout: None,
+            dwell_kick: true,
         }
     }
 }
