@@ -15,7 +15,7 @@
 #[path = "value_graph/mod.rs"]
 mod value_graph;
 
-use std::sync::Arc;
+use peregrine_cdr::ValueRef;
 
 use criterion::{black_box, criterion_group, Criterion};
 use peregrine_cdr::{ByteOrder, Decode, Encode, Reader, ValueSlot, Writer};
@@ -39,7 +39,7 @@ fn inputs() -> Inputs {
     let row_bytes = enc.into_vec();
     // Sharing survives: node 1's `prev` is node 0.
     let back = Vec::<ValueSlot<Node>>::decode(&mut Reader::new(&graph_bytes, order)).unwrap();
-    assert!(Arc::ptr_eq(
+    assert!(ValueRef::ptr_eq(
         back[1].get().unwrap().prev.get().unwrap(),
         back[0].get().unwrap()
     ));

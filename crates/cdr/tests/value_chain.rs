@@ -5,7 +5,7 @@
 //! the chain one node inside the other, recursing once per node, and
 //! overflow the stack (an abort, not an error).
 
-use std::sync::Arc;
+use peregrine_cdr::ValueRef;
 
 use peregrine_cdr::{
     read_value, ByteOrder, CdrError, Decode, Encode, Reader, Result, ValueInfo, ValueSlot,
@@ -24,9 +24,9 @@ impl ValueType for Link {
     fn write_state(&self, w: &mut Writer) -> Result<()> {
         self.prev.encode(w)
     }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
         let mut prev = read_value::<Link>(r)?;
-        let v = Arc::new(Link {
+        let v = r.new_value(Link {
             prev: prev.take_slot(),
         });
         prev.fixup(r, &v, |s| &s.prev);
@@ -42,14 +42,14 @@ fn a_truncated_long_chain_is_an_error_not_a_stack_overflow() {
     w.write_u32(n as u32);
     // Written node by node (the sender's nodes need not form a chain
     // that it drops recursively): node i's `prev` is node i - 1.
-    let mut nodes: Vec<Arc<Link>> = Vec::with_capacity(n);
+    let mut nodes: Vec<ValueRef<Link>> = Vec::with_capacity(n);
     for i in 0..n {
         let prev = if i == 0 {
             ValueSlot::null()
         } else {
             ValueSlot::new(nodes[i - 1].clone())
         };
-        let node = Arc::new(Link { prev });
+        let node = ValueRef::new(Link { prev });
         ValueSlot::new(node.clone()).encode(&mut w).unwrap();
         nodes.push(node);
     }

@@ -21,7 +21,6 @@
 //! [`crate::ValueNode`]s and those of the interpreter's writer shared
 //! `Arc`s: sharing and cycles survive both directions.
 
-use std::sync::Arc;
 
 use peregrine_cdr::{write_value, ByteOrder, Decode, Encode, Reader, ValueSlot, ValueType, Writer};
 
@@ -131,13 +130,13 @@ impl<T: ValueType + IdlType> FromAny for ValueSlot<T> {
     }
 }
 
-impl<T: ValueType + IdlType> IdlType for Arc<T> {
+impl<T: ValueType + IdlType> IdlType for peregrine_cdr::ValueRef<T> {
     fn type_code() -> TypeCode {
         T::type_code()
     }
 }
 
-impl<T: ValueType + IdlType> ToAny for Arc<T> {
+impl<T: ValueType + IdlType> ToAny for peregrine_cdr::ValueRef<T> {
     fn to_dyn(&self) -> DynValue {
         to_dyn_with(&T::type_code(), |w| write_value(w, Some(self))).unwrap_or(DynValue::Null)
     }

@@ -16,14 +16,14 @@
 //! is nothing else that could know its state.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{OnceLock, RwLock};
 
-use peregrine_cdr::{Reader, ValueInfo, ValueObject, ValueType};
+use peregrine_cdr::{Reader, ValueInfo, ValueObject, ValueRef, ValueType};
 
 /// Reads the state of a value of one compiled custom type, after its
 /// header (what [`register_custom_value`] records).
 pub type CustomReader =
-    fn(&mut Reader<'_>, &ValueInfo<'_>) -> peregrine_cdr::Result<Arc<dyn ValueObject>>;
+    fn(&mut Reader<'_>, &ValueInfo<'_>) -> peregrine_cdr::Result<ValueRef<dyn ValueObject>>;
 
 type Registry = RwLock<HashMap<&'static str, CustomReader>>;
 
@@ -35,8 +35,8 @@ fn registry() -> &'static Registry {
 fn read_as<T: ValueType>(
     r: &mut Reader<'_>,
     info: &ValueInfo<'_>,
-) -> peregrine_cdr::Result<Arc<dyn ValueObject>> {
-    T::read_state(r, info).map(|v| v as Arc<dyn ValueObject>)
+) -> peregrine_cdr::Result<ValueRef<dyn ValueObject>> {
+    T::read_state(r, info).map(ValueRef::upcast)
 }
 
 /// Makes the compiled type `T` the reader of values whose TypeCode is a

@@ -79,7 +79,7 @@ pub struct ValueNode {
     late: OnceLock<Vec<DynValue>>,
     /// A compiled value written in place of the state (see
     /// [`ValueNode::compiled`]).
-    object: Option<Arc<dyn ValueObject>>,
+    object: Option<peregrine_cdr::ValueRef<dyn ValueObject>>,
 }
 
 impl ValueNode {
@@ -130,7 +130,7 @@ impl ValueNode {
     /// travels in the value tree (see [`crate::custom`]). `tc` must be a
     /// valuetype or value box with `object`'s repository id. The node's
     /// state is empty and stays so.
-    pub fn compiled(tc: TypeCode, object: Arc<dyn ValueObject>) -> Result<Arc<Self>> {
+    pub fn compiled(tc: TypeCode, object: peregrine_cdr::ValueRef<dyn ValueObject>) -> Result<Arc<Self>> {
         let tc = tc.resolve()?;
         state_len(&tc)?;
         if object.value_ids().first().copied() != Some(tc.id()?) {
@@ -140,7 +140,7 @@ impl ValueNode {
     }
 
     /// A node holding `object`, unchecked (the decoder's).
-    pub(crate) fn with_object(tc: TypeCode, object: Arc<dyn ValueObject>) -> Self {
+    pub(crate) fn with_object(tc: TypeCode, object: peregrine_cdr::ValueRef<dyn ValueObject>) -> Self {
         Self {
             object: Some(object),
             ..Self::unset(tc)
@@ -148,7 +148,7 @@ impl ValueNode {
     }
 
     /// The compiled value a [`ValueNode::compiled`] node holds.
-    pub fn object(&self) -> Option<&Arc<dyn ValueObject>> {
+    pub fn object(&self) -> Option<&peregrine_cdr::ValueRef<dyn ValueObject>> {
         self.object.as_ref()
     }
 

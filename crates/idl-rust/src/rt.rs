@@ -289,10 +289,10 @@ fn value_base(values: &[(String, String, bool)]) -> String {
             ));
         }
         arms.push_str(&format!(
-            "            super::{v}::REPOSITORY_ID => Some(<super::{v} as {{cdr}}::ValueType>::read_state(r, info).map(|v| v as {{cdr}}::AnyValue)),\n"
+            "            super::{v}::REPOSITORY_ID => Some(<super::{v} as {{cdr}}::ValueType>::read_state(r, info).map({{cdr}}::ValueRef::into_any)),\n"
         ));
         casts.push_str(&format!(
-            "        let v = match v.downcast::<super::{v}>() {{ Ok(t) => return Ok(t), Err(v) => v }};\n"
+            "        let v = match v.downcast::<super::{v}>() {{ Ok(t) => return Ok(t.upcast()), Err(v) => v }};\n"
         ));
     }
     let read_body = if arms.is_empty() {
@@ -317,7 +317,7 @@ fn value_base(values: &[(String, String, bool)]) -> String {
 
     fn cast_value_base(
         v: {{cdr}}::AnyValue,
-    ) -> Result<std::sync::Arc<dyn {{cdr}}::ValueObject>, {{cdr}}::AnyValue> {{
+    ) -> Result<{{cdr}}::ValueRef<dyn {{cdr}}::ValueObject>, {{cdr}}::AnyValue> {{
 {casts}        Err(v)
     }}
 

@@ -5,7 +5,7 @@
 //! equivalent structs, an index in place of the reference. `Node` is
 //! written as peregrine-idl-rust generates valuetypes.
 
-use std::sync::Arc;
+use peregrine_cdr::ValueRef;
 
 use peregrine_cdr::{
     read_value, Decode, Encode, Reader, Result, ValueInfo, ValueSlot, ValueType, Writer,
@@ -30,11 +30,11 @@ impl ValueType for Node {
         self.label.encode(w)?;
         self.prev.encode(w)
     }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
         let id = i32::decode(r)?;
         let label = String::decode(r)?;
         let mut prev = read_value::<Node>(r)?;
-        let v = Arc::new(Node {
+        let v = r.new_value(Node {
             id,
             label,
             prev: prev.take_slot(),
@@ -90,7 +90,7 @@ pub fn graph_and_rows(mut also: impl FnMut(usize)) -> (Vec<ValueSlot<Node>>, Vec
     for i in 0..N {
         let prev = graph.last().cloned().unwrap_or_default();
         graph.push(
-            Arc::new(Node {
+            ValueRef::new(Node {
                 id: i as i32,
                 label: label(i),
                 prev,

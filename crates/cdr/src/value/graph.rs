@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
+use super::ValueRef;
+
 use super::{AnyValue, ValueInfo, ValueStart};
 use crate::{CdrError, Decode, Encode, Reader, Result, Writer};
 
@@ -33,7 +35,7 @@ pub trait ValueType: core::any::Any + Send + Sync + Sized {
     /// [`Reader::close_value_scope`]. A state that decodes slots with
     /// [`Decode`] and does not walk them must be read inside
     /// [`Reader::without_value_scope`].
-    fn read_state(r: &mut Reader<'_>, info: &ValueInfo<'_>) -> Result<Arc<Self>>;
+    fn read_state(r: &mut Reader<'_>, info: &ValueInfo<'_>) -> Result<ValueRef<Self>>;
 }
 
 /// Custom marshaling of a `custom` valuetype: the application writes and
@@ -100,9 +102,9 @@ pub fn lookup_value_factory(repo_id: &str) -> Option<Arc<dyn ValueFactory>> {
 /// the value itself.
 pub struct ValueSlot<T: ?Sized> {
     /// The value given at construction (no synchronization to read).
-    value: Option<Arc<T>>,
+    value: Option<ValueRef<T>>,
     /// The value filled in later through a shared reference.
-    late: OnceLock<Arc<T>>,
+    late: OnceLock<ValueRef<T>>,
 }
 
 impl<T: ?Sized> ValueSlot<T> {
@@ -115,7 +117,7 @@ impl<T: ?Sized> ValueSlot<T> {
     }
 
     /// A member holding `v`.
-    pub const fn new(v: Arc<T>) -> Self {
+    pub const fn new(v: ValueRef<T>) -> Self {
         Self {
             value: Some(v),
             late: OnceLock::new(),
@@ -124,12 +126,12 @@ impl<T: ?Sized> ValueSlot<T> {
 
     /// The value, or `None` for null.
     #[inline]
-    pub fn get(&self) -> Option<&Arc<T>> {
+    pub fn get(&self) -> Option<&ValueRef<T>> {
         self.value.as_ref().or_else(|| self.late.get())
     }
 
     /// Fills a null member; gives `v` back if it already holds a value.
-    pub fn set(&self, v: Arc<T>) -> core::result::Result<(), Arc<T>> {
+    pub fn set(&self, v: ValueRef<T>) -> core::result::Result<(), ValueRef<T>> {
         if self.value.is_some() {
             return Err(v);
         }
@@ -137,7 +139,7 @@ impl<T: ?Sized> ValueSlot<T> {
     }
 
     /// Replaces the value (through exclusive access).
-    pub fn replace(&mut self, v: Option<Arc<T>>) -> Option<Arc<T>> {
+    pub fn replace(&mut self, v: Option<ValueRef<T>>) -> Option<ValueRef<T>> {
         let old = self.value.take().or_else(|| self.late.take());
         self.value = v;
         old
@@ -165,14 +167,14 @@ impl<T: ?Sized> Clone for ValueSlot<T> {
     }
 }
 
-impl<T: ?Sized> From<Arc<T>> for ValueSlot<T> {
-    fn from(v: Arc<T>) -> Self {
+impl<T: ?Sized> From<ValueRef<T>> for ValueSlot<T> {
+    fn from(v: ValueRef<T>) -> Self {
         Self::new(v)
     }
 }
 
-impl<T: ?Sized> From<Option<Arc<T>>> for ValueSlot<T> {
-    fn from(v: Option<Arc<T>>) -> Self {
+impl<T: ?Sized> From<Option<ValueRef<T>>> for ValueSlot<T> {
+    fn from(v: Option<ValueRef<T>>) -> Self {
         v.map_or_else(Self::null, Self::new)
     }
 }
@@ -181,7 +183,7 @@ impl<T: ?Sized> core::fmt::Debug for ValueSlot<T> {
     /// The address only: a graph may have cycles.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self.get() {
-            Some(v) => write!(f, "ValueSlot({:p})", Arc::as_ptr(v)),
+            Some(v) => write!(f, "ValueSlot({:p})", ValueRef::as_ptr(v)),
             None => f.write_str("ValueSlot(null)"),
         }
     }
@@ -191,7 +193,7 @@ impl<T: ?Sized> PartialEq for ValueSlot<T> {
     /// Identity: the same value (or both null).
     fn eq(&self, other: &Self) -> bool {
         match (self.get(), other.get()) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (Some(a), Some(b)) => ValueRef::ptr_eq(a, b),
             (None, None) => true,
             _ => false,
         }
@@ -201,13 +203,13 @@ impl<T: ?Sized> PartialEq for ValueSlot<T> {
 /// Writes `v` (null, an indirection when already written, or header and
 /// state).
 #[inline]
-pub fn write_value<T: ValueType>(w: &mut Writer, v: Option<&Arc<T>>) -> Result<()> {
+pub fn write_value<T: ValueType>(w: &mut Writer, v: Option<&ValueRef<T>>) -> Result<()> {
     match v {
         None => {
             w.write_null_value();
             Ok(())
         }
-        Some(v) => w.write_value(Arc::as_ptr(v).cast(), T::IDS, T::CHUNKED, |w| {
+        Some(v) => w.write_value(ValueRef::as_ptr(v).cast(), T::IDS, T::CHUNKED, |w| {
             v.write_state(w)
         }),
     }
@@ -218,7 +220,7 @@ pub fn write_value<T: ValueType>(w: &mut Writer, v: Option<&Arc<T>>) -> Result<(
 #[derive(Debug)]
 pub enum ReadValue<T: ?Sized> {
     /// Null or a value.
-    Ready(Option<Arc<T>>),
+    Ready(Option<ValueRef<T>>),
     /// Refers to the value at this input index, completed later.
     Cycle(usize),
 }
@@ -245,7 +247,7 @@ impl<T: ?Sized> ReadValue<T> {
 
     /// The value, failing for a cycle (outside a value's members there is
     /// no slot to complete later).
-    pub fn ready(self) -> Result<Option<Arc<T>>> {
+    pub fn ready(self) -> Result<Option<ValueRef<T>>> {
         match self {
             ReadValue::Ready(v) => Ok(v),
             ReadValue::Cycle(_) => Err(CdrError::UnsupportedCycle),
@@ -260,7 +262,7 @@ impl<T: ValueType> ReadValue<T> {
     pub fn fixup<S: Send + Sync + 'static>(
         self,
         r: &mut Reader<'_>,
-        owner: &Arc<S>,
+        owner: &ValueRef<S>,
         field: fn(&S) -> &ValueSlot<T>,
     ) {
         if let ReadValue::Cycle(at) = self {
@@ -383,9 +385,9 @@ impl<T: ?Sized> ReadValues<T> {
     pub(super) fn defer<S: Send + Sync + 'static>(
         self,
         r: &mut Reader<'_>,
-        owner: &Arc<S>,
+        owner: &ValueRef<S>,
         field: fn(&S) -> &[ValueSlot<T>],
-        cast: fn(AnyValue) -> core::result::Result<Arc<T>, AnyValue>,
+        cast: fn(AnyValue) -> core::result::Result<ValueRef<T>, AnyValue>,
     ) where
         T: Send + Sync + 'static,
     {
@@ -406,7 +408,7 @@ impl<T: ?Sized> ReadValues<T> {
 }
 
 /// The cast of a concrete value type (for [`ReadValues::defer`]).
-fn downcast<T: ValueType>(v: AnyValue) -> core::result::Result<Arc<T>, AnyValue> {
+fn downcast<T: ValueType>(v: AnyValue) -> core::result::Result<ValueRef<T>, AnyValue> {
     v.downcast::<T>()
 }
 
@@ -416,7 +418,7 @@ impl<T: ValueType> ReadValues<T> {
     pub fn fixup<S: Send + Sync + 'static>(
         self,
         r: &mut Reader<'_>,
-        owner: &Arc<S>,
+        owner: &ValueRef<S>,
         field: fn(&S) -> &[ValueSlot<T>],
     ) {
         self.defer(r, owner, field, downcast::<T>);
@@ -450,7 +452,7 @@ pub fn read_value<T: ValueType>(r: &mut Reader<'_>) -> Result<ReadValue<T>> {
             None => return Err(CdrError::NoValueFactory),
         },
     };
-    r.finish_value(&info, v.clone())?;
+    r.finish_typed(&info, &v)?;
     Ok(ReadValue::Ready(Some(v)))
 }
 

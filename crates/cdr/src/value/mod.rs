@@ -20,6 +20,7 @@ mod nest;
 #[cfg(feature = "std")]
 mod poly;
 mod read;
+mod vref;
 mod write;
 
 #[cfg(feature = "std")]
@@ -38,12 +39,13 @@ use core::any::Any;
 
 pub use context::ValueContext;
 pub(crate) use read::ReadState;
+pub use vref::{Upcast, ValueRef};
 pub(crate) use write::WriteState;
 
 /// A decoded value, type-erased so that an indirection can hand out the
 /// value it points to whatever its Rust type (downcast with
-/// [`Arc::downcast`]).
-pub type AnyValue = Arc<dyn Any + Send + Sync>;
+/// [`ValueRef::downcast`]).
+pub type AnyValue = ValueRef<dyn Any + Send + Sync>;
 
 /// Deferred completion of a cycle (see [`Reader::defer_value`]).
 ///

@@ -68,7 +68,7 @@ pub use typed::{ValueScope, ValueWalk};
 #[cfg(feature = "std")]
 mod typed {
     use alloc::boxed::Box;
-    use alloc::sync::Arc;
+    use crate::value::ValueRef;
     use alloc::vec::Vec;
 
     use super::{Scope, CLOSED};
@@ -167,9 +167,9 @@ mod typed {
         pub fn close_value_scope<S: Send + Sync + 'static>(
             &mut self,
             scope: ValueScope,
-            owner: Result<Arc<S>>,
+            owner: Result<ValueRef<S>>,
             walk: fn(&S, &mut ValueWalk<'_>),
-        ) -> Result<Arc<S>> {
+        ) -> Result<ValueRef<S>> {
             let n = &mut self.vstate().nested;
             let start = n.scope.start as usize;
             n.scope = scope.0;
@@ -197,7 +197,7 @@ mod typed {
         fn defer_walks<S: Send + Sync + 'static>(
             &mut self,
             start: usize,
-            owner: &Arc<S>,
+            owner: &ValueRef<S>,
             walk: fn(&S, &mut ValueWalk<'_>),
         ) {
             // The values pointed to are those still being read around
@@ -308,7 +308,7 @@ mod typed {
         fn fill<T: ?Sized>(
             &mut self,
             slot: &ValueSlot<T>,
-            cast: impl FnOnce(AnyValue) -> core::result::Result<Arc<T>, AnyValue>,
+            cast: impl FnOnce(AnyValue) -> core::result::Result<ValueRef<T>, AnyValue>,
         ) {
             match cast(self.value.clone()) {
                 // Already filled only if the same slot were met twice.
@@ -366,7 +366,7 @@ mod tests {
     //! slots stand in a sequence of sequences.
 
     use alloc::string::String;
-    use alloc::sync::Arc;
+    use crate::value::ValueRef;
     use alloc::vec::Vec;
 
     use super::ValueWalk;
@@ -412,12 +412,12 @@ mod tests {
             self.name.encode(w)?;
             self.out.encode(w)
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
             let scope = r.open_value_scope();
             let v = (|| {
                 let name = String::decode(r)?;
                 let out = Vec::<Edge>::decode(r)?;
-                Ok(Arc::new(Node { name, out }))
+                Ok(r.new_value(Node { name, out }))
             })();
             r.close_value_scope(scope, v, |s: &Node, w: &mut ValueWalk<'_>| {
                 for e in &s.out {
@@ -443,12 +443,12 @@ mod tests {
             self.rows.encode(w)?;
             self.node.encode(w)
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
             let scope = r.open_value_scope();
             let v = (|| {
                 let rows = Vec::<Vec<ValueSlot<Grid>>>::decode(r)?;
                 let mut node = read_value::<Node>(r)?;
-                let v = Arc::new(Grid {
+                let v = r.new_value(Grid {
                     rows,
                     node: node.take_slot(),
                 });
@@ -494,7 +494,7 @@ mod tests {
         }
     }
 
-    fn decode<T: ValueType>(bytes: &[u8]) -> Result<Arc<T>> {
+    fn decode<T: ValueType>(bytes: &[u8]) -> Result<ValueRef<T>> {
         let mut r = Reader::new(bytes, ByteOrder::Big);
         let v = read_value::<T>(&mut r)?
             .ready()?
@@ -503,7 +503,7 @@ mod tests {
         Ok(v)
     }
 
-    fn target(e: &Edge) -> &Arc<Node> {
+    fn target(e: &Edge) -> &ValueRef<Node> {
         e.target.get().expect("a target")
     }
 
@@ -542,9 +542,9 @@ mod tests {
         assert_eq!((a.name.as_str(), a.out.len()), ("a", 2));
         let b = target(&a.out[0]);
         assert_eq!((b.name.as_str(), a.out[0].weight), ("b", 1));
-        assert!(Arc::ptr_eq(target(&b.out[0]), &a), "b -> a");
+        assert!(ValueRef::ptr_eq(target(&b.out[0]), &a), "b -> a");
         assert_eq!(b.out[0].weight, 2);
-        assert!(Arc::ptr_eq(target(&a.out[1]), &a), "a -> a");
+        assert!(ValueRef::ptr_eq(target(&a.out[1]), &a), "a -> a");
         assert_eq!(a.out[1].weight, 3);
         // The same bytes back from the graph.
         let mut w = Writer::new(ByteOrder::Big);
@@ -568,12 +568,12 @@ mod tests {
         b.long(5).back_to(b_at);
         let a = decode::<Node>(&b.0).unwrap();
         let nb = target(&a.out[0]);
-        let t: Vec<Option<&Arc<Node>>> = nb.out.iter().map(|e| e.target.get()).collect();
-        assert!(Arc::ptr_eq(t[0].unwrap(), &a));
-        assert!(Arc::ptr_eq(t[1].unwrap(), nb));
+        let t: Vec<Option<&ValueRef<Node>>> = nb.out.iter().map(|e| e.target.get()).collect();
+        assert!(ValueRef::ptr_eq(t[0].unwrap(), &a));
+        assert!(ValueRef::ptr_eq(t[1].unwrap(), nb));
         assert!(t[2].is_none());
-        assert!(Arc::ptr_eq(t[3].unwrap(), &a));
-        assert!(Arc::ptr_eq(t[4].unwrap(), nb));
+        assert!(ValueRef::ptr_eq(t[3].unwrap(), &a));
+        assert!(ValueRef::ptr_eq(t[4].unwrap(), nb));
     }
 
     /// g: rows [[null, g], [g]], node null.
@@ -591,8 +591,8 @@ mod tests {
         let bytes = grid_bytes();
         let g = decode::<Grid>(&bytes).unwrap();
         assert!(g.rows[0][0].is_null());
-        assert!(Arc::ptr_eq(g.rows[0][1].get().unwrap(), &g));
-        assert!(Arc::ptr_eq(g.rows[1][0].get().unwrap(), &g));
+        assert!(ValueRef::ptr_eq(g.rows[0][1].get().unwrap(), &g));
+        assert!(ValueRef::ptr_eq(g.rows[1][0].get().unwrap(), &g));
         let mut w = Writer::new(ByteOrder::Big);
         crate::value::write_value(&mut w, Some(&g)).unwrap();
         assert_eq!(w.as_slice(), &bytes[..]);

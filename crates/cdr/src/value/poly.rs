@@ -10,7 +10,7 @@
 //! code knows to derive from the formal type; the value read is then
 //! turned into the trait object by a cast the generated code supplies.
 
-use std::sync::Arc;
+use super::ValueRef;
 
 use super::graph::{lookup_value_factory, ReadValue, ReadValues, ValueSlot, ValueType};
 use super::{AnyValue, ValueInfo, ValueStart};
@@ -18,7 +18,7 @@ use crate::{CdrError, Reader, Result, Writer};
 
 /// A value seen through a trait object: what writing it needs. Every
 /// [`ValueType`] implements it; generated abstract valuetype traits have
-/// it as a supertrait, so that `Arc<dyn Shape>` can be marshaled.
+/// it as a supertrait, so that `ValueRef<dyn Shape>` can be marshaled.
 pub trait ValueObject: core::any::Any + Send + Sync {
     /// The repository ids its header carries ([`ValueType::IDS`]).
     fn value_ids(&self) -> &'static [&'static str];
@@ -26,8 +26,22 @@ pub trait ValueObject: core::any::Any + Send + Sync {
     fn value_chunked(&self) -> bool;
     /// Writes its state ([`ValueType::write_state`]).
     fn write_value_state(&self, w: &mut Writer) -> Result<()>;
+    /// The same value, type-erased (what an indirection to it hands out;
+    /// [`ValueRef::into_any_value`] takes a reference there).
+    fn as_any_value(&self) -> &(dyn core::any::Any + Send + Sync);
+}
+
+impl<T: ValueType> super::vref::Upcast<T> for dyn ValueObject {
+    fn upcast(v: &T) -> &Self {
+        v
+    }
+}
+
+impl<T: ?Sized + ValueObject> ValueRef<T> {
     /// The same value, type-erased (what an indirection to it hands out).
-    fn into_any_value(self: Arc<Self>) -> AnyValue;
+    pub fn into_any_value(self) -> AnyValue {
+        ValueRef::map(self, |v| v.as_any_value())
+    }
 }
 
 impl<T: ValueType> ValueObject for T {
@@ -43,7 +57,7 @@ impl<T: ValueType> ValueObject for T {
     fn write_value_state(&self, w: &mut Writer) -> Result<()> {
         self.write_state(w)
     }
-    fn into_any_value(self: Arc<Self>) -> AnyValue {
+    fn as_any_value(&self) -> &(dyn core::any::Any + Send + Sync) {
         self
     }
 }
@@ -52,7 +66,7 @@ impl<T: ValueType> ValueObject for T {
 /// already written, or header and state).
 pub fn write_value_object<T: ?Sized + ValueObject>(
     w: &mut Writer,
-    v: Option<&Arc<T>>,
+    v: Option<&ValueRef<T>>,
 ) -> Result<()> {
     match v {
         None => {
@@ -62,7 +76,7 @@ pub fn write_value_object<T: ?Sized + ValueObject>(
         // The data address, as for `write_value`: a value shared between
         // a typed slot and a trait-object slot is written once.
         Some(v) => w.write_value(
-            Arc::as_ptr(v).cast::<()>(),
+            ValueRef::as_ptr(v).cast::<()>(),
             v.value_ids(),
             v.value_chunked(),
             |w| v.write_value_state(w),
@@ -79,7 +93,7 @@ pub struct Polymorphic<T: ?Sized> {
     pub read: fn(&str, &mut Reader<'_>, &ValueInfo<'_>) -> Option<Result<AnyValue>>,
     /// Turns a value read (or met again) into a `T`, giving it back when
     /// its type is not one.
-    pub cast: fn(AnyValue) -> core::result::Result<Arc<T>, AnyValue>,
+    pub cast: fn(AnyValue) -> core::result::Result<ValueRef<T>, AnyValue>,
 }
 
 impl<T: ?Sized> Clone for Polymorphic<T> {
@@ -107,7 +121,7 @@ impl<T: ?Sized + Send + Sync + 'static> Polymorphic<T> {
             ValueStart::New(info) => info,
         };
         let v = self.read_state(r, &info)?;
-        r.finish_value(&info, v.clone())?;
+        r.finish_shared(&info, &v)?;
         (self.cast)(v)
             .map(|v| ReadValue::Ready(Some(v)))
             .map_err(|_| CdrError::NoValueFactory)
@@ -136,7 +150,7 @@ impl<T: ?Sized + Send + Sync + 'static> Polymorphic<T> {
         &self,
         v: ReadValues<T>,
         r: &mut Reader<'_>,
-        owner: &Arc<S>,
+        owner: &ValueRef<S>,
         field: fn(&S) -> &[ValueSlot<T>],
     ) {
         v.defer(r, owner, field, self.cast);
@@ -167,7 +181,7 @@ impl<T: ?Sized + Send + Sync + 'static> Polymorphic<T> {
         &self,
         v: ReadValue<T>,
         r: &mut Reader<'_>,
-        owner: &Arc<S>,
+        owner: &ValueRef<S>,
         field: fn(&S) -> &ValueSlot<T>,
     ) {
         if let ReadValue::Cycle(at) = v {
@@ -194,6 +208,12 @@ mod tests {
         fn area(&self) -> i32;
     }
 
+    impl<T: Shape> crate::Upcast<T> for dyn Shape {
+        fn upcast(v: &T) -> &Self {
+            v
+        }
+    }
+
     struct Square(i32);
     struct Circle(i32);
 
@@ -205,8 +225,9 @@ mod tests {
             w.write_i32(self.0);
             Ok(())
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
-            Ok(Arc::new(Self(r.read_i32()?)))
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
+            let v = r.read_i32()?;
+            Ok(r.new_value(Self(v)))
         }
     }
 
@@ -218,8 +239,9 @@ mod tests {
             w.write_i32(self.0);
             Ok(())
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
-            Ok(Arc::new(Self(r.read_i32()?)))
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
+            let v = r.read_i32()?;
+            Ok(r.new_value(Self(v)))
         }
     }
 
@@ -238,38 +260,38 @@ mod tests {
     /// What generated code supplies for `Shape`: both concrete types.
     const SHAPES: Polymorphic<dyn Shape> = Polymorphic {
         read: |id, r, info| match id {
-            Square::REPO_ID => Some(Square::read_state(r, info).map(|v| v as AnyValue)),
-            Circle::REPO_ID => Some(Circle::read_state(r, info).map(|v| v as AnyValue)),
+            Square::REPO_ID => Some(Square::read_state(r, info).map(ValueRef::into_any)),
+            Circle::REPO_ID => Some(Circle::read_state(r, info).map(ValueRef::into_any)),
             _ => None,
         },
         cast: |v| {
             let v = match v.downcast::<Square>() {
-                Ok(s) => return Ok(s),
+                Ok(s) => return Ok(s.upcast()),
                 Err(v) => v,
             };
-            v.downcast::<Circle>().map(|c| c as Arc<dyn Shape>)
+            v.downcast::<Circle>().map(|c| ValueRef::map(c, |c| c as &dyn Shape))
         },
     };
 
     #[test]
     fn concrete_types_shared_and_null_round_trip() {
         for order in [ByteOrder::Big, ByteOrder::Little] {
-            let c: Arc<dyn Shape> = Arc::new(Circle(2));
-            let s: Arc<dyn Shape> = Arc::new(Square(3));
+            let c: ValueRef<dyn Shape> = ValueRef::new(Circle(2)).upcast();
+            let s: ValueRef<dyn Shape> = ValueRef::new(Square(3)).upcast();
             let mut w = Writer::new(order);
             for v in [Some(&c), Some(&s), None, Some(&c)] {
                 write_value_object(&mut w, v).unwrap();
             }
             let bytes = w.as_slice().to_vec();
             let mut r = Reader::new(&bytes, order);
-            let got: Vec<Option<Arc<dyn Shape>>> = (0..4)
+            let got: Vec<Option<ValueRef<dyn Shape>>> = (0..4)
                 .map(|_| SHAPES.read_value(&mut r).unwrap().ready().unwrap())
                 .collect();
             let areas: Vec<Option<i32>> =
                 got.iter().map(|v| v.as_ref().map(|v| v.area())).collect();
             assert_eq!(areas, [Some(12), Some(9), None, Some(12)]);
             // The indirection hands out the value read first.
-            assert!(Arc::ptr_eq(
+            assert!(ValueRef::ptr_eq(
                 got[0].as_ref().unwrap(),
                 got[3].as_ref().unwrap()
             ));
@@ -287,12 +309,12 @@ mod tests {
             fn write_state(&self, _: &mut Writer) -> Result<()> {
                 Ok(())
             }
-            fn read_state(_: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
-                Ok(Arc::new(Other))
+            fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
+                Ok(r.new_value(Other))
             }
         }
         let mut w = Writer::new(ByteOrder::Big);
-        crate::write_value(&mut w, Some(&Arc::new(Other))).unwrap();
+        crate::write_value(&mut w, Some(&ValueRef::new(Other))).unwrap();
         let bytes = w.as_slice().to_vec();
         let e = SHAPES.read_value(&mut Reader::new(&bytes, ByteOrder::Big));
         assert_eq!(e.err(), Some(CdrError::NoValueFactory));
@@ -319,9 +341,9 @@ mod tests {
                 .iter()
                 .try_for_each(|v| write_value_object(w, v.get()))
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
             let mut items = ANY.read_values(r, 3)?;
-            let v = Arc::new(Self(items.take()));
+            let v = r.new_value(Self(items.take()));
             ANY.fixup_values(items, r, &v, |s| &s.0[..]);
             Ok(v)
         }
@@ -337,9 +359,9 @@ mod tests {
                 .iter()
                 .try_for_each(|v| write_value_object(w, v.get()))
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
             let mut items = SHAPES.read_values(r, u32::MAX)?;
-            let v = Arc::new(Self(items.take()));
+            let v = r.new_value(Self(items.take()));
             SHAPES.fixup_values(items, r, &v, |s| &s.0[..]);
             Ok(v)
         }
@@ -348,37 +370,37 @@ mod tests {
     /// A `ValueBase` reader knowing `Bag`, `Pen` and `Square`.
     const ANY: Polymorphic<dyn ValueObject> = Polymorphic {
         read: |id, r, info| match id {
-            Bag::REPO_ID => Some(Bag::read_state(r, info).map(|v| v as AnyValue)),
-            Pen::REPO_ID => Some(Pen::read_state(r, info).map(|v| v as AnyValue)),
-            Square::REPO_ID => Some(Square::read_state(r, info).map(|v| v as AnyValue)),
+            Bag::REPO_ID => Some(Bag::read_state(r, info).map(ValueRef::into_any)),
+            Pen::REPO_ID => Some(Pen::read_state(r, info).map(ValueRef::into_any)),
+            Square::REPO_ID => Some(Square::read_state(r, info).map(ValueRef::into_any)),
             _ => None,
         },
         cast: |v| {
             let v = match v.downcast::<Bag>() {
-                Ok(b) => return Ok(b),
+                Ok(b) => return Ok(b.upcast()),
                 Err(v) => v,
             };
             let v = match v.downcast::<Pen>() {
-                Ok(p) => return Ok(p),
+                Ok(p) => return Ok(p.upcast()),
                 Err(v) => v,
             };
-            v.downcast::<Square>().map(|s| s as Arc<dyn ValueObject>)
+            v.downcast::<Square>().map(|s| ValueRef::map(s, |s| s as &dyn ValueObject))
         },
     };
 
-    fn addr<T: ?Sized>(v: &Arc<T>) -> *const () {
-        Arc::as_ptr(v).cast()
+    fn addr<T: ?Sized>(v: &ValueRef<T>) -> *const () {
+        ValueRef::as_ptr(v).cast()
     }
 
     /// `Bag` holding `[Square(3), itself, Square(3)]`.
-    fn self_bag() -> Arc<Bag> {
-        let sq: Arc<dyn ValueObject> = Arc::new(Square(3));
-        let bag = Arc::new(Bag(vec![
+    fn self_bag() -> ValueRef<Bag> {
+        let sq: ValueRef<dyn ValueObject> = ValueRef::new(Square(3)).upcast();
+        let bag = ValueRef::new(Bag(vec![
             ValueSlot::new(sq.clone()),
             ValueSlot::null(),
             ValueSlot::new(sq),
         ]));
-        bag.0[1].set(bag.clone()).ok().unwrap();
+        bag.0[1].set(bag.clone().upcast()).ok().unwrap();
         bag
     }
 
@@ -423,7 +445,7 @@ mod tests {
         // met twice one value.
         assert_eq!(addr(back.0[1].get().unwrap()), addr(&back));
         let (a, b) = (back.0[0].get().unwrap(), back.0[2].get().unwrap());
-        assert!(Arc::ptr_eq(a, b));
+        assert!(ValueRef::ptr_eq(a, b));
         assert!(a.clone().into_any_value().downcast::<Square>().is_ok());
     }
 
@@ -433,7 +455,7 @@ mod tests {
             // Sent from inside: a `ValueBase` slot holding the bag, the
             // bag reaching back to itself.
             let bag = self_bag();
-            let any: Arc<dyn ValueObject> = bag.clone();
+            let any: ValueRef<dyn ValueObject> = bag.clone().upcast();
             let mut w = Writer::new(order);
             write_value_object(&mut w, Some(&any)).unwrap();
             let bytes = w.as_slice().to_vec();
@@ -449,11 +471,11 @@ mod tests {
     fn cycle_through_an_abstract_sequence_and_a_foreign_back_edge() {
         // A `Pen` cannot be a `Shape`: a `sequence<Shape>` pointing back
         // to the pen being read is refused when the cycle completes.
-        let pen = Arc::new(Pen(vec![ValueSlot::null()]));
+        let pen = ValueRef::new(Pen(vec![ValueSlot::null()]));
         let mut w = Writer::new(ByteOrder::Big);
-        w.write_value(Arc::as_ptr(&pen).cast(), Pen::IDS, false, |w| {
+        w.write_value(ValueRef::as_ptr(&pen).cast(), Pen::IDS, false, |w| {
             w.write_u32(1);
-            let again: Arc<dyn ValueObject> = pen.clone();
+            let again: ValueRef<dyn ValueObject> = pen.clone().upcast();
             write_value_object(w, Some(&again))
         })
         .unwrap();
@@ -493,9 +515,9 @@ mod tests {
                 .iter()
                 .try_for_each(|v| crate::write_value(w, v.get()))
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
             let mut both = crate::read_value_array::<Pair>(r, 2)?;
-            let v = Arc::new(Self(both.take_array()?));
+            let v = r.new_value(Self(both.take_array()?));
             both.fixup(r, &v, |s| &s.0[..]);
             Ok(v)
         }
@@ -506,7 +528,7 @@ mod tests {
         for order in [ByteOrder::Big, ByteOrder::Little] {
             // A pair holding itself twice: the second element is an
             // indirection to the first, both back to the pair.
-            let p = Arc::new(Pair([ValueSlot::null(), ValueSlot::null()]));
+            let p = ValueRef::new(Pair([ValueSlot::null(), ValueSlot::null()]));
             p.0[0].set(p.clone()).ok().unwrap();
             p.0[1].set(p.clone()).ok().unwrap();
             let mut w = Writer::new(order);
@@ -521,10 +543,10 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert!(r.is_empty());
-            assert!(Arc::ptr_eq(back.0[0].get().unwrap(), &back));
-            assert!(Arc::ptr_eq(back.0[1].get().unwrap(), &back));
+            assert!(ValueRef::ptr_eq(back.0[0].get().unwrap(), &back));
+            assert!(ValueRef::ptr_eq(back.0[1].get().unwrap(), &back));
             // The same through a `ValueBase` array.
-            let sq: Arc<dyn ValueObject> = Arc::new(Square(1));
+            let sq: ValueRef<dyn ValueObject> = ValueRef::new(Square(1)).upcast();
             let mut w = Writer::new(order);
             write_value_object(&mut w, Some(&sq)).unwrap();
             write_value_object(&mut w, Some(&sq)).unwrap();
@@ -532,7 +554,7 @@ mod tests {
             let mut r = Reader::new(&bytes, order);
             let mut two = ANY.read_value_array(&mut r, 2).unwrap();
             let two: [ValueSlot<dyn ValueObject>; 2] = two.take_array().unwrap();
-            assert!(Arc::ptr_eq(two[0].get().unwrap(), two[1].get().unwrap()));
+            assert!(ValueRef::ptr_eq(two[0].get().unwrap(), two[1].get().unwrap()));
             // A length other than the one read is an error, not a panic.
             let mut r = Reader::new(&bytes, order);
             let mut one = ANY.read_value_array(&mut r, 1).unwrap();

@@ -3,11 +3,15 @@
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::any::Any;
+use core::ptr::NonNull;
 
 use super::{
     AnyValue, Fixup, RepoIds, ValueInfo, ValueStart, CHUNKED_FLAG, CODEBASE_FLAG, ID_LIST,
     INDIRECTION_TAG, NULL_TAG, SINGLE_ID, TYPE_INFO_MASK, VALUE_TAG_MIN,
 };
+use super::vref::{Block, STAKE};
+use super::ValueRef;
 use crate::{ByteOrder, CdrError, Reader, Result};
 
 /// A value in the reader's position table.
@@ -15,8 +19,12 @@ use crate::{ByteOrder, CdrError, Reader, Result};
 enum Entry {
     /// Its state is being decoded (an indirection to it closes a cycle).
     Pending,
-    /// Decoded.
+    /// Decoded, made by the application (a factory, a custom value): the
+    /// table holds a counted reference.
     Done(AnyValue),
+    /// Decoded, made by [`Reader::new_value`]: the reader's stake (at this
+    /// index of `ReadState::stakes`) keeps it.
+    Staked(u32),
     /// Skipped with the truncated part of another value; its tag was
     /// read with this many chunked values open around it. An indirection
     /// to it goes back and decodes it then (see `Resume`).
@@ -35,6 +43,49 @@ struct Resume {
     pending_end: Option<u32>,
 }
 
+/// A value made by [`Reader::new_value`], kept by the reader's stake in
+/// its count until the reader ends (see `vref.rs`): the position table
+/// refers to it and indirections hand out references to it without an
+/// atomic operation each.
+struct Stake {
+    value: NonNull<dyn Any + Send + Sync>,
+    block: NonNull<Block>,
+    /// References handed out of the stake so far.
+    handed: usize,
+}
+
+// SAFETY: a stake stands for counted references to a `Send + Sync` value
+// (`ValueRef<dyn Any + Send + Sync>` is `Send` and `Sync`).
+unsafe impl Send for Stake {}
+// SAFETY: as above.
+unsafe impl Sync for Stake {}
+
+impl Stake {
+    /// A reference handed out of the stake.
+    fn hand_out(&mut self) -> AnyValue {
+        self.handed += 1;
+        // SAFETY: the stake keeps the value; the reference is counted in
+        // it (`handed`), given back when the reader ends.
+        unsafe { ValueRef::from_parts(self.value, self.block) }
+    }
+}
+
+/// The stakes of a reader, given back (latest first) when it ends.
+#[derive(Default)]
+struct Stakes(Vec<Stake>);
+
+impl Drop for Stakes {
+    fn drop(&mut self) {
+        // Latest first, as the position table (see `Values`): a value
+        // freed here holds only values made before it, still staked.
+        for s in self.0.iter().rev() {
+            // SAFETY: the stake's references, less those handed out, are
+            // the reader's; none is used after.
+            unsafe { Block::release(s.block, STAKE - s.handed) }
+        }
+    }
+}
+
 /// What a reader remembers of the values it has read.
 pub(crate) struct ReadState<'a> {
     /// The input's whole length (the reader's is narrowed to the chunk).
@@ -48,6 +99,12 @@ pub(crate) struct ReadState<'a> {
     keys: Vec<usize>,
     /// The values, in the order of `keys`.
     values: Values,
+    /// The values the reader made and keeps (declared after `values`,
+    /// so that it is dropped after the table's counted values).
+    stakes: Stakes,
+    /// The stake of the value [`Reader::new_value`] made last, until
+    /// [`Reader::finish_value`] records it.
+    fresh: Option<u32>,
     /// Repository ids and codebase URLs by input index of their length.
     strings: Vec<(usize, &'a str)>,
     /// Repository id lists by input index of their count.
@@ -72,6 +129,8 @@ impl<'a> ReadState<'a> {
             pending_end: None,
             keys: Vec::new(),
             values: Values::default(),
+            stakes: Stakes::default(),
+            fresh: None,
             strings: Vec::new(),
             lists: Vec::new(),
             fixups: Vec::new(),
@@ -82,14 +141,34 @@ impl<'a> ReadState<'a> {
     }
 
     /// A copy for a cloned reader: the same tables, no fixups (those
-    /// belong to the decoder that registered them).
+    /// belong to the decoder that registered them), and counted
+    /// references in place of the stakes (the original gives those back
+    /// when it ends, which may be first).
     pub(crate) fn clone_for_reader(&self) -> Box<Self> {
+        let values = self
+            .values
+            .iter()
+            .map(|e| match e {
+                Entry::Staked(k) => {
+                    let s = &self.stakes.0[*k as usize];
+                    // SAFETY: the stake keeps the value while `self` lives;
+                    // the clone's count is its own.
+                    let v = core::mem::ManuallyDrop::new(unsafe {
+                        ValueRef::from_parts(s.value, s.block)
+                    });
+                    Entry::Done((*v).clone())
+                }
+                e => e.clone(),
+            })
+            .collect();
         Box::new(Self {
             real_len: self.real_len,
             level: self.level,
             pending_end: self.pending_end,
             keys: self.keys.clone(),
-            values: self.values.clone(),
+            values: Values(values),
+            stakes: Stakes::default(),
+            fresh: None,
             strings: self.strings.clone(),
             lists: self.lists.clone(),
             fixups: Vec::new(),
@@ -242,15 +321,15 @@ impl<'a> Reader<'a> {
     /// Makes room in the position table for `n` more values, as many as
     /// a sequence of `n` values about to be read may start (at most one
     /// each, nested values aside): one allocation per table instead of
-    /// one per doubling. Never more memory than the rest of the input
-    /// could fill, as for the sequence itself (`Decode::decode_vec`).
+    /// one per doubling. Never more than the rest of the input could
+    /// hold, at a long per value.
     pub(crate) fn reserve_values(&mut self, n: usize) {
-        let fits =
-            self.remaining() / (core::mem::size_of::<usize>() + core::mem::size_of::<Entry>());
+        let fits = self.remaining() / 4;
         let st = self.vstate();
         let n = n.min(fits);
         st.keys.reserve(n);
         st.values.reserve(n);
+        st.stakes.0.reserve(n);
     }
 
     /// Reads what stands where a value is expected: null, an indirection
@@ -284,6 +363,7 @@ impl<'a> Reader<'a> {
         let i = find_key(&st.keys, at).ok_or(CdrError::BadIndirection(offset))?;
         match &st.values[i] {
             Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
+            Entry::Staked(k) => Ok(ValueStart::Shared(st.stakes.0[*k as usize].hand_out())),
             Entry::Pending => Ok(ValueStart::Cycle(at)),
             Entry::Skipped(level) => {
                 let level = *level;
@@ -323,10 +403,14 @@ impl<'a> Reader<'a> {
                 // Read a second time (see `reopen`): recorded when it was
                 // skipped.
                 if let Ok(i) = st.keys.binary_search(&tag_at) {
-                    if let (Entry::Done(v), true) = (&st.values[i], chunked) {
+                    let again = match (&st.values[i], chunked) {
+                        (Entry::Done(v), true) => Some(v.clone()),
+                        (Entry::Staked(k), true) => Some(st.stakes.0[*k as usize].hand_out()),
+                        _ => None,
+                    };
+                    if let Some(v) = again {
                         // Decoded since, through an indirection: the same
                         // value again, its bytes skipped.
-                        let v = v.clone();
                         st.level += 1;
                         self.buf.set_len(pos);
                         self.skip_to_end_tag()?;
@@ -471,13 +555,102 @@ impl<'a> Reader<'a> {
     /// this value ([`Reader::defer_value`]) run now.
     #[inline]
     pub fn finish_value(&mut self, info: &ValueInfo<'a>, value: AnyValue) -> Result<()> {
-        // Moved into the table: the caller keeps its own reference, and
-        // each reference count change is an atomic operation.
-        let i = self.close_value(info, Entry::Done(value))?;
+        let entry = match self.take_fresh(ValueRef::block(&value)) {
+            Some(k) => Entry::Staked(k),
+            None => Entry::Done(value),
+        };
+        self.finish_entry(info, entry)
+    }
+
+    /// [`Reader::finish_value`] for a value of a known type, which the
+    /// caller keeps: made by [`Reader::new_value`] (the common case), it
+    /// is recorded without a reference count changing.
+    #[inline]
+    pub(crate) fn finish_typed<T: Any + Send + Sync>(
+        &mut self,
+        info: &ValueInfo<'a>,
+        value: &ValueRef<T>,
+    ) -> Result<()> {
+        let entry = match self.take_fresh(ValueRef::block(value)) {
+            Some(k) => Entry::Staked(k),
+            None => Entry::Done(ValueRef::into_any(value.clone())),
+        };
+        self.finish_entry(info, entry)
+    }
+
+    /// [`Reader::finish_value`] for a type-erased value the caller keeps.
+    #[inline]
+    pub(crate) fn finish_shared(&mut self, info: &ValueInfo<'a>, value: &AnyValue) -> Result<()> {
+        let entry = match self.take_fresh(ValueRef::block(value)) {
+            Some(k) => Entry::Staked(k),
+            None => Entry::Done(value.clone()),
+        };
+        self.finish_entry(info, entry)
+    }
+
+    /// [`Reader::finish_value`] for a value the caller does not keep: it
+    /// is moved into the reader, which hands out references to it for
+    /// later indirections (as a value made by [`Reader::new_value`]).
+    pub fn finish_value_as<T: Any + Send + Sync>(
+        &mut self,
+        info: &ValueInfo<'a>,
+        value: T,
+    ) -> Result<()> {
+        // The stake alone keeps it: no reference is counted for the caller.
+        let (_, block) = ValueRef::forget(self.stake(value, STAKE));
+        let k = self.take_fresh(block);
+        self.finish_entry(info, k.map_or(Entry::Pending, Entry::Staked))
+    }
+
+    /// Makes a value read from this reader's input (what
+    /// [`ValueType::read_state`](crate::ValueType::read_state) returns):
+    /// the reader keeps it for later indirections without an atomic
+    /// operation per reference it hands out, until it ends.
+    #[inline]
+    pub fn new_value<T: Any + Send + Sync>(&mut self, value: T) -> ValueRef<T> {
+        self.stake(value, 1 + STAKE)
+    }
+
+    /// `value` in a block whose count starts at `count`, the reader's
+    /// stake included, which it records.
+    #[inline]
+    fn stake<T: Any + Send + Sync>(&mut self, value: T, count: usize) -> ValueRef<T> {
+        let v = ValueRef::with_count(value, count);
+        let st = self.vstate();
+        st.stakes.0.push(Stake {
+            value: NonNull::from(&*v as &(dyn Any + Send + Sync)),
+            block: ValueRef::block(&v),
+            handed: 0,
+        });
+        st.fresh = Some(st.stakes.0.len() as u32 - 1);
+        v
+    }
+
+    /// The stake of `block` if it is the value made last and not yet
+    /// recorded (a stake is recorded once: the table's entries and the
+    /// stakes stay one to one).
+    #[inline]
+    fn take_fresh(&mut self, block: NonNull<Block>) -> Option<u32> {
+        let st = self.vstate();
+        let k = st.fresh?;
+        if st.stakes.0[k as usize].block != block {
+            return None;
+        }
+        st.fresh = None;
+        Some(k)
+    }
+
+    /// Ends the value `info`, recording `entry` for it, and runs the
+    /// fixups waiting for it.
+    #[inline]
+    fn finish_entry(&mut self, info: &ValueInfo<'a>, entry: Entry) -> Result<()> {
+        let i = self.close_value(info, entry)?;
         let st = self.vstate();
         if !st.fixups.is_empty() && st.fixups.iter().any(|(at, _)| *at == info.pos) {
-            let Some(Entry::Done(value)) = i.map(|i| st.values[i].clone()) else {
-                return Ok(());
+            let value = match i.map(|i| &st.values[i]) {
+                Some(Entry::Done(v)) => v.clone(),
+                Some(Entry::Staked(k)) => st.stakes.0[*k as usize].hand_out(),
+                _ => return Ok(()),
             };
             // Taken out in place (no new vectors): the order the fixups
             // run in does not matter, each fills a member of its own.

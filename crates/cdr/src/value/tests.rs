@@ -2,7 +2,7 @@
 //! byte orders, and hostile input.
 
 use alloc::boxed::Box;
-use alloc::sync::Arc;
+use super::ValueRef;
 use alloc::vec::Vec;
 use std::sync::OnceLock;
 
@@ -67,10 +67,10 @@ impl B {
 #[derive(Debug)]
 struct Node {
     v: i32,
-    next: OnceLock<Arc<Node>>,
+    next: OnceLock<ValueRef<Node>>,
 }
 
-fn node(v: i32, next: Option<Arc<Node>>) -> Arc<Node> {
+fn node(v: i32, next: Option<ValueRef<Node>>) -> ValueRef<Node> {
     let n = Node {
         v,
         next: OnceLock::new(),
@@ -78,22 +78,22 @@ fn node(v: i32, next: Option<Arc<Node>>) -> Arc<Node> {
     if let Some(next) = next {
         n.next.set(next).unwrap();
     }
-    Arc::new(n)
+    ValueRef::new(n)
 }
 
-fn write_node(w: &mut Writer, n: Option<&Arc<Node>>, chunked: bool) -> Result<()> {
+fn write_node(w: &mut Writer, n: Option<&ValueRef<Node>>, chunked: bool) -> Result<()> {
     let Some(n) = n else {
         w.write_null_value();
         return Ok(());
     };
-    w.write_value(Arc::as_ptr(n).cast(), &[NODE], chunked, |w| {
+    w.write_value(ValueRef::as_ptr(n).cast(), &[NODE], chunked, |w| {
         w.write_i32(n.v);
         write_node(w, n.next.get(), chunked)
     })
 }
 
 enum Link {
-    Ready(Option<Arc<Node>>),
+    Ready(Option<ValueRef<Node>>),
     Cycle(usize),
 }
 
@@ -131,11 +131,11 @@ fn read_node(r: &mut Reader<'_>) -> Result<Link> {
             );
         }
     }
-    r.finish_value(&info, n.clone())?;
+    r.finish_value(&info, ValueRef::into_any(n.clone()))?;
     Ok(Link::Ready(Some(n)))
 }
 
-fn decode_node(bytes: &[u8], order: ByteOrder) -> Result<Option<Arc<Node>>> {
+fn decode_node(bytes: &[u8], order: ByteOrder) -> Result<Option<ValueRef<Node>>> {
     let mut r = Reader::new(bytes, order);
     match read_node(&mut r)? {
         Link::Ready(n) => Ok(n),
@@ -143,7 +143,7 @@ fn decode_node(bytes: &[u8], order: ByteOrder) -> Result<Option<Arc<Node>>> {
     }
 }
 
-fn values(n: &Arc<Node>, max: usize) -> Vec<i32> {
+fn values(n: &ValueRef<Node>, max: usize) -> Vec<i32> {
     let mut out = Vec::new();
     let mut cur = Some(n.clone());
     while let Some(c) = cur {
@@ -201,7 +201,7 @@ fn shared_value_and_repo_id_are_indirections() {
         let Link::Ready(Some(a2)) = read_node(&mut r).unwrap() else {
             panic!()
         };
-        assert!(Arc::ptr_eq(b2.next.get().unwrap(), &a2));
+        assert!(ValueRef::ptr_eq(b2.next.get().unwrap(), &a2));
         assert!(r.is_empty());
     }
 }
@@ -221,10 +221,10 @@ fn done_releases_the_values_a_reader_read() {
         panic!()
     };
     // Held by the table too, until the reader ends.
-    assert_eq!(Arc::strong_count(&b2), 2);
+    assert_eq!(ValueRef::strong_count(&b2), 2);
     r.done();
-    assert_eq!(Arc::strong_count(&b2), 1);
-    assert_eq!(Arc::strong_count(b2.next.get().unwrap()), 1);
+    assert_eq!(ValueRef::strong_count(&b2), 1);
+    assert_eq!(ValueRef::strong_count(b2.next.get().unwrap()), 1);
     // A reader that read no value ends the same way.
     let plain = [0u8; 4];
     let mut r = Reader::new(&plain, ByteOrder::Little);
@@ -243,7 +243,7 @@ fn cycle_is_closed_by_a_fixup() {
         let back = decode_node(w.as_slice(), order).unwrap().unwrap();
         assert_eq!(values(&back, 5), [1, 2, 1, 2, 1]);
         let again = back.next.get().unwrap().next.get().unwrap();
-        assert!(Arc::ptr_eq(again, &back));
+        assert!(ValueRef::ptr_eq(again, &back));
     }
 }
 
@@ -301,7 +301,7 @@ fn data_after_a_chunk_gap_is_read_from_the_next_chunk() {
         assert_eq!(info.ids, RepoIds::None);
         assert_eq!(r.read_u8().unwrap(), 9);
         assert_eq!(r.read_u32().unwrap(), 77);
-        r.finish_value(&info, Arc::new(())).unwrap();
+        r.finish_value(&info, ValueRef::into_any(ValueRef::new(()))).unwrap();
         assert!(r.is_empty());
     }
 }
@@ -325,7 +325,7 @@ fn truncated_to_a_known_base_skips_the_rest() {
         assert!(info.may_read_as(BASE));
         assert!(!info.may_read_as(NODE));
         assert_eq!(r.read_i32().unwrap(), 5);
-        r.finish_value(&info, Arc::new(5i32)).unwrap();
+        r.finish_value(&info, ValueRef::into_any(ValueRef::new(5i32))).unwrap();
         assert_eq!(r.read_u32().unwrap(), 0xabcd);
         assert!(r.is_empty());
     }
@@ -358,20 +358,20 @@ fn indirection_into_truncated_part(order: ByteOrder, shared_end: bool) {
         panic!()
     };
     assert_eq!(r.read_i32().unwrap(), 5);
-    r.finish_value(&info, Arc::new(5i32)).unwrap();
+    r.finish_value(&info, ValueRef::into_any(ValueRef::new(5i32))).unwrap();
     // The first indirection: the skipped Node, decoded now.
     let ValueStart::New(node) = r.read_value_start().unwrap() else {
         panic!()
     };
     assert_eq!((node.pos, node.repo_id()), (node_at, Some(NODE)));
     assert_eq!(r.read_i32().unwrap(), 3);
-    let n: super::AnyValue = Arc::new(3i32);
+    let n: super::AnyValue = ValueRef::into_any(ValueRef::new(3i32));
     r.finish_value(&node, n.clone()).unwrap();
     // The second: shared, as any value decoded before.
     let ValueStart::Shared(again) = r.read_value_start().unwrap() else {
         panic!()
     };
-    assert!(Arc::ptr_eq(&again, &n));
+    assert!(ValueRef::ptr_eq(&again, &n));
     assert_eq!(r.read_u32().unwrap(), 0xabcd);
     assert!(r.is_empty());
 }
@@ -409,12 +409,12 @@ fn values_in_a_truncated_part_keep_their_identity() {
             panic!()
         };
         assert_eq!(r.read_i32().unwrap(), 5);
-        r.finish_value(&x, Arc::new(5i32)).unwrap();
+        r.finish_value(&x, ValueRef::into_any(ValueRef::new(5i32))).unwrap();
         let ValueStart::New(b) = r.read_value_start().unwrap() else {
             panic!()
         };
         assert_eq!((b.pos, r.read_i32().unwrap()), (b_at, 2));
-        let vb: super::AnyValue = Arc::new(2i32);
+        let vb: super::AnyValue = ValueRef::into_any(ValueRef::new(2i32));
         r.finish_value(&b, vb.clone()).unwrap();
         let ValueStart::New(a) = r.read_value_start().unwrap() else {
             panic!()
@@ -424,8 +424,8 @@ fn values_in_a_truncated_part_keep_their_identity() {
         let ValueStart::Shared(member) = r.read_value_start().unwrap() else {
             panic!()
         };
-        assert!(Arc::ptr_eq(&member, &vb));
-        r.finish_value(&a, Arc::new(1i32)).unwrap();
+        assert!(ValueRef::ptr_eq(&member, &vb));
+        r.finish_value(&a, ValueRef::into_any(ValueRef::new(1i32))).unwrap();
         assert!(r.is_empty());
     }
 }
@@ -443,7 +443,7 @@ fn codebase_is_skipped_and_rmi_ids_accepted() {
         };
         assert_eq!(info.repo_id(), Some(rmi));
         assert_eq!(r.read_i32().unwrap(), 4);
-        r.finish_value(&info, Arc::new(4i32)).unwrap();
+        r.finish_value(&info, ValueRef::into_any(ValueRef::new(4i32))).unwrap();
     }
 }
 

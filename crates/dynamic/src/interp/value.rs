@@ -124,7 +124,7 @@ fn write_node(node: &Arc<ValueNode>, w: &mut Writer) -> Result<()> {
         // Keyed by the compiled value's address, as its own code keys
         // it: the same value held twice is written once.
         return Ok(w.write_value(
-            Arc::as_ptr(obj).cast::<()>(),
+            peregrine_cdr::ValueRef::as_ptr(obj).cast::<()>(),
             obj.value_ids(),
             obj.value_chunked(),
             |w| obj.write_value_state(w),
@@ -343,9 +343,11 @@ pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) ->
     let info = match r.read_value_start()? {
         ValueStart::Null => return Ok(DynValue::Value(None)),
         ValueStart::Shared(v) => {
-            let node = v
-                .downcast::<ValueNode>()
-                .map_err(|_| no_factory("indirection to a value of another decoder"))?;
+            // The reader holds the decoder's nodes (`finish_value_as`).
+            let node = Arc::clone(
+                &*v.downcast::<Arc<ValueNode>>()
+                    .map_err(|_| no_factory("indirection to a value of another decoder"))?,
+            );
             check_fits(formal, &node)?;
             return Ok(DynValue::Value(Some(ValueRef::new(node))));
         }
@@ -361,7 +363,7 @@ pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) ->
         let read = tc.id().ok().and_then(custom_reader).ok_or_else(custom)?;
         let obj = r.without_value_scope(|r| read(r, &info))?;
         let node = Arc::new(ValueNode::with_object(tc, obj));
-        r.finish_value(&info, node.clone())?;
+        r.finish_value_as(&info, node.clone())?;
         return Ok(DynValue::Value(Some(ValueRef::new(node))));
     }
     let types = plan(&tc)?.state()?;
@@ -372,7 +374,7 @@ pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) ->
         state.push(decode_value(t, r)?);
     }
     let node = guard.finish(state);
-    r.finish_value(&info, node.clone())?;
+    r.finish_value_as(&info, node.clone())?;
     Ok(DynValue::Value(Some(ValueRef::new(node))))
 }
 

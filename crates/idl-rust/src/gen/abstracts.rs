@@ -303,7 +303,7 @@ impl {orb}::interp::SlotValue for dyn {name} {{
             let p = self.path(inner, c, "");
             let _ = writeln!(
                 arms,
-                "{p}::REPOSITORY_ID => Some(<{p} as {cdr}::ValueType>::read_state(r, info).map(|v| v as {cdr}::AnyValue)),"
+                "{p}::REPOSITORY_ID => Some(<{p} as {cdr}::ValueType>::read_state(r, info).map({cdr}::ValueRef::into_any)),"
             );
             let _ = writeln!(
                 casts,
@@ -327,7 +327,7 @@ fn __read(id: &str, r: &mut {cdr}::Reader<'_>, info: &{cdr}::ValueInfo<'_>) -> O
 }}
 
 #[allow(clippy::needless_borrow)]
-fn __cast(v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue> {{
+fn __cast(v: {cdr}::AnyValue) -> Result<{cdr}::ValueRef<{target}>, {cdr}::AnyValue> {{
     {casts}Err(v)
 }}
 
@@ -365,7 +365,7 @@ fn __cast(v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValu
 /// from a `ValueBase` or abstract valuetype slot can be used through the
 /// operations of any concrete base it has.
 #[allow(clippy::needless_borrow)]
-pub fn as_operations(v: {cdr}::AnyValue) -> Option<std::sync::Arc<{target}>> {{
+pub fn as_operations(v: {cdr}::AnyValue) -> Option<{cdr}::ValueRef<{target}>> {{
     {casts}let _ = v;
     None
 }}
@@ -393,13 +393,14 @@ pub fn as_operations(v: {cdr}::AnyValue) -> Option<std::sync::Arc<{target}>> {{
             );
             if is_abstract {
                 let up = upcast_method(&self.def(b).scoped_name);
+                let cdr = &self.o.cdr;
                 let _ = writeln!(
                     s,
                     "impl From<{name}Abstract> for {h} {{
     fn from(v: {name}Abstract) -> Self {{
         match v {{
             {name}Abstract::Object(r) => Self::Object(r.into()),
-            {name}Abstract::Value(v) => Self::Value({name}Value::{up}(v)),
+            {name}Abstract::Value(v) => Self::Value({cdr}::ValueRef::map(v, |v| {name}Value::{up}(v))),
         }}
     }}
 }}"
@@ -444,12 +445,12 @@ pub fn as_operations(v: {cdr}::AnyValue) -> Option<std::sync::Arc<{target}>> {{
             let bv = self.path(cur, b, "Value");
             let _ = writeln!(
                 up_decl,
-                "/// The value as a `{}`.\n#[doc(hidden)]\nfn {up}(self: std::sync::Arc<Self>) -> std::sync::Arc<dyn {bv}>;",
+                "/// The value as a `{}`.\n#[doc(hidden)]\nfn {up}(&self) -> &dyn {bv};",
                 self.def(b).scoped_name
             );
             let _ = writeln!(
                 up_impl,
-                "fn {up}(self: std::sync::Arc<Self>) -> std::sync::Arc<dyn {bv}> {{ self }}"
+                "fn {up}(&self) -> &dyn {bv} {{ self }}"
             );
         }
         // The traits of `A` and of its bases, on the holder.
@@ -512,6 +513,10 @@ pub trait {name}Value: {trait_name} + {cdr}::ValueObject {{
 impl<T: {trait_name} + {cdr}::ValueObject> {name}Value for T {{
 {up_impl}}}
 
+impl<T: {name}Value> {cdr}::Upcast<T> for dyn {name}Value {{
+    fn upcast(v: &T) -> &Self {{ v }}
+}}
+
 /// An instance of abstract interface `{scoped}`: an object reference or
 /// a value of a valuetype that supports it (`Option<{name}Abstract>` in
 /// members and signatures, `None` being nil). Its operations (the
@@ -522,7 +527,7 @@ pub enum {name}Abstract {{
     /// `{scoped}`).
     Object({name}Ref),
     /// A value of a valuetype that supports `{scoped}`.
-    Value(std::sync::Arc<dyn {name}Value>),
+    Value({cdr}::ValueRef<dyn {name}Value>),
 }}
 
 impl {name}Abstract {{
@@ -570,7 +575,7 @@ impl {name}Abstract {{
     }}
 
     /// The value, if it holds one.
-    pub fn value(&self) -> Option<&std::sync::Arc<dyn {name}Value>> {{
+    pub fn value(&self) -> Option<&{cdr}::ValueRef<dyn {name}Value>> {{
         match self {{
             Self::Object(_) => None,
             Self::Value(v) => Some(v),
@@ -588,8 +593,8 @@ impl From<{name}Ref> for {name}Abstract {{
     fn from(r: {name}Ref) -> Self {{ Self::Object(r) }}
 }}
 
-impl<T: {name}Value> From<std::sync::Arc<T>> for {name}Abstract {{
-    fn from(v: std::sync::Arc<T>) -> Self {{ Self::Value(v) }}
+impl<T: {name}Value> From<{cdr}::ValueRef<T>> for {name}Abstract {{
+    fn from(v: {cdr}::ValueRef<T>) -> Self {{ Self::Value(v.upcast()) }}
 }}
 
 /// The reference, or the value's address (a value has no `Debug`).
@@ -597,7 +602,7 @@ impl core::fmt::Debug for {name}Abstract {{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{
         match self {{
             Self::Object(r) => f.debug_tuple(\"Object\").field(r).finish(),
-            Self::Value(v) => write!(f, \"Value({{:p}})\", std::sync::Arc::as_ptr(v)),
+            Self::Value(v) => write!(f, \"Value({{:p}})\", {cdr}::ValueRef::as_ptr(v)),
         }}
     }}
 }}
@@ -607,7 +612,7 @@ impl PartialEq for {name}Abstract {{
     fn eq(&self, other: &Self) -> bool {{
         match (self, other) {{
             (Self::Object(a), Self::Object(b)) => a == b,
-            (Self::Value(a), Self::Value(b)) => std::ptr::addr_eq(std::sync::Arc::as_ptr(a), std::sync::Arc::as_ptr(b)),
+            (Self::Value(a), Self::Value(b)) => std::ptr::addr_eq({cdr}::ValueRef::as_ptr(a), {cdr}::ValueRef::as_ptr(b)),
             _ => false,
         }}
     }}
@@ -658,18 +663,18 @@ pub struct __Probe<T>(core::marker::PhantomData<T>);
 
 #[doc(hidden)]
 pub trait __Is {{
-    fn __cast(&self, v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue>;
+    fn __cast(&self, v: {cdr}::AnyValue) -> Result<{cdr}::ValueRef<{target}>, {cdr}::AnyValue>;
 }}
 
 impl<T: {bound} + {cdr}::ValueType> __Is for &__Probe<T> {{
-    fn __cast(&self, v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue> {{
-        v.downcast::<T>().map(|t| t as std::sync::Arc<{target}>)
+    fn __cast(&self, v: {cdr}::AnyValue) -> Result<{cdr}::ValueRef<{target}>, {cdr}::AnyValue> {{
+        v.downcast::<T>().map(|t| {cdr}::ValueRef::map(t, |t| t as &{target}))
     }}
 }}
 
 #[doc(hidden)]
 pub trait __IsNot {{
-    fn __cast(&self, v: {cdr}::AnyValue) -> Result<std::sync::Arc<{target}>, {cdr}::AnyValue> {{
+    fn __cast(&self, v: {cdr}::AnyValue) -> Result<{cdr}::ValueRef<{target}>, {cdr}::AnyValue> {{
         Err(v)
     }}
 }}

@@ -248,8 +248,10 @@ impl Gen<'_> {
             self.push(&inner, format!("{}#errors", d.scoped_name), id, errors);
         }
         format!(
-            "/// Operations of IDL valuetype `{}`, implemented by the application.\npub trait {trait_name}: Send + Sync{supers} {{\n{body}}}\n\n",
-            d.scoped_name
+            "/// Operations of IDL valuetype `{}`, implemented by the application.\npub trait {trait_name}: Send + Sync{supers} {{\n{body}}}\n\n\
+             impl<T: {trait_name} + 'static> {cdr}::Upcast<T> for dyn {trait_name} {{\n    fn upcast(v: &T) -> &Self {{ v }}\n}}\n\n",
+            d.scoped_name,
+            cdr = self.o.cdr,
         )
     }
 
@@ -367,7 +369,7 @@ impl Gen<'_> {
         );
         let _ = writeln!(
             s,
-            "///\n/// Shared as `Arc<{name}>` (in members: `{cdr}::ValueSlot<{name}>`)."
+            "///\n/// Shared as `{cdr}::ValueRef<{name}>` (in members: `{cdr}::ValueSlot<{name}>`)."
         );
         if let Some(b) = self.concrete_base(id) {
             let _ = writeln!(
@@ -403,6 +405,13 @@ impl Gen<'_> {
         let mut walk = String::new();
         for m in &state {
             let f = snake(&m.name);
+            // The member's local, apart from the names the rest of the
+            // state's decoding uses (`r`, the reader, above all).
+            let l = if ["r", "v", "s", "w", "scope"].contains(&f.as_str()) {
+                format!("{f}_")
+            } else {
+                f.clone()
+            };
             let t = self.rty(&m.ty, cur);
             let fallback = if m.public {
                 format!("Public state member `{}`.", m.name)
@@ -419,58 +428,58 @@ impl Gen<'_> {
             enc.push_str(&self.enc(&m.ty, &format!("&self.{f}"), cur));
             if let Some(vid) = self.value_slot(&m.ty) {
                 let vt = self.path(cur, vid, "");
-                let _ = writeln!(dec, "let mut {f} = {cdr}::read_value::<{vt}>(r)?;");
-                inits.push(format!("{f}: {f}.take_slot()"));
-                let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f});");
+                let _ = writeln!(dec, "let mut {l} = {cdr}::read_value::<{vt}>(r)?;");
+                inits.push(format!("{f}: {l}.take_slot()"));
+                let _ = writeln!(fixups, "{l}.fixup(r, &v, |s| &s.{f});");
             } else if let Some(poly) = self.poly_reader(&m.ty, cur) {
                 // Any value derived from the abstract type (any value at
                 // all for `ValueBase`); a cycle back to a value still
                 // being read is completed later, as for a concrete member.
-                let _ = writeln!(dec, "let {f} = {poly}.read_value(r)?;");
-                inits.push(format!("{f}: {f}.slot()"));
-                let _ = writeln!(fixups, "{poly}.fixup({f}, r, &v, |s| &s.{f});");
+                let _ = writeln!(dec, "let {l} = {poly}.read_value(r)?;");
+                inits.push(format!("{f}: {l}.slot()"));
+                let _ = writeln!(fixups, "{poly}.fixup({l}, r, &v, |s| &s.{f});");
             } else if let Some((vid, b)) = self.value_seq(&m.ty) {
                 // A sequence of values may close a cycle too (a child
                 // listing its parent): completed like a value member.
                 let vt = self.path(cur, vid, "");
                 let _ = writeln!(
                     dec,
-                    "let mut {f} = {cdr}::read_values::<{vt}>(r, {})?;",
+                    "let mut {l} = {cdr}::read_values::<{vt}>(r, {})?;",
                     super::bound(b)
                 );
-                inits.push(format!("{f}: {f}.take()"));
-                let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f}[..]);");
+                inits.push(format!("{f}: {l}.take()"));
+                let _ = writeln!(fixups, "{l}.fixup(r, &v, |s| &s.{f}[..]);");
             } else if let Some((poly, b)) = self.poly_seq(&m.ty, cur) {
                 // The same for a sequence of an abstract valuetype or of
                 // `ValueBase`: an element may point back to the owner.
                 let _ = writeln!(
                     dec,
-                    "let mut {f} = {poly}.read_values(r, {})?;",
+                    "let mut {l} = {poly}.read_values(r, {})?;",
                     super::bound(b)
                 );
-                inits.push(format!("{f}: {f}.take()"));
-                let _ = writeln!(fixups, "{poly}.fixup_values({f}, r, &v, |s| &s.{f}[..]);");
+                inits.push(format!("{f}: {l}.take()"));
+                let _ = writeln!(fixups, "{poly}.fixup_values({l}, r, &v, |s| &s.{f}[..]);");
             } else if let Some((et, n)) = self.value_array(&m.ty) {
                 // An array of values: as a sequence, without a length.
                 let read = match self.value_slot(&et) {
                     Some(vid) => {
                         let vt = self.path(cur, vid, "");
-                        let _ = writeln!(fixups, "{f}.fixup(r, &v, |s| &s.{f}[..]);");
+                        let _ = writeln!(fixups, "{l}.fixup(r, &v, |s| &s.{f}[..]);");
                         format!("{cdr}::read_value_array::<{vt}>(r, {n})")
                     }
                     None => {
                         let poly = self.poly_reader(&et, cur).unwrap_or_default();
                         let _ =
-                            writeln!(fixups, "{poly}.fixup_values({f}, r, &v, |s| &s.{f}[..]);");
+                            writeln!(fixups, "{poly}.fixup_values({l}, r, &v, |s| &s.{f}[..]);");
                         format!("{poly}.read_value_array(r, {n})")
                     }
                 };
-                let _ = writeln!(dec, "let mut {f} = {read}?;");
-                inits.push(format!("{f}: {f}.take_array()?"));
+                let _ = writeln!(dec, "let mut {l} = {read}?;");
+                inits.push(format!("{f}: {l}.take_array()?"));
             } else {
                 let e = self.dec(&m.ty, cur).expr();
-                let _ = writeln!(dec, "let {f} = {e}?;");
-                inits.push(f.clone());
+                let _ = writeln!(dec, "let {l} = {e}?;");
+                inits.push(if l == f { f.clone() } else { format!("{f}: {l}") });
                 // Slots in a plain member (a struct, a nested sequence):
                 // a back edge there is completed by a walk of the value.
                 walk.push_str(&self.walk_slots(&m.ty, &format!("&s.{f}"), cur, 0));
@@ -492,13 +501,13 @@ impl Gen<'_> {
                 format!("<Self as {cdr}::CustomMarshal>::marshal(self, w)"),
                 // The application's code reads the state: a back edge in
                 // a plain member there has no walk to complete it.
-                format!("r.without_value_scope(|r| <Self as {cdr}::CustomMarshal>::unmarshal(r)).map(std::sync::Arc::new)"),
+                format!("r.without_value_scope(|r| <Self as {cdr}::CustomMarshal>::unmarshal(r)).map(|v| r.new_value(v))"),
             )
         } else {
             let uses_r = !dec.is_empty();
             let orb = self.state_orb(&dec, cur);
             let body = format!(
-                "{}{orb}{dec}let v = std::sync::Arc::new(Self {{ {} }});\n{fixups}Ok(v)",
+                "{}{orb}{dec}let v = r.new_value(Self {{ {} }});\n{fixups}Ok(v)",
                 if uses_r { "" } else { "let _ = r;\n" },
                 inits.join(", ")
             );
@@ -521,7 +530,7 @@ impl Gen<'_> {
 {needs_ctx}    fn write_state(&self, {wname}: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
         {write_state}
     }}
-    fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
+    fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<{cdr}::ValueRef<Self>> {{
         {read_state}
     }}
 }}
@@ -572,7 +581,7 @@ impl Gen<'_> {
                 m.doc.as_deref(),
                 &format!("IDL initializer `factory {}`.", m.name),
             ));
-            let _ = writeln!(sig, ") -> std::sync::Arc<{name}>;");
+            let _ = writeln!(sig, ") -> {}::ValueRef<{name}>;", self.o.cdr);
             body.push_str(&sig);
         }
         if body.is_empty() {
@@ -597,7 +606,7 @@ impl Gen<'_> {
         let read_state = self.in_value_scope(
             &name,
             &format!(
-                "{}Ok(std::sync::Arc::new(Self({dec}?)))",
+                "{}let v = {dec}?;\nOk(r.new_value(Self(v)))",
                 self.state_orb(&dec, cur)
             ),
             &self.walk_slots(ty, "&s.0", cur, 0),
@@ -625,7 +634,7 @@ impl {cdr}::ValueType for {name} {{
 {needs_ctx}    fn write_state(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
         {enc}Ok(())
     }}
-    fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<std::sync::Arc<Self>> {{
+    fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<{cdr}::ValueRef<Self>> {{
         {read_state}
     }}
 }}

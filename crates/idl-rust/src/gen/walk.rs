@@ -143,7 +143,7 @@ impl Gen<'_> {
         let cdr = &self.o.cdr;
         format!(
             "let scope = r.open_value_scope();
-let v = (|| -> {cdr}::Result<std::sync::Arc<Self>> {{ {body} }})();
+let v = (|| -> {cdr}::Result<{cdr}::ValueRef<Self>> {{ {body} }})();
 r.close_value_scope(scope, v, |s: &{name}, w: &mut {cdr}::ValueWalk<'_>| {{
 {walk}}})"
         )
