@@ -17,7 +17,7 @@
 #[path = "../../cdr/benches/value_graph/mod.rs"]
 mod value_graph;
 
-use std::sync::Arc;
+use peregrine_cdr::ValueRef;
 
 use criterion::{black_box, criterion_group, Criterion};
 use peregrine_cdr::{ByteOrder, Decode, Encode, Reader, ValueSlot, Writer};
@@ -115,7 +115,7 @@ fn inputs() -> Inputs {
         Ok(v)
     })
     .unwrap();
-    assert!(Arc::ptr_eq(
+    assert!(ValueRef::ptr_eq(
         back[N - 1].get().unwrap().prev.get().unwrap(),
         back[N - 2].get().unwrap()
     ));

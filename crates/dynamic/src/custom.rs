@@ -107,10 +107,10 @@ mod tests {
             w.write_u32(self.count);
             Ok(())
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<Arc<Self>> {
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<ValueRef<Self>> {
             let label = String::decode(r)?;
             let count = r.read_u32()?;
-            Ok(Arc::new(Self { count, label }))
+            Ok(r.new_value(Self { count, label }))
         }
     }
 
@@ -140,14 +140,14 @@ mod tests {
         }
     }
 
-    fn tally(count: u32, label: &str) -> Arc<Tally> {
-        Arc::new(Tally {
+    fn tally(count: u32, label: &str) -> ValueRef<Tally> {
+        ValueRef::new(Tally {
             count,
             label: label.into(),
         })
     }
 
-    fn object_of(v: &DynValue) -> Arc<Tally> {
+    fn object_of(v: &DynValue) -> ValueRef<Tally> {
         let DynValue::Value(Some(r)) = v else {
             panic!("not a value: {v:?}")
         };
@@ -204,7 +204,7 @@ mod tests {
             Ok((a, b))
         })
         .unwrap();
-        assert!(Arc::ptr_eq(&a, &b), "written once, then an indirection");
+        assert!(ValueRef::ptr_eq(&a, &b), "written once, then an indirection");
         assert_eq!(*a, *shared);
     }
 
@@ -222,13 +222,13 @@ mod tests {
             fn read_state(
                 r: &mut Reader<'_>,
                 _: &ValueInfo<'_>,
-            ) -> peregrine_cdr::Result<Arc<Self>> {
+            ) -> peregrine_cdr::Result<ValueRef<Self>> {
                 r.read_u32()?;
-                Ok(Arc::new(Ghost))
+                Ok(ValueRef::new(Ghost))
             }
         }
         let tc = TypeCode::value_tc(Ghost::REPO_ID, "Ghost", VM_CUSTOM, None, Vec::new());
-        let e = to_dyn_with(&tc, |w| write_value(w, Some(&Arc::new(Ghost)))).unwrap_err();
+        let e = to_dyn_with(&tc, |w| write_value(w, Some(&ValueRef::new(Ghost)))).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -242,10 +242,10 @@ mod tests {
         // Registered, it reads; forgotten, it is refused again.
         assert!(register_custom_value::<Ghost>());
         assert!(!register_custom_value::<Ghost>(), "first one kept");
-        let v = to_dyn_with(&tc, |w| write_value(w, Some(&Arc::new(Ghost)))).unwrap();
+        let v = to_dyn_with(&tc, |w| write_value(w, Some(&ValueRef::new(Ghost)))).unwrap();
         assert!(matches!(v, DynValue::Value(Some(_))));
         assert!(unregister_custom_value(Ghost::REPO_ID));
-        assert!(to_dyn_with(&tc, |w| write_value(w, Some(&Arc::new(Ghost)))).is_err());
+        assert!(to_dyn_with(&tc, |w| write_value(w, Some(&ValueRef::new(Ghost)))).is_err());
     }
 
     #[test]
@@ -257,9 +257,9 @@ mod tests {
             None,
             Vec::new(),
         );
-        assert!(ValueNode::compiled(other, tally(1, "x")).is_err());
-        assert!(ValueNode::compiled(TypeCode::long(), tally(1, "x")).is_err());
-        let n = ValueNode::compiled(tally_tc(), tally(1, "x")).unwrap();
+        assert!(ValueNode::compiled(other, tally(1, "x").upcast()).is_err());
+        assert!(ValueNode::compiled(TypeCode::long(), tally(1, "x").upcast()).is_err());
+        let n = ValueNode::compiled(tally_tc(), tally(1, "x").upcast()).unwrap();
         assert!(n.state().is_empty());
         assert!(n
             .set_state(vec![DynValue::ULong(1), DynValue::String("x".into())])
@@ -272,7 +272,7 @@ mod tests {
 
     /// A custom value whose own state holds a plain value: what its code
     /// reads stays its own.
-    struct Wrapper(Arc<Tally>);
+    struct Wrapper(ValueRef<Tally>);
 
     impl ValueType for Wrapper {
         const REPO_ID: &'static str = "IDL:CustomTest/Wrapper:1.0";
@@ -281,10 +281,10 @@ mod tests {
         fn write_state(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
             write_value(w, Some(&self.0))
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<Arc<Self>> {
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<ValueRef<Self>> {
             let inner = read_value::<Tally>(r)?.ready()?;
             inner
-                .map(|t| Arc::new(Wrapper(t)))
+                .map(|t| r.new_value(Wrapper(t)))
                 .ok_or(peregrine_cdr::CdrError::NoValueFactory)
         }
     }
@@ -301,7 +301,7 @@ mod tests {
             [("w", wrapper_tc.clone()), ("t", tally_tc())],
         );
         let inner = tally(5, "inner");
-        let wrapper = Arc::new(Wrapper(inner.clone()));
+        let wrapper = ValueRef::new(Wrapper(inner.clone()));
         // Apart, both read.
         let v = to_dyn_with(&tc, |w| {
             write_value(w, Some(&wrapper))?;

@@ -371,7 +371,7 @@ fn abstract_interfaces_hold_a_reference_or_a_value() {
     assert_contains(&code, "pub struct BRef(::peregrine::orb::ObjectRef);");
     assert_contains(&code, "pub enum BAbstract { /// An object reference");
     assert_contains(&code, "Object(BRef),");
-    assert_contains(&code, "Value(std::sync::Arc<dyn BValue>),");
+    assert_contains(&code, "Value(::peregrine::cdr::ValueRef<dyn BValue>),");
     assert_contains(
         &code,
         "pub trait BValue: B + ::peregrine::cdr::ValueObject {",
@@ -392,7 +392,7 @@ fn abstract_interfaces_hold_a_reference_or_a_value() {
     assert_contains(&code, "impl From<BAbstract> for AAbstract {");
     assert_contains(
         &code,
-        "BAbstract::Value(v) => Self::Value(BValue::__as_m_a(v)),",
+        "::peregrine::cdr::ValueRef::map(v, |v| BValue::__as_m_a(v)),",
     );
     // The holder forwards the operations (remote or local).
     assert_contains(&code, "impl A for BAbstract {");
@@ -1209,7 +1209,7 @@ fn value_base_is_a_polymorphic_slot_everywhere() {
         );
         assert_contains(
             &code,
-            &format!("let v = match v.downcast::<super::m::{t}>() {{ Ok(t) => return Ok(t), Err(v) => v }};"),
+            &format!("let v = match v.downcast::<super::m::{t}>() {{ Ok(t) => return Ok(t.upcast()), Err(v) => v }};"),
         );
     }
     assert_contains(&code, "::peregrine::dynamic::TypeCode::value_base()");
@@ -1264,11 +1264,11 @@ fn values_holding_references_read_the_orb_from_the_reader() {
         "let orb = super::idl_rt::value_orb(r)?; let orb = &*orb;",
     );
     assert_contains(&code, "let x = super::idl_rt::decode_ref::<ARef>(r, orb)?;");
-    assert_contains(&code, "let s = S::decode_in(r, orb)?;");
+    assert_contains(&code, "let s_ = S::decode_in(r, orb)?;");
     assert_contains(&code, "let d = DAbstract::decode_opt(r, orb)?;");
     assert_contains(
         &code,
-        "Ok(std::sync::Arc::new(Self(super::idl_rt::decode_ref::<ARef>(r, orb)?)))",
+        "let v = super::idl_rt::decode_ref::<ARef>(r, orb)?; Ok(r.new_value(Self(v)))",
     );
     assert_eq!(code.matches("const NEEDS_CONTEXT: bool = true;").count(), 2);
     // Stubs and skeletons hand it over.

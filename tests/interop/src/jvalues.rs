@@ -10,7 +10,7 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
-use peregrine_cdr::{CustomMarshal, Reader, ValueSlot, Writer};
+use peregrine_cdr::{CustomMarshal, Reader, ValueRef, ValueSlot, Writer};
 use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind as K};
 
 use crate::jvalues_idl::j_val_interop::{self as v, Blob};
@@ -150,8 +150,8 @@ pub fn diff_blob(b: &Blob, id: i32) -> &'static str {
 }
 
 /// A new node.
-pub fn node(id: i32, label: &str, next: Option<Arc<v::Node>>) -> Arc<v::Node> {
-    Arc::new(v::Node::new(id, label.into(), next.into()))
+pub fn node(id: i32, label: &str, next: Option<ValueRef<v::Node>>) -> ValueRef<v::Node> {
+    ValueRef::new(v::Node::new(id, label.into(), next.into()))
 }
 
 /// `[x, y, x, null, z]` with y -> x and z -> z (what every server makes).
@@ -181,16 +181,16 @@ pub fn diff_graph(r: &[ValueSlot<v::Node>]) -> String {
     if (x.id, x.label.as_str(), y.id, z.id) != (3, "x", 4, 5) {
         return "values".into();
     }
-    if !Arc::ptr_eq(x, x2) {
+    if !ValueRef::ptr_eq(x, x2) {
         return "x not shared".into();
     }
-    if !y.next.get().is_some_and(|n| Arc::ptr_eq(n, x)) {
+    if !y.next.get().is_some_and(|n| ValueRef::ptr_eq(n, x)) {
         return "y -> x".into();
     }
     if !r[3].is_null() {
         return "null".into();
     }
-    if !z.next.get().is_some_and(|n| Arc::ptr_eq(n, z)) {
+    if !z.next.get().is_some_and(|n| ValueRef::ptr_eq(n, z)) {
         return "z -> z".into();
     }
     String::new()
@@ -252,14 +252,14 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
         let Some(b2) = a2.next.get() else {
             return Ok("a.next null".into());
         };
-        if Arc::ptr_eq(a2, &a) {
+        if ValueRef::ptr_eq(a2, &a) {
             return Ok("not copied".into());
         }
         if (a2.id, a2.label.as_str(), b2.id, b2.label.as_str()) != (1, "a", 2, "b") {
             return Ok("values".into());
         }
         Ok(check(
-            b2.next.get().is_some_and(|n| Arc::ptr_eq(n, a2)),
+            b2.next.get().is_some_and(|n| ValueRef::ptr_eq(n, a2)),
             "cycle not closed",
         ))
     });
@@ -280,17 +280,17 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
         let (Some(x0), Some(y1), Some(x2)) = (r[0].get(), r[1].get(), r[2].get()) else {
             return Ok("a null node".into());
         };
-        if !Arc::ptr_eq(x0, x2) {
+        if !ValueRef::ptr_eq(x0, x2) {
             return Ok("x not shared".into());
         }
-        if !y1.next.get().is_some_and(|n| Arc::ptr_eq(n, x0)) {
+        if !y1.next.get().is_some_and(|n| ValueRef::ptr_eq(n, x0)) {
             return Ok("y -> x".into());
         }
         Ok(check(r[3].is_null() && x0.id == 3, "values"))
     });
     s.step("graph", || Ok(diff_graph(&vals.make_graph()?)));
 
-    let str_box = |t: &str| -> ValueSlot<v::StrBox> { Arc::new(v::StrBox(t.into())).into() };
+    let str_box = |t: &str| -> ValueSlot<v::StrBox> { ValueRef::new(v::StrBox(t.into())).into() };
     s.step("str box", || {
         let r = vals.echo_str(&str_box("boxed \u{e9}"))?;
         Ok(check(
@@ -314,7 +314,7 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
             y: -4,
             tag: "pt".into(),
         };
-        let r = vals.echo_point(&Arc::new(v::PointBox(p.clone())).into())?;
+        let r = vals.echo_point(&ValueRef::new(v::PointBox(p.clone())).into())?;
         Ok(check(r.get().is_some_and(|b| b.0 == p), "values"))
     });
     s.step("null point box", || {
@@ -325,11 +325,11 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
     });
     s.step("longs box", || {
         let l = vec![1, -2, i32::MIN, 7];
-        let r = vals.echo_longs(&Arc::new(v::LongsBox(l.clone())).into())?;
+        let r = vals.echo_longs(&ValueRef::new(v::LongsBox(l.clone())).into())?;
         Ok(check(r.get().is_some_and(|b| b.0 == l), "values"))
     });
     s.step("longs box empty", || {
-        let r = vals.echo_longs(&Arc::new(v::LongsBox(Vec::new())).into())?;
+        let r = vals.echo_longs(&ValueRef::new(v::LongsBox(Vec::new())).into())?;
         Ok(check(r.get().is_some_and(|b| b.0.is_empty()), "values"))
     });
     s.step("null longs box", || {
@@ -343,7 +343,7 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
     // Base, skipping the derived chunks with their nested Node; its
     // `derived_a` answers -2 unless a plain Base arrived.
     s.step("truncated", || {
-        let d = Arc::new(v::RustDerived::new(
+        let d = ValueRef::new(v::RustDerived::new(
             41,
             "rust only".into(),
             node(6, "link", None).into(),
@@ -355,7 +355,7 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
     // the peer.
     s.step("truncated big", || {
         let d = v::RustDerived::new(3, "x".repeat(300_000), ValueSlot::null());
-        let a = vals.derived_a(&Arc::new(d).into())?;
+        let a = vals.derived_a(&ValueRef::new(d).into())?;
         Ok(check(a == 3, format!("got {a}")))
     });
     s.step("null base", || {
@@ -363,7 +363,7 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
         Ok(check(a == -1, format!("got {a}")))
     });
     s.step("base", || {
-        let a = vals.base_a(&Arc::new(v::Base::new(9)).into())?;
+        let a = vals.base_a(&ValueRef::new(v::Base::new(9)).into())?;
         Ok(check(a == 9, format!("got {a}")))
     });
     // JacORB's PeerDerived, truncated to Base here.
@@ -380,11 +380,11 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
     s.step("truncated link", || {
         let n = node(6, "link", None);
         let d = v::RustDerived::new(41, "rust only".into(), n.clone().into());
-        let r = vals.rust_truncated_link(&Arc::new(d).into(), &n.into())?;
+        let r = vals.rust_truncated_link(&ValueRef::new(d).into(), &n.into())?;
         Ok(check(r == 41006, format!("got {r}")))
     });
     s.step("blob echo", || {
-        let r = vals.echo_blob(&Arc::new(blob(5)).into())?;
+        let r = vals.echo_blob(&ValueRef::new(blob(5)).into())?;
         Ok(r.get().map_or("null", |b| diff_blob(b, 5)).to_string())
     });
     s.step("blob made", || {
@@ -401,7 +401,7 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
     s.step("blob checked", || {
         let mut b = blob(8);
         b.ratio = 0.5;
-        match vals.echo_blob(&Arc::new(b).into()) {
+        match vals.echo_blob(&ValueRef::new(b).into()) {
             Err(e) if e.kind == K::BadParam => Ok(String::new()),
             Err(e) => Err(e),
             Ok(_) => Ok("accepted".into()),
@@ -410,8 +410,8 @@ pub fn client_steps(who: &str, vals: &v::ValuesRef) -> Vec<String> {
     // The Blob inside a chunked value, each way (last: omniORBpy dies on
     // it).
     s.step("carrier sent", || {
-        let c = v::Carrier::new(1, Arc::new(blob(21)).into());
-        let id = vals.carried(&Arc::new(c).into())?;
+        let c = v::Carrier::new(1, ValueRef::new(blob(21)).into());
+        let id = vals.carried(&ValueRef::new(c).into())?;
         Ok(check(id == 21, format!("got {id}")))
     });
     s.step("carrier made", || {
@@ -466,12 +466,12 @@ impl v::Values for Server {
         Ok(d.get().map_or(-1, |d| d.a))
     }
     fn make_derived(&self, a: i32) -> Result<ValueSlot<v::Base>, SystemException> {
-        Ok(Arc::new(v::Base::new(a)).into())
+        Ok(ValueRef::new(v::Base::new(a)).into())
     }
     fn make_rust_derived(&self, a: i32) -> Result<ValueSlot<v::RustDerived>, SystemException> {
         // A Base for the JacORB client, which truncates it.
         let link = node(a + 1, "link", None);
-        Ok(Arc::new(v::RustDerived::new(a, "rust only".into(), link.into())).into())
+        Ok(ValueRef::new(v::RustDerived::new(a, "rust only".into(), link.into())).into())
     }
     fn echo_blob(&self, b: &ValueSlot<v::Blob>) -> Result<ValueSlot<v::Blob>, SystemException> {
         if let Some(x) = b.get() {
@@ -483,7 +483,7 @@ impl v::Values for Server {
         Ok(b.clone())
     }
     fn make_blob(&self, id: i32) -> Result<ValueSlot<v::Blob>, SystemException> {
-        Ok(Arc::new(blob(id)).into())
+        Ok(ValueRef::new(blob(id)).into())
     }
     fn carried(&self, c: &ValueSlot<v::Carrier>) -> Result<i32, SystemException> {
         Ok(match c.get().and_then(|c| c.payload.get()) {
@@ -493,7 +493,7 @@ impl v::Values for Server {
         })
     }
     fn make_carrier(&self, id: i32) -> Result<ValueSlot<v::Carrier>, SystemException> {
-        Ok(Arc::new(v::Carrier::new(id, Arc::new(blob(id)).into())).into())
+        Ok(ValueRef::new(v::Carrier::new(id, ValueRef::new(blob(id)).into())).into())
     }
     fn truncated_link(
         &self,

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use peregrine_cdr::ValueRef;
 use peregrine_interop_tests::abstract_idl::abs_interop as a;
 use peregrine_interop_tests::jacorb::jacorb;
 use peregrine_interop_tests::omniorbpy::omniorbpy;
@@ -63,7 +64,7 @@ fn label_text(n: &a::NamedAbstract) -> String {
 }
 
 fn label(text: &str) -> a::NamedAbstract {
-    Arc::new(a::Label::new(text.into())).into()
+    ValueRef::new(a::Label::new(text.into())).into()
 }
 
 /// A listening ORB with a `Thing` of its own.

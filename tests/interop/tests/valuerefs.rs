@@ -14,7 +14,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use peregrine_cdr::ValueSlot;
+use peregrine_cdr::{ValueRef, ValueSlot};
 use peregrine_interop_tests::omniorbpy::omniorbpy;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
 use peregrine_interop_tests::valuerefs_idl::v_refs::{self as v, Describable as _};
@@ -136,15 +136,15 @@ fn call_server(mut server: Peer, peer: &str) {
 
         // The peer deposits through the reference sent, and reads the
         // balance through another member.
-        let w: ValueSlot<v::Wallet> = Arc::new(wallet("rust", &mine, None)).into();
+        let w: ValueSlot<v::Wallet> = ValueRef::new(wallet("rust", &mine, None)).into();
         assert_eq!(bank.pay_into(&w, 7).unwrap(), 57);
         assert_eq!(mine.balance().unwrap(), 57);
 
         // Back from the peer: every reference is this side's account,
         // and the listed wallet came along.
         let mut first = wallet("first", &mine, None);
-        first.next = Arc::new(wallet("second", &mine, None)).into();
-        let back = bank.echo(&Arc::new(first).into()).unwrap();
+        first.next = ValueRef::new(wallet("second", &mine, None)).into();
+        let back = bank.echo(&ValueRef::new(first).into()).unwrap();
         let back = back.get().expect("a wallet");
         assert_eq!(back.label, "first");
         assert_eq!(refs(back), (57, 57, 57, 57, true));
@@ -159,7 +159,7 @@ fn call_server(mut server: Peer, peer: &str) {
             (m.label.as_str(), second.label.as_str()),
             ("made", "second")
         );
-        assert!(Arc::ptr_eq(second.next.get().expect("a cycle"), m));
+        assert!(ValueRef::ptr_eq(second.next.get().expect("a cycle"), m));
         assert_eq!(refs(m), (5, 5, 5, 5, true));
         assert_eq!(refs(second), (5, 5, 5, 5, true));
         assert_eq!(bank.own().unwrap().unwrap().balance().unwrap(), 5);
@@ -167,17 +167,19 @@ fn call_server(mut server: Peer, peer: &str) {
         // Abstract interface members: the peer calls describe() on what
         // arrives (its own Note implementation for a value).
         let about = |d: Option<v::DescribableAbstract>| {
-            bank.about(&Arc::new(wallet("a", &mine, d)).into()).unwrap()
+            bank.about(&ValueRef::new(wallet("a", &mine, d)).into())
+                .unwrap()
         };
         assert_eq!(
             about(Some(v::DescribableAbstract::Object(shop.clone().into()))),
             "ref:rust shop"
         );
-        let note = || v::DescribableAbstract::Value(Arc::new(v::Note::new("hi".into())));
+        let note =
+            || v::DescribableAbstract::Value(ValueRef::new(v::Note::new("hi".into())).upcast());
         assert_eq!(about(Some(note())), format!("value:{peer} note hi"));
         assert_eq!(about(None), "nil");
         let back = bank
-            .echo(&Arc::new(wallet("a", &mine, Some(note()))).into())
+            .echo(&ValueRef::new(wallet("a", &mine, Some(note()))).into())
             .unwrap();
         assert_eq!(
             describe(back.get().unwrap().about.as_ref()).unwrap(),
@@ -185,7 +187,7 @@ fn call_server(mut server: Peer, peer: &str) {
         );
         // A plain Wallet where the peer checks for a Tagged.
         assert_eq!(
-            bank.extra(&Arc::new(wallet("t", &mine, None)).into())
+            bank.extra(&ValueRef::new(wallet("t", &mine, None)).into())
                 .unwrap(),
             -57
         );
@@ -210,10 +212,10 @@ impl v::Bank for Bank {
     fn make(&self) -> R<ValueSlot<v::Wallet>> {
         // Two wallets, the second listing the first through a slot
         // filled once the first exists.
-        let second = Arc::new(wallet("second", &self.own, None));
+        let second = ValueRef::new(wallet("second", &self.own, None));
         let mut first = wallet("made", &self.own, None);
         first.next = second.clone().into();
-        let first = Arc::new(first);
+        let first = ValueRef::new(first);
         second.next.set(first.clone()).expect("empty slot");
         Ok(first.into())
     }

@@ -7,15 +7,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use peregrine_cdr::{ValueObject, ValueSlot};
+use peregrine_cdr::{Upcast, ValueObject, ValueRef, ValueSlot};
 use peregrine_dynamic::Any;
 use peregrine_interop_tests::peers::{extra_args, peers, Peer};
 use peregrine_interop_tests::values_idl::val_interop as v;
 use peregrine_interop_tests::{bounded, serving_orb};
 use peregrine_orb::{Orb, SystemException, SystemExceptionKind};
 
-fn node(id: i32, label: &str, next: Option<Arc<v::Node>>) -> Arc<v::Node> {
-    Arc::new(v::Node::new(id, label.into(), next.into()))
+fn node(id: i32, label: &str, next: Option<ValueRef<v::Node>>) -> ValueRef<v::Node> {
+    ValueRef::new(v::Node::new(id, label.into(), next.into()))
 }
 
 /// omniORB's values server (kept running while the `Peer` lives), a
@@ -55,7 +55,7 @@ fn peregrine_client_omniorb_server() {
             (a2.id, a2.label.as_str(), b2.id, b2.label.as_str()),
             (1, "a", 2, "b")
         );
-        assert!(Arc::ptr_eq(b2.next.get().expect("cycle kept"), &a2));
+        assert!(ValueRef::ptr_eq(b2.next.get().expect("cycle kept"), &a2));
 
         // [x, y, x, null] with y -> x: one x comes back.
         let x = node(3, "x", None);
@@ -66,24 +66,27 @@ fn peregrine_client_omniorb_server() {
         assert_eq!(r.len(), 4);
         let x0 = r[0].get().unwrap();
         assert_eq!(x0.label, "x");
-        assert!(Arc::ptr_eq(x0, r[2].get().unwrap()));
-        assert!(Arc::ptr_eq(x0, r[1].get().unwrap().next.get().unwrap()));
+        assert!(ValueRef::ptr_eq(x0, r[2].get().unwrap()));
+        assert!(ValueRef::ptr_eq(
+            x0,
+            r[1].get().unwrap().next.get().unwrap()
+        ));
         assert!(r[3].is_null());
 
-        let boxed: ValueSlot<v::StrBox> = Arc::new(v::StrBox("boxed".into())).into();
+        let boxed: ValueSlot<v::StrBox> = ValueRef::new(v::StrBox("boxed".into())).into();
         assert_eq!(vals.echo_box(&boxed).unwrap().get().unwrap().0, "boxed");
         assert!(vals.echo_box(&ValueSlot::null()).unwrap().is_null());
 
         // omniORB has no type (and no factory) for RustDerived: it cuts it
         // to its Base, skipping the derived chunks with their nested Node.
-        let d = Arc::new(v::RustDerived::new(
+        let d = ValueRef::new(v::RustDerived::new(
             41,
             "rust only".into(),
             node(5, "link", None).into(),
         ));
         assert_eq!(vals.derived_a(&d.into()).unwrap(), 41);
         assert_eq!(vals.derived_a(&ValueSlot::null()).unwrap(), -1);
-        let base: ValueSlot<v::Base> = Arc::new(v::Base::new(9)).into();
+        let base: ValueSlot<v::Base> = ValueRef::new(v::Base::new(9)).into();
         assert_eq!(vals.base_a(&base).unwrap(), 9);
         assert_eq!(vals.make_base(7).unwrap().get().unwrap().a, 7);
     });
@@ -113,7 +116,7 @@ fn any_holding_values_to_omniorb_and_back() {
             (a2.id, a2.label.as_str(), b2.id, b2.label.as_str()),
             (1001, "a", 2, "b")
         );
-        assert!(Arc::ptr_eq(b2.next.get().expect("cycle kept"), a2));
+        assert!(ValueRef::ptr_eq(b2.next.get().expect("cycle kept"), a2));
         assert_eq!(a.id, 1, "the sender's graph is untouched");
 
         // [x, y, x] with y -> x, as a NodeSeq typedef.
@@ -124,11 +127,14 @@ fn any_holding_values_to_omniorb_and_back() {
         let r = v::node_seq_from_any(&back).expect("a NodeSeq");
         let x0 = r[0].get().unwrap();
         assert_eq!((x0.id, x0.label.as_str()), (1003, "x"));
-        assert!(Arc::ptr_eq(x0, r[2].get().unwrap()));
-        assert!(Arc::ptr_eq(x0, r[1].get().unwrap().next.get().unwrap()));
+        assert!(ValueRef::ptr_eq(x0, r[2].get().unwrap()));
+        assert!(ValueRef::ptr_eq(
+            x0,
+            r[1].get().unwrap().next.get().unwrap()
+        ));
 
         // A value box.
-        let boxed = ValueSlot::from(Arc::new(v::StrBox("boxed".into())));
+        let boxed = ValueSlot::from(ValueRef::new(v::StrBox("boxed".into())));
         let back = echo.echo_any(&Any::insert(&boxed)).unwrap();
         let back = back.get::<ValueSlot<v::StrBox>>().expect("a StrBox");
         assert_eq!(back.get().unwrap().0, "boxed!");
@@ -164,11 +170,10 @@ fn value_base_to_omniorb_and_back() {
     bounded(120, || {
         let (_server, _orb, obj) = omniorb_values_server("ANYTHING");
         let any = v::AnythingRef::narrow(obj).unwrap().expect("an Anything");
-        let vb = |v: Arc<dyn ValueObject>| ValueSlot::new(v);
         let cases = [
             (vb(node(7, "seven", None)), "Node 7"),
-            (vb(Arc::new(v::Base::new(8))), "Base 8"),
-            (vb(Arc::new(v::StrBox("nine".into()))), "StrBox nine"),
+            (vb(ValueRef::new(v::Base::new(8))), "Base 8"),
+            (vb(ValueRef::new(v::StrBox("nine".into()))), "StrBox nine"),
             (ValueSlot::null(), "null"),
         ];
         for (v, want) in &cases {
@@ -196,17 +201,17 @@ fn value_base_to_omniorb_and_back() {
         let a2 = back.get().unwrap().clone().into_any_value();
         let a2 = a2.downcast::<v::Node>().expect("a Node");
         let b2 = a2.next.get().expect("b").clone();
-        assert!(Arc::ptr_eq(b2.next.get().expect("cycle kept"), &a2));
+        assert!(ValueRef::ptr_eq(b2.next.get().expect("cycle kept"), &a2));
         // A cycle through a `sequence<ValueBase>`: the bag lists itself
         // (after a node); omniORB sees the cycle closed and sends it
         // back, its indirection to the bag read while the bag is still
         // being decoded.
-        let bag = Arc::new(v::Bag::new(
+        let bag = ValueRef::new(v::Bag::new(
             "b".into(),
             vec![vb(node(4, "four", None)), ValueSlot::null()],
         ));
         bag.items[1]
-            .set(bag.clone() as Arc<dyn ValueObject>)
+            .set(bag.clone().upcast::<dyn ValueObject>())
             .map_err(|_| ())
             .unwrap();
         assert_eq!(any.kind(&vb(bag.clone())).unwrap(), "Bag b 2 self 1");
@@ -215,8 +220,8 @@ fn value_base_to_omniorb_and_back() {
         let bag2 = bag2.downcast::<v::Bag>().expect("a Bag");
         assert_eq!(bag2.items.len(), 2);
         assert_eq!(
-            Arc::as_ptr(bag2.items[1].get().expect("cycle kept")).cast::<()>(),
-            Arc::as_ptr(&bag2).cast::<()>()
+            ValueRef::as_ptr(bag2.items[1].get().expect("cycle kept")).cast::<()>(),
+            ValueRef::as_ptr(&bag2).cast::<()>()
         );
         let n = bag2.items[0].get().unwrap().clone().into_any_value();
         assert_eq!(n.downcast::<v::Node>().expect("a Node").id, 4);
@@ -231,8 +236,14 @@ fn value_base_to_omniorb_and_back() {
         let g2 = g2.downcast::<v::GNode>().expect("a GNode");
         assert_eq!(describe_gnode(&g2), want);
         let b2 = g2.edges[0].target.get().expect("b");
-        assert!(Arc::ptr_eq(g2.edges[1].target.get().expect("a -> a"), &g2));
-        assert!(Arc::ptr_eq(b2.edges[0].target.get().expect("b -> a"), &g2));
+        assert!(ValueRef::ptr_eq(
+            g2.edges[1].target.get().expect("a -> a"),
+            &g2
+        ));
+        assert!(ValueRef::ptr_eq(
+            b2.edges[0].target.get().expect("b -> a"),
+            &g2
+        ));
         // Sharing across parameters.
         let x = vb(node(3, "x", None));
         let (shared, b2) = any.same(&x, &x.clone()).unwrap();
@@ -252,21 +263,29 @@ fn value_base_to_omniorb_and_back() {
     });
 }
 
+/// `v` as a `ValueBase` parameter.
+fn vb<T>(v: ValueRef<T>) -> ValueSlot<dyn ValueObject>
+where
+    dyn ValueObject: Upcast<T>,
+{
+    ValueSlot::new(v.upcast())
+}
+
 /// What `Anything::kind` answers for a GNode (see `idl/values.idl`): by
 /// identity, so a cycle shows as "root" or "self".
-fn describe_gnode(r: &Arc<v::GNode>) -> String {
+fn describe_gnode(r: &ValueRef<v::GNode>) -> String {
     let mut s = format!("GNode {}", r.name);
     for e in &r.edges {
         let to = match e.target.get() {
-            Some(t) if Arc::ptr_eq(t, r) => "root".to_string(),
+            Some(t) if ValueRef::ptr_eq(t, r) => "root".to_string(),
             None => "null".to_string(),
             Some(t) => {
                 let inner: Vec<String> = t
                     .edges
                     .iter()
                     .map(|u| match u.target.get() {
-                        Some(u) if Arc::ptr_eq(u, r) => "root".to_string(),
-                        Some(u) if Arc::ptr_eq(u, t) => "self".to_string(),
+                        Some(u) if ValueRef::ptr_eq(u, r) => "root".to_string(),
+                        Some(u) if ValueRef::ptr_eq(u, t) => "self".to_string(),
                         Some(u) => u.name.clone(),
                         None => "null".to_string(),
                     })
@@ -280,7 +299,7 @@ fn describe_gnode(r: &Arc<v::GNode>) -> String {
 }
 
 /// a -1-> b, b -2-> a, a -3-> a: back edges in structs of a sequence.
-fn gnode_graph() -> Arc<v::GNode> {
+fn gnode_graph() -> ValueRef<v::GNode> {
     let node = |name: &str, weights: &[i32]| {
         let edges = weights
             .iter()
@@ -289,7 +308,7 @@ fn gnode_graph() -> Arc<v::GNode> {
                 target: ValueSlot::null(),
             })
             .collect();
-        Arc::new(v::GNode::new(name.into(), edges))
+        ValueRef::new(v::GNode::new(name.into(), edges))
     };
     let a = node("a", &[1, 3]);
     let b = node("b", &[2]);
@@ -318,7 +337,7 @@ impl v::Values for Server {
         Ok(d.get().map_or(-1, |d| d.a))
     }
     fn make_base(&self, a: i32) -> Result<ValueSlot<v::Base>, SystemException> {
-        Ok(Arc::new(v::Base::new(a)).into())
+        Ok(ValueRef::new(v::Base::new(a)).into())
     }
 }
 
@@ -347,11 +366,11 @@ impl v::Anything for AnythingServer {
         Ok(match x.downcast::<v::Bag>() {
             // Where the bag lists itself: the cycle the decoder closed.
             Ok(g) => {
-                let me = Arc::as_ptr(&g).cast::<()>();
-                let at = g
-                    .items
-                    .iter()
-                    .position(|i| i.get().is_some_and(|i| Arc::as_ptr(i).cast::<()>() == me));
+                let me = ValueRef::as_ptr(&g).cast::<()>();
+                let at = g.items.iter().position(|i| {
+                    i.get()
+                        .is_some_and(|i| ValueRef::as_ptr(i).cast::<()>() == me)
+                });
                 format!(
                     "Bag {} {} self {}",
                     g.name,

@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use peregrine_cdr::{ByteOrder, Reader, ValueSlot};
+use peregrine_cdr::{ByteOrder, Reader, ValueRef, ValueSlot};
 use peregrine_orb::{CompletionStatus, Orb, SystemException, SystemExceptionKind as K};
 use peregrine_orb_tests::idl::abs::{
     cube, square, Circle, Cube, CubeOperations, Described, DescribedAbstract, Hub, HubRef,
@@ -106,7 +106,7 @@ impl Hub for HubImpl {
 
     fn pick(&self, a: &ValueSlot<dyn Shape>, b: &mut ValueSlot<dyn Shape>) -> R<Picked> {
         let same = match (a.get(), b.get()) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (Some(a), Some(b)) => ValueRef::ptr_eq(a, b),
             _ => false,
         };
         let old = std::mem::replace(b, a.clone());
@@ -271,12 +271,12 @@ fn setup() -> Setup {
     }
 }
 
-fn label(text: &str) -> Arc<Label> {
-    Arc::new(Label::new(text.into()))
+fn label(text: &str) -> ValueRef<Label> {
+    ValueRef::new(Label::new(text.into()))
 }
 
 /// The `Label` a holder's value is.
-fn as_label(h: &DescribedAbstract) -> Arc<Label> {
+fn as_label(h: &DescribedAbstract) -> ValueRef<Label> {
     h.value()
         .expect("a value")
         .clone()
@@ -374,10 +374,10 @@ fn sequences_and_struct_members_of_abstract_types() {
 
 /// A `sequence<Shape>`: a square twice (shared), a circle, null.
 fn sequence_of_shapes(hub: &dyn Calls) {
-    let sq: Arc<dyn Shape> = Arc::new(Square::new(2.0));
+    let sq: ValueRef<dyn Shape> = ValueRef::new(Square::new(2.0)).upcast();
     let shapes = vec![
         ValueSlot::new(sq.clone()),
-        ValueSlot::new(Arc::new(Circle::new(1.0)) as Arc<dyn Shape>),
+        ValueSlot::new(ValueRef::new(Circle::new(1.0)).upcast()),
         ValueSlot::null(),
         ValueSlot::new(sq),
     ];
@@ -396,8 +396,8 @@ fn sequence_of_shapes(hub: &dyn Calls) {
 /// operation, and it comes back a `Cube`, usable as a `Square`.
 fn derived_from_a_concrete_base(hub: &dyn Calls) {
     let shapes = vec![
-        ValueSlot::new(Arc::new(Cube::new(1.0, 2.0)) as Arc<dyn Shape>),
-        ValueSlot::new(Arc::new(Square::new(2.0)) as Arc<dyn Shape>),
+        ValueSlot::new(ValueRef::new(Cube::new(1.0, 2.0)).upcast()),
+        ValueSlot::new(ValueRef::new(Square::new(2.0)).upcast()),
     ];
     let (total, reversed) = hub.total_area(&shapes).unwrap();
     // The cube's surface (10), not a 1x1 square's area, plus 4.
@@ -416,7 +416,7 @@ fn derived_from_a_concrete_base(hub: &dyn Calls) {
 fn struct_member(s: &Setup, hub: &dyn Calls) {
     let p = Pair {
         first: Some(s.service.clone().into()),
-        second: ValueSlot::new(Arc::new(Circle::new(2.0))),
+        second: ValueSlot::new(ValueRef::new(Circle::new(2.0)).upcast()),
     };
     let back = hub.echo_pair(&p).unwrap();
     assert_eq!(back.first.unwrap().describe(5).unwrap(), "service@5");
@@ -438,10 +438,10 @@ fn abstract_values_as_in_inout_out_and_result() {
 
 fn in_inout_out_and_result(hub: &dyn Calls) {
     let any = |v: &ValueSlot<dyn Shape>| v.get().unwrap().clone().into_any_value();
-    let addr = |v: &ValueSlot<dyn Shape>| Arc::as_ptr(v.get().unwrap()).cast::<()>();
+    let addr = |v: &ValueSlot<dyn Shape>| ValueRef::as_ptr(v.get().unwrap()).cast::<()>();
     // One value as `a` and `b`: written once in the request, so the
     // servant sees one value.
-    let sq: Arc<dyn Shape> = Arc::new(Square::new(3.0));
+    let sq: ValueRef<dyn Shape> = ValueRef::new(Square::new(3.0)).upcast();
     let mut b = ValueSlot::new(sq.clone());
     let (ret, c, old, same) = hub.pick(&ValueSlot::new(sq), &mut b).unwrap();
     assert!(same, "a and b arrived as one value");
@@ -455,8 +455,8 @@ fn in_inout_out_and_result(hub: &dyn Calls) {
     assert_eq!(addr(&old), addr(&ret));
 
     // Two values of different types: each keeps its own.
-    let mut b = ValueSlot::new(Arc::new(Circle::new(1.0)) as Arc<dyn Shape>);
-    let a = ValueSlot::new(Arc::new(Square::new(2.0)) as Arc<dyn Shape>);
+    let mut b = ValueSlot::new(ValueRef::new(Circle::new(1.0)).upcast());
+    let a = ValueSlot::new(ValueRef::new(Square::new(2.0)).upcast());
     let (ret, c, old, same) = hub.pick(&a, &mut b).unwrap();
     assert!(!same);
     assert!(any(&ret).downcast::<Square>().is_ok());
@@ -499,23 +499,24 @@ fn cycle_through_an_abstract_member() {
     bounded(30, || {
         let s = setup();
         // a -> b -> a, where `next` is of abstract type `Marker`.
-        let a = Arc::new(Tag::new("a".into(), ValueSlot::null()));
-        let b: Arc<dyn Marker> = Arc::new(Tag::new("b".into(), ValueSlot::new(a.clone())));
+        let a = ValueRef::new(Tag::new("a".into(), ValueSlot::null()));
+        let b: ValueRef<dyn Marker> =
+            ValueRef::new(Tag::new("b".into(), ValueSlot::new(a.clone().upcast()))).upcast();
         a.next.set(b).map_err(|_| ()).unwrap();
-        let tag = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
+        let tag = |m: &ValueRef<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
         for hub in s.stubs() {
-            let back = hub.chain(&ValueSlot::new(a.clone())).unwrap();
+            let back = hub.chain(&ValueSlot::new(a.clone().upcast())).unwrap();
             let a2 = tag(back.get().unwrap());
             let b2 = tag(a2.next.get().unwrap());
             let a3 = tag(b2.next.get().unwrap());
             assert_eq!((a2.text.as_str(), b2.text.as_str()), ("a", "b"));
-            assert!(Arc::ptr_eq(&a2, &a3), "the cycle is closed");
+            assert!(ValueRef::ptr_eq(&a2, &a3), "the cycle is closed");
             // The graph received, sent again: the cycle again.
             let again = hub.chain(&back).unwrap();
             let a4 = tag(again.get().unwrap());
             let b4 = tag(a4.next.get().unwrap());
             assert_eq!((a4.text.as_str(), b4.text.as_str()), ("a", "b"));
-            assert!(Arc::ptr_eq(&a4, &tag(b4.next.get().unwrap())));
+            assert!(ValueRef::ptr_eq(&a4, &tag(b4.next.get().unwrap())));
         }
     });
 }
@@ -527,33 +528,31 @@ fn cycle_through_an_abstract_sequence() {
         // a -> k (`Marker next`), k's ties (a `sequence<Marker>`) are a
         // and k itself: sent from a, both back edges are elements read
         // while their targets are still being decoded.
-        let a = Arc::new(Tag::new("a".into(), ValueSlot::null()));
-        let k = Arc::new(Knot::new(
+        let a = ValueRef::new(Tag::new("a".into(), ValueSlot::null()));
+        let k = ValueRef::new(Knot::new(
             "k".into(),
             vec![ValueSlot::null(), ValueSlot::null(), ValueSlot::null()],
         ));
-        a.next
-            .set(k.clone() as Arc<dyn Marker>)
-            .map_err(|_| ())
-            .unwrap();
-        k.ties[0]
-            .set(a.clone() as Arc<dyn Marker>)
-            .map_err(|_| ())
-            .unwrap();
-        k.ties[1]
-            .set(k.clone() as Arc<dyn Marker>)
-            .map_err(|_| ())
-            .unwrap();
-        let tag = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
-        let knot = |m: &Arc<dyn Marker>| m.clone().into_any_value().downcast::<Knot>().unwrap();
-        let addr = |m: &Arc<dyn Marker>| Arc::as_ptr(m).cast::<()>();
+        a.next.set(k.clone().upcast()).map_err(|_| ()).unwrap();
+        k.ties[0].set(a.clone().upcast()).map_err(|_| ()).unwrap();
+        k.ties[1].set(k.clone().upcast()).map_err(|_| ()).unwrap();
+        let tag = |m: &ValueRef<dyn Marker>| m.clone().into_any_value().downcast::<Tag>().unwrap();
+        let knot =
+            |m: &ValueRef<dyn Marker>| m.clone().into_any_value().downcast::<Knot>().unwrap();
+        let addr = |m: &ValueRef<dyn Marker>| ValueRef::as_ptr(m).cast::<()>();
         for hub in s.stubs() {
-            let back = hub.chain(&ValueSlot::new(a.clone())).unwrap();
+            let back = hub.chain(&ValueSlot::new(a.clone().upcast())).unwrap();
             let a2 = tag(back.get().unwrap());
             let k2 = knot(a2.next.get().unwrap());
             assert_eq!((a2.text.as_str(), k2.text.as_str()), ("a", "k"));
-            assert_eq!(addr(k2.ties[0].get().unwrap()), Arc::as_ptr(&a2).cast());
-            assert_eq!(addr(k2.ties[1].get().unwrap()), Arc::as_ptr(&k2).cast());
+            assert_eq!(
+                addr(k2.ties[0].get().unwrap()),
+                ValueRef::as_ptr(&a2).cast()
+            );
+            assert_eq!(
+                addr(k2.ties[1].get().unwrap()),
+                ValueRef::as_ptr(&k2).cast()
+            );
             assert!(k2.ties[2].is_null());
         }
     });
@@ -599,7 +598,7 @@ fn table_driven_skeleton_refuses_a_foreign_value() {
                 "chain",
                 |w: &mut peregrine_cdr::Writer| {
                     // A `Square` (a `Shape`, not a `Marker`).
-                    peregrine_cdr::write_value(w, Some(&Arc::new(Square::new(1.0))))
+                    peregrine_cdr::write_value(w, Some(&ValueRef::new(Square::new(1.0))))
                 },
                 |_: &mut Reader<'_>| Ok(()),
                 |_: &str, _: &mut Reader<'_>| None::<peregrine_cdr::Result<SystemException>>,
@@ -647,7 +646,7 @@ fn bad_discriminator_and_foreign_value_are_marshal() {
         // (OMG minor 1).
         let e = raw_inspect(&s, |w| {
             w.write_bool(false);
-            peregrine_cdr::write_value(w, Some(&Arc::new(Square::new(1.0)))).unwrap();
+            peregrine_cdr::write_value(w, Some(&ValueRef::new(Square::new(1.0)))).unwrap();
         });
         assert_eq!(e.kind, K::Marshal);
         assert_eq!(e.minor, peregrine_giop::system_exception::minor::omg(1));
@@ -689,7 +688,8 @@ impl peregrine_cdr::ValueFactory for FancySquareFactory {
         r: &mut Reader<'_>,
         _info: &peregrine_cdr::ValueInfo<'_>,
     ) -> peregrine_cdr::Result<peregrine_cdr::AnyValue> {
-        Ok(Arc::new(Square::new(r.read_f64()?)))
+        let side = r.read_f64()?;
+        Ok(ValueRef::into_any(r.new_value(Square::new(side))))
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use peregrine_cdr::{ValueInfo, ValueSlot, ValueType};
+use peregrine_cdr::{ValueInfo, ValueRef, ValueSlot, ValueType};
 use peregrine_dynamic::error::minor;
 use peregrine_dynamic::valuetype::VM_CUSTOM;
 use peregrine_dynamic::{Any, DynValue, TypeCode, ValueNode};
@@ -22,8 +22,8 @@ use peregrine_orb_tests::idl::custom_any::{
 };
 use peregrine_orb_tests::*;
 
-fn tally(count: i32, label: &str) -> Arc<Tally> {
-    Arc::new(Tally {
+fn tally(count: i32, label: &str) -> ValueRef<Tally> {
+    ValueRef::new(Tally {
         count,
         label: label.into(),
     })
@@ -40,7 +40,7 @@ fn bump(a: &Any) -> Result<(Any, bool), SystemException> {
         (slot.get().cloned().ok_or_else(bad_param)?, false)
     } else if let Some(p) = a.get::<Pair>() {
         let first = p.first.get().cloned().ok_or_else(bad_param)?;
-        let same = p.second.get().is_some_and(|s| Arc::ptr_eq(s, &first));
+        let same = p.second.get().is_some_and(|s| ValueRef::ptr_eq(s, &first));
         (first, same)
     } else if let Some(l) = a.get::<Loose>() {
         let v = l.v.get().cloned().ok_or_else(bad_param)?;
@@ -103,7 +103,7 @@ fn setup() -> (peregrine_orb::Orb, peregrine_orb::Orb, ObjectRef, ObjectRef) {
     (server, client, compiled, dynamic)
 }
 
-fn returned_tally(any: &Any) -> Arc<Tally> {
+fn returned_tally(any: &Any) -> ValueRef<Tally> {
     let slot: ValueSlot<Tally> = any.get().expect("a Tally");
     slot.get().expect("not null").clone()
 }
@@ -136,7 +136,7 @@ fn generated_stub_sends_and_receives_custom_values_in_an_any() {
             assert!(!same);
             // In a `ValueBase` slot, found by its id.
             let loose = Loose {
-                v: ValueSlot::from(tally(20, "loose") as Arc<dyn peregrine_cdr::ValueObject>),
+                v: ValueSlot::from(tally(20, "loose").upcast::<dyn peregrine_cdr::ValueObject>()),
             };
             let (ret, _) = c.bump(&Any::insert(&loose)).unwrap();
             let t = returned_tally(&ret);
@@ -198,9 +198,9 @@ impl ValueType for Unknown {
     fn read_state(
         r: &mut peregrine_cdr::Reader<'_>,
         _: &ValueInfo<'_>,
-    ) -> peregrine_cdr::Result<Arc<Self>> {
+    ) -> peregrine_cdr::Result<ValueRef<Self>> {
         r.read_u32()?;
-        Ok(Arc::new(Unknown))
+        Ok(r.new_value(Unknown))
     }
 }
 
@@ -209,7 +209,7 @@ fn unregistered_custom_value_is_refused_by_the_receiver() {
     bounded(30, || {
         let (_server, _client, compiled, dynamic) = setup();
         let tc = TypeCode::value_tc(Unknown::REPO_ID, "Unknown", VM_CUSTOM, None, Vec::new());
-        let node = ValueNode::compiled(tc.clone(), Arc::new(Unknown)).unwrap();
+        let node = ValueNode::compiled(tc.clone(), ValueRef::new(Unknown).upcast()).unwrap();
         let any = Any::new(tc, DynValue::Value(Some(node.into())));
         let system = |e: RequestError| match e {
             RequestError::System(e) => e,

@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
-use peregrine_cdr::{read_value, write_value, ByteOrder, Reader, ValueSlot, Writer};
+use peregrine_cdr::{read_value, write_value, ByteOrder, Reader, ValueRef, ValueSlot, Writer};
 use peregrine_dynamic::valuetype::{VM_NONE, VM_TRUNCATABLE};
 use peregrine_dynamic::{
-    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueRef,
+    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueRef as DynRef,
 };
 use peregrine_orb::{
     CompletionStatus, DynServerRequest, DynamicImplementation, DynamicServant, NVList, Servant,
@@ -107,11 +107,11 @@ fn generated_typecodes_equal_the_hand_built_ones() {
 
 // ---- the same graphs both ways ----
 
-fn dyn_node(tc: &TypeCode, id: i32, label: &str, next: Option<ValueRef>) -> Arc<ValueNode> {
+fn dyn_node(tc: &TypeCode, id: i32, label: &str, next: Option<DynRef>) -> Arc<ValueNode> {
     ValueNode::new(tc.clone(), dyn_state(id, label, next)).unwrap()
 }
 
-fn dyn_state(id: i32, label: &str, next: Option<ValueRef>) -> Vec<DynValue> {
+fn dyn_state(id: i32, label: &str, next: Option<DynRef>) -> Vec<DynValue> {
     vec![
         DynValue::Long(id),
         DynValue::String(label.into()),
@@ -125,13 +125,13 @@ fn dyn_state(id: i32, label: &str, next: Option<ValueRef>) -> Vec<DynValue> {
 fn dyn_cycle(tc: &TypeCode) -> (Arc<ValueNode>, Arc<ValueNode>) {
     let b = ValueNode::pending(tc.clone()).unwrap();
     let a = dyn_node(tc, 1, "a", Some(b.clone().into()));
-    b.set_state(dyn_state(2, "b", Some(ValueRef::weak(&a))))
+    b.set_state(dyn_state(2, "b", Some(DynRef::weak(&a))))
         .unwrap();
     (a, b)
 }
 
-fn node(id: i32, label: &str, next: Option<Arc<v::Node>>) -> Arc<v::Node> {
-    Arc::new(v::Node::new(id, label.into(), next.into(), id * 10))
+fn node(id: i32, label: &str, next: Option<ValueRef<v::Node>>) -> ValueRef<v::Node> {
+    ValueRef::new(v::Node::new(id, label.into(), next.into(), id * 10))
 }
 
 fn value(n: &Arc<ValueNode>) -> DynValue {
@@ -148,11 +148,11 @@ fn node_of(v: &DynValue) -> Arc<ValueNode> {
 /// Compiled: `[a, b, a]` with a -> b -> a, then a box, then a Derived
 /// (linking to b) in a Base slot.
 fn compiled_bytes(order: ByteOrder) -> Vec<u8> {
-    let a = Arc::new(v::Node::new(1, "a".into(), ValueSlot::null(), 10));
+    let a = ValueRef::new(v::Node::new(1, "a".into(), ValueSlot::null(), 10));
     let b = node(2, "b", Some(a.clone()));
     a.next.set(b.clone()).unwrap();
-    let sbox = Arc::new(v::StringBox("boxed".into()));
-    let d = Arc::new(v::Derived {
+    let sbox = ValueRef::new(v::StringBox("boxed".into()));
+    let d = ValueRef::new(v::Derived {
         a: 42,
         extra: "derived only".into(),
         link: b.clone().into(),
@@ -230,9 +230,9 @@ fn interpreter_writes_the_compiled_octets_and_each_reads_the_other() {
         let read = |r: &mut Reader<'_>| read_value::<v::Node>(r).unwrap().ready().unwrap();
         let (a, b, a2) = (read(&mut r), read(&mut r), read(&mut r));
         let (a, b, a2) = (a.unwrap(), b.unwrap(), a2.unwrap());
-        assert!(Arc::ptr_eq(&a, &a2));
-        assert!(Arc::ptr_eq(a.next.get().unwrap(), &b));
-        assert!(Arc::ptr_eq(b.next.get().unwrap(), &a));
+        assert!(ValueRef::ptr_eq(&a, &a2));
+        assert!(ValueRef::ptr_eq(a.next.get().unwrap(), &b));
+        assert!(ValueRef::ptr_eq(b.next.get().unwrap(), &a));
         assert_eq!((a.id, a.label.as_str()), (1, "a"));
         let s = read_value::<v::StringBox>(&mut r).unwrap().ready().unwrap();
         assert_eq!(s.unwrap().0, "boxed");
@@ -241,7 +241,7 @@ fn interpreter_writes_the_compiled_octets_and_each_reads_the_other() {
         let d = read_value::<v::Derived>(&mut r).unwrap().ready().unwrap();
         let d = d.unwrap();
         assert_eq!((d.a, d.extra.as_str()), (42, "derived only"));
-        assert!(Arc::ptr_eq(d.link.get().unwrap(), &b));
+        assert!(ValueRef::ptr_eq(d.link.get().unwrap(), &b));
         assert!(r.is_empty());
     }
 }
@@ -371,18 +371,21 @@ fn dii_request_with_values_reaches_a_dsi_servant() {
 
     // The generated stub against the same DSI servant.
     let g = v::GraphRef::narrow(obj).unwrap().expect("a Graph");
-    let x = Arc::new(v::Node::new(1, "x".into(), ValueSlot::null(), 0));
+    let x = ValueRef::new(v::Node::new(1, "x".into(), ValueSlot::null(), 0));
     let y = node(2, "y", Some(x.clone()));
     x.next.set(y.clone()).unwrap();
-    let s: ValueSlot<v::StringBox> = Arc::new(v::StringBox("gen".into())).into();
-    let base: ValueSlot<v::Base> = Arc::new(v::Base { a: 3 }).into();
+    let s: ValueSlot<v::StringBox> = ValueRef::new(v::StringBox("gen".into())).into();
+    let base: ValueSlot<v::Base> = ValueRef::new(v::Base { a: 3 }).into();
     let (text, c) = g
         .check(&x.clone().into(), &y.clone().into(), &s, &base)
         .unwrap();
     assert_eq!(text, "ids=[1, 2, 1] shared=true box=gen base=Some(Long(3))");
     let c = c.get().expect("c").clone();
     assert_eq!(c.id, 1);
-    assert!(Arc::ptr_eq(c.next.get().unwrap().next.get().unwrap(), &c));
+    assert!(ValueRef::ptr_eq(
+        c.next.get().unwrap().next.get().unwrap(),
+        &c
+    ));
     // Not shared this time: `b` is a different node with the same id.
     let (text, _) = g
         .check(

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use peregrine_cdr::{Reader, ValueObject, ValueSlot, Writer};
+use peregrine_cdr::{Reader, ValueObject, ValueRef, ValueSlot, Writer};
 use peregrine_dynamic::valuetype::lookup_value_type;
 use peregrine_dynamic::{Any, DynValue, TypeCode, ValueNode};
 use peregrine_giop::system_exception::minor::MARSHAL_NO_VALUE_FACTORY;
@@ -30,8 +30,8 @@ use peregrine_orb_tests::{bounded, client};
 type R<T> = Result<T, SystemException>;
 type Vb = ValueSlot<dyn ValueObject>;
 
-fn slot<T: ValueObject>(v: &Arc<T>) -> Vb {
-    ValueSlot::new(v.clone() as Arc<dyn ValueObject>)
+fn slot<T: ValueObject>(v: &ValueRef<T>) -> Vb {
+    ValueSlot::new(ValueRef::map(v.clone(), |v| v as &dyn ValueObject))
 }
 
 /// "Point(x,y)", "Text(s)", "Name(s)", "nil" or "other".
@@ -56,7 +56,7 @@ fn describe(v: &Vb) -> String {
 
 fn same(a: &Vb, b: &Vb) -> bool {
     match (a.get(), b.get()) {
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (Some(a), Some(b)) => ValueRef::ptr_eq(a, b),
         _ => false,
     }
 }
@@ -165,12 +165,12 @@ fn setup() -> Setup {
     }
 }
 
-fn point(x: i32, y: i32) -> Arc<Point> {
-    Arc::new(Point::new(x, y))
+fn point(x: i32, y: i32) -> ValueRef<Point> {
+    ValueRef::new(Point::new(x, y))
 }
 
-fn text(s: &str) -> Arc<Text> {
-    Arc::new(Text::new(s.into(), ValueSlot::null()))
+fn text(s: &str) -> ValueRef<Text> {
+    ValueRef::new(Text::new(s.into(), ValueSlot::null()))
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn values_of_any_type_and_nil_go_and_come_back() {
             let cases = [
                 (slot(&point(1, 2)), "Point(1,2)"),
                 (slot(&text("hi")), "Text(hi)"),
-                (slot(&Arc::new(Name("box".into()))), "Name(box)"),
+                (slot(&ValueRef::new(Name("box".into()))), "Name(box)"),
                 (ValueSlot::null(), "nil"),
             ];
             for (v, want) in &cases {
@@ -228,7 +228,7 @@ fn one_value_passed_twice_arrives_shared() {
             .keeper
             .echo_tagged(&Tagged {
                 tag: "m".into(),
-                v: slot(&Arc::new(Name("n".into()))),
+                v: slot(&ValueRef::new(Name("n".into()))),
             })
             .unwrap();
         assert_eq!(got.tag, "m:Name(n)");
@@ -242,11 +242,8 @@ fn cycle_through_a_value_base_member() {
         let s = setup();
         // a -> b -> a, through `next` (a `ValueBase`).
         let a = text("a");
-        let b = Arc::new(Text::new("b".into(), slot(&a)));
-        a.next
-            .set(b as Arc<dyn ValueObject>)
-            .map_err(|_| ())
-            .unwrap();
+        let b = ValueRef::new(Text::new("b".into(), slot(&a)));
+        a.next.set(b.upcast()).map_err(|_| ()).unwrap();
         let mut io = ValueSlot::null();
         let (back, _) = s.keeper.echo(&slot(&a), &mut io).unwrap();
         let as_text = |v: &Vb| {
@@ -261,17 +258,17 @@ fn cycle_through_a_value_base_member() {
         let b2 = as_text(&a2.next);
         let a3 = as_text(&b2.next);
         assert_eq!((a2.s.as_str(), b2.s.as_str()), ("a", "b"));
-        assert!(Arc::ptr_eq(&a2, &a3), "the cycle is closed");
+        assert!(ValueRef::ptr_eq(&a2, &a3), "the cycle is closed");
     });
 }
 
 /// The data address of a value (the identity the wire keeps), whatever
 /// the pointer's type.
-fn addr<T: ?Sized>(v: &Arc<T>) -> *const () {
-    Arc::as_ptr(v).cast()
+fn addr<T: ?Sized>(v: &ValueRef<T>) -> *const () {
+    ValueRef::as_ptr(v).cast()
 }
 
-fn as_bag(v: &Vb) -> Arc<Bag> {
+fn as_bag(v: &Vb) -> ValueRef<Bag> {
     v.get()
         .expect("a value")
         .clone()
@@ -280,7 +277,7 @@ fn as_bag(v: &Vb) -> Arc<Bag> {
         .expect("a Bag")
 }
 
-fn as_text(v: &Vb) -> Arc<Text> {
+fn as_text(v: &Vb) -> ValueRef<Text> {
     v.get()
         .expect("a value")
         .clone()
@@ -297,22 +294,19 @@ fn cycle_through_a_value_base_sequence() {
         // itself and a point. Sent from the child: the child's and the
         // bag's indirections close cycles inside `items`, read while
         // both values are still being decoded.
-        let bag = Arc::new(Bag::new(
+        let bag = ValueRef::new(Bag::new(
             "bag".into(),
             vec![ValueSlot::null(), ValueSlot::null(), slot(&point(7, 8))],
             [ValueSlot::null(), ValueSlot::null()],
         ));
-        let child = Arc::new(Text::new("child".into(), slot(&bag)));
+        let child = ValueRef::new(Text::new("child".into(), slot(&bag)));
         // `ends`, an array, holds the child and the bag as well.
         for slots in [&bag.items[..2], &bag.ends[..]] {
             slots[0]
-                .set(child.clone() as Arc<dyn ValueObject>)
+                .set(child.clone().upcast())
                 .map_err(|_| ())
                 .unwrap();
-            slots[1]
-                .set(bag.clone() as Arc<dyn ValueObject>)
-                .map_err(|_| ())
-                .unwrap();
+            slots[1].set(bag.clone().upcast()).map_err(|_| ()).unwrap();
         }
         let check = |v: &Vb| {
             let child2 = as_text(v);
@@ -515,7 +509,7 @@ fn dsi_servant_reads_value_base_through_registered_typecodes() {
         assert_eq!(describe(&ret), "Point(1,1)");
         assert!(same(&ret, &again) && same(&ret, &io));
         assert_eq!(
-            k.describe(&slot(&Arc::new(Name("n".into())))).unwrap(),
+            k.describe(&slot(&ValueRef::new(Name("n".into())))).unwrap(),
             "IDL:AnyValues/Name:1.0 String(\"n\")"
         );
     });
@@ -540,7 +534,7 @@ fn value_base_holders_go_into_an_any_and_out() {
     let p = slot(&point(1, 1));
     let vs = vec![
         p.clone(),
-        slot(&Arc::new(Name("b".into()))),
+        slot(&ValueRef::new(Name("b".into()))),
         ValueSlot::null(),
         p,
     ];
@@ -616,7 +610,7 @@ impl peregrine_cdr::ValueFactory for LegacyPointFactory {
         _info: &peregrine_cdr::ValueInfo<'_>,
     ) -> peregrine_cdr::Result<peregrine_cdr::AnyValue> {
         let (x, y) = (r.read_i32()?, r.read_i32()?);
-        Ok(Arc::new(Point::new(x, y)))
+        Ok(ValueRef::into_any(r.new_value(Point::new(x, y))))
     }
 }
 

@@ -4,12 +4,12 @@
 //! sequence pointing back to an ancestor or to their own node, and slots
 //! in a sequence of sequences and in a union's branch. The server
 //! describes what it received by node identity; the client checks
-//! `Arc::ptr_eq` on what comes back. Hostile back edges (into a struct's
+//! `ValueRef::ptr_eq` on what comes back. Hostile back edges (into a struct's
 //! middle, to a value of another type) are `MARSHAL` with a minor code.
 
 use std::sync::Arc;
 
-use peregrine_cdr::{ValueSlot, Writer};
+use peregrine_cdr::{ValueRef, ValueSlot, Writer};
 use peregrine_giop::system_exception::minor;
 use peregrine_orb::{Orb, SystemException, SystemExceptionKind as K};
 use peregrine_orb_tests::idl::cycles::{
@@ -21,13 +21,13 @@ type R<T> = Result<T, SystemException>;
 
 /// Nodes numbered by identity in the order they are first met, each
 /// listed (after those it reaches) as `<n><name>[<weight>:<target>,..]`.
-fn describe_node(root: &Arc<Node>) -> String {
-    fn visit(n: &Arc<Node>, seen: &mut Vec<*const Node>, out: &mut Vec<String>) -> usize {
-        if let Some(i) = seen.iter().position(|p| *p == Arc::as_ptr(n)) {
+fn describe_node(root: &ValueRef<Node>) -> String {
+    fn visit(n: &ValueRef<Node>, seen: &mut Vec<*const Node>, out: &mut Vec<String>) -> usize {
+        if let Some(i) = seen.iter().position(|p| *p == ValueRef::as_ptr(n)) {
             return i;
         }
         let i = seen.len();
-        seen.push(Arc::as_ptr(n));
+        seen.push(ValueRef::as_ptr(n));
         let edges: Vec<String> = n
             .edges
             .iter()
@@ -45,13 +45,13 @@ fn describe_node(root: &Arc<Node>) -> String {
 }
 
 /// As [`describe_node`]: `<n>[[<cell>,..],..]` and the link.
-fn describe_cell(root: &Arc<Cell>) -> String {
-    fn visit(c: &Arc<Cell>, seen: &mut Vec<*const Cell>, out: &mut Vec<String>) -> usize {
-        if let Some(i) = seen.iter().position(|p| *p == Arc::as_ptr(c)) {
+fn describe_cell(root: &ValueRef<Cell>) -> String {
+    fn visit(c: &ValueRef<Cell>, seen: &mut Vec<*const Cell>, out: &mut Vec<String>) -> usize {
+        if let Some(i) = seen.iter().position(|p| *p == ValueRef::as_ptr(c)) {
             return i;
         }
         let i = seen.len();
-        seen.push(Arc::as_ptr(c));
+        seen.push(ValueRef::as_ptr(c));
         let mut one = |s: &ValueSlot<Cell>| match s.get() {
             Some(t) => visit(t, seen, out).to_string(),
             None => "-".into(),
@@ -109,7 +109,7 @@ fn setup() -> (Orb, Orb, GraphsRef) {
     (server, client, obj)
 }
 
-fn node(name: &str, weights: &[i32]) -> Arc<Node> {
+fn node(name: &str, weights: &[i32]) -> ValueRef<Node> {
     let edges = weights
         .iter()
         .map(|&weight| Edge {
@@ -117,10 +117,10 @@ fn node(name: &str, weights: &[i32]) -> Arc<Node> {
             target: ValueSlot::null(),
         })
         .collect();
-    Arc::new(Node::new(name.into(), edges))
+    ValueRef::new(Node::new(name.into(), edges))
 }
 
-fn target(n: &Node, i: usize) -> &Arc<Node> {
+fn target(n: &Node, i: usize) -> &ValueRef<Node> {
     n.edges[i].target.get().expect("a target")
 }
 
@@ -145,12 +145,12 @@ fn a_graph_whose_edges_point_back_through_structs_goes_and_comes_back() {
         assert_eq!(seen, want, "as the server received it");
         let back = back.get().expect("a node");
         assert_eq!(describe_node(back), want, "as it came back");
-        assert!(!Arc::ptr_eq(back, &a));
+        assert!(!ValueRef::ptr_eq(back, &a));
         let b2 = target(back, 0);
-        assert!(Arc::ptr_eq(target(back, 1), back), "a -> a");
-        assert!(Arc::ptr_eq(target(b2, 0), back), "b -> a");
+        assert!(ValueRef::ptr_eq(target(back, 1), back), "a -> a");
+        assert!(ValueRef::ptr_eq(target(b2, 0), back), "b -> a");
         let c2 = target(b2, 1);
-        assert!(Arc::ptr_eq(target(c2, 0), b2), "c -> b");
+        assert!(ValueRef::ptr_eq(target(c2, 0), b2), "c -> b");
         assert!(c2.edges[1].target.is_null());
         assert_eq!((back.edges[0].weight, c2.edges[0].weight), (1, 5));
     });
@@ -162,12 +162,12 @@ fn back_edges_in_a_sequence_of_sequences_and_a_union_branch() {
         let (_server, _client, obj) = setup();
         // c0.rows = [[c1, c0], []], c0.link -> c1;
         // c1.rows = [[c0, nil]], c1.link -> c1.
-        let c0 = Arc::new(Cell::new(
+        let c0 = ValueRef::new(Cell::new(
             0,
             vec![vec![ValueSlot::null(), ValueSlot::null()], vec![]],
             Link::To(ValueSlot::null()),
         ));
-        let c1 = Arc::new(Cell::new(
+        let c1 = ValueRef::new(Cell::new(
             1,
             vec![vec![ValueSlot::null(), ValueSlot::null()]],
             Link::To(ValueSlot::null()),
@@ -196,16 +196,19 @@ fn back_edges_in_a_sequence_of_sequences_and_a_union_branch() {
         assert_eq!(describe_cell(back), want, "as it came back");
         let c1b = back.rows[0][0].get().unwrap();
         assert!(
-            Arc::ptr_eq(back.rows[0][1].get().unwrap(), back),
+            ValueRef::ptr_eq(back.rows[0][1].get().unwrap(), back),
             "c0 -> c0"
         );
-        assert!(Arc::ptr_eq(c1b.rows[0][0].get().unwrap(), back), "c1 -> c0");
         assert!(
-            Arc::ptr_eq(link(c1b).get().unwrap(), c1b),
+            ValueRef::ptr_eq(c1b.rows[0][0].get().unwrap(), back),
+            "c1 -> c0"
+        );
+        assert!(
+            ValueRef::ptr_eq(link(c1b).get().unwrap(), c1b),
             "c1 -> c1 (union)"
         );
         assert!(
-            Arc::ptr_eq(link(back).get().unwrap(), c1b),
+            ValueRef::ptr_eq(link(back).get().unwrap(), c1b),
             "c0 -> c1 (union)"
         );
     });
@@ -279,7 +282,7 @@ fn hostile_back_edges_in_structs_are_marshal_errors() {
             "{e:?}"
         );
         // The same Both with the edge back to the Node itself is fine.
-        let both = Arc::new(Both::new(node("n", &[1]).into(), 5));
+        let both = ValueRef::new(Both::new(node("n", &[1]).into(), 5));
         let n = both.n.get().unwrap();
         n.edges[0].target.set(n.clone()).unwrap();
         assert_eq!(obj.tag_of(&both.into()).unwrap(), 5);

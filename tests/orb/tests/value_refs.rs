@@ -13,7 +13,8 @@
 use std::sync::{Arc, Mutex};
 
 use peregrine_cdr::{
-    read_value, write_value, ByteOrder, CdrError, Decode, Reader, ValueObject, ValueSlot, Writer,
+    read_value, write_value, ByteOrder, CdrError, Decode, Reader, ValueObject, ValueRef, ValueSlot,
+    Writer,
 };
 use peregrine_dynamic::{Any, DynValue, ToAny};
 use peregrine_giop::system_exception::minor;
@@ -30,7 +31,7 @@ type R<T> = Result<T, SystemException>;
 type Vb = ValueSlot<dyn ValueObject>;
 
 /// The `Wallet` a `ValueBase` slot holds, if it holds one.
-fn as_wallet(v: &Vb) -> Option<Arc<Wallet>> {
+fn as_wallet(v: &Vb) -> Option<ValueRef<Wallet>> {
     v.get()?.clone().into_any_value().downcast::<Wallet>().ok()
 }
 
@@ -82,7 +83,7 @@ impl Bank for BankImpl {
         Ok(purse.clone())
     }
     fn make(&self) -> R<ValueSlot<Wallet>> {
-        Ok(Arc::new(wallet("made", Some(self.own.clone()), None)).into())
+        Ok(ValueRef::new(wallet("made", Some(self.own.clone()), None)).into())
     }
     fn total(&self, env: &Envelope, all: &[ValueSlot<Wallet>]) -> R<(i32, Wallets)> {
         let main = |w: &ValueSlot<Wallet>| -> R<i32> {
@@ -137,7 +138,7 @@ fn wallet(label: &str, acct: Option<AccountRef>, about: Option<DescribableAbstra
         vec![acct.clone(), None],
         Slot::Acct(acct.clone()),
         ValueSlot::default(),
-        Arc::new(AccountBox(acct)).into(),
+        ValueRef::new(AccountBox(acct)).into(),
         about,
     )
 }
@@ -208,7 +209,8 @@ fn check_refs(w: &Wallet, balance: i32) {
 fn the_receiver_calls_through_a_reference_in_a_value() {
     bounded(60, || {
         let w = world();
-        let purse: ValueSlot<Wallet> = Arc::new(wallet("mine", Some(w.acct.clone()), None)).into();
+        let purse: ValueSlot<Wallet> =
+            ValueRef::new(wallet("mine", Some(w.acct.clone()), None)).into();
         assert_eq!(w.bank.pay_into(&purse, 20).unwrap(), 120);
         assert_eq!(w.acct.balance().unwrap(), 120);
         // The table-driven skeleton binds the references as well.
@@ -223,13 +225,13 @@ fn values_with_references_come_back_whole_and_shared() {
         let w = world();
         // Two wallets sharing one box (written once, then an
         // indirection), the first listing the second.
-        let shared = ValueSlot::from(Arc::new(AccountBox(Some(w.acct.clone()))));
+        let shared = ValueSlot::from(ValueRef::new(AccountBox(Some(w.acct.clone()))));
         let mut second = wallet("second", Some(w.acct.clone()), None);
         second.boxed = shared.clone();
         let mut first = wallet("first", Some(w.acct.clone()), None);
         first.boxed = shared;
-        first.next = Arc::new(second).into();
-        let purse: ValueSlot<Wallet> = Arc::new(first).into();
+        first.next = ValueRef::new(second).into();
+        let purse: ValueSlot<Wallet> = ValueRef::new(first).into();
         for back in [w.bank.echo(&purse).unwrap(), w.teller.echo(&purse).unwrap()] {
             let first = back.get().expect("a wallet");
             assert_eq!(first.label, "first");
@@ -238,12 +240,12 @@ fn values_with_references_come_back_whole_and_shared() {
             assert_eq!(second.label, "second");
             check_refs(second, 100);
             assert!(
-                Arc::ptr_eq(first.boxed.get().unwrap(), second.boxed.get().unwrap()),
+                ValueRef::ptr_eq(first.boxed.get().unwrap(), second.boxed.get().unwrap()),
                 "the shared box stays shared"
             );
         }
         // All nil: a nil reference in every place.
-        let empty: ValueSlot<Wallet> = Arc::new(wallet("empty", None, None)).into();
+        let empty: ValueSlot<Wallet> = ValueRef::new(wallet("empty", None, None)).into();
         let back = w.bank.echo(&empty).unwrap();
         let e = back.get().unwrap();
         assert!(e.main.is_none() && e.any_obj.is_none() && e.owner.acct.is_none());
@@ -284,13 +286,15 @@ fn abstract_interface_members_hold_a_reference_a_value_or_nil() {
                 "ref: the shop",
             ),
             (
-                Some(DescribableAbstract::Value(Arc::new(Note::new("hi".into())))),
+                Some(DescribableAbstract::Value(
+                    ValueRef::new(Note::new("hi".into())).upcast(),
+                )),
                 "value: note: hi",
             ),
             (None, "nil"),
         ];
         for (about, want) in cases {
-            let purse: ValueSlot<Wallet> = Arc::new(wallet("a", None, about)).into();
+            let purse: ValueSlot<Wallet> = ValueRef::new(wallet("a", None, about)).into();
             assert_eq!(w.bank.about(&purse).unwrap(), want);
             // And back to the client, where the reference is callable.
             let back = w.bank.echo(&purse).unwrap();
@@ -308,7 +312,7 @@ fn an_any_holds_a_value_with_references() {
     bounded(60, || {
         let w = world();
         let purse: ValueSlot<Wallet> =
-            Arc::new(wallet("in any", Some(w.acct.clone()), None)).into();
+            ValueRef::new(wallet("in any", Some(w.acct.clone()), None)).into();
         let any = Any::new(
             <Wallet as peregrine_dynamic::IdlType>::type_code(),
             purse.to_dyn(),
@@ -364,7 +368,7 @@ fn a_truncatable_value_is_cut_down_past_its_reference() {
             other = own;
         }
         let base = wallet("tagged", Some(w.acct.clone()), None);
-        let tagged = Arc::new(Tagged::new(
+        let tagged = ValueRef::new(Tagged::new(
             base.label,
             base.main,
             base.any_obj,
@@ -392,7 +396,7 @@ fn a_truncatable_value_is_cut_down_past_its_reference() {
         let mut r = bound(&bytes, &w.client);
         let a = read_value::<Wallet>(&mut r).unwrap().take_slot();
         let b = read_value::<Wallet>(&mut r).unwrap().take_slot();
-        assert!(Arc::ptr_eq(a.get().unwrap(), b.get().unwrap()));
+        assert!(ValueRef::ptr_eq(a.get().unwrap(), b.get().unwrap()));
         assert_eq!(r.remaining(), 0);
         check_refs(a.get().unwrap(), 100);
     });
@@ -429,7 +433,7 @@ fn a_malformed_reference_inside_a_value_is_marshal() {
     let acct =
         AccountRef::unchecked_narrow(orb.string_to_object("corbaloc::127.0.0.1:9/acct").unwrap());
     let whole = {
-        let purse: ValueSlot<Wallet> = Arc::new(wallet("w", Some(acct), None)).into();
+        let purse: ValueSlot<Wallet> = ValueRef::new(wallet("w", Some(acct), None)).into();
         let mut w = Writer::new(ByteOrder::Big);
         purse.encode_to(&mut w);
         w.into_vec()
@@ -457,7 +461,7 @@ fn a_malformed_reference_inside_a_value_is_marshal() {
 
 #[test]
 fn a_value_with_references_read_without_an_orb_is_marshal() {
-    let purse: ValueSlot<Wallet> = Arc::new(wallet("w", None, None)).into();
+    let purse: ValueSlot<Wallet> = ValueRef::new(wallet("w", None, None)).into();
     let mut w = Writer::new(ByteOrder::Big);
     purse.encode_to(&mut w);
     let bytes = w.into_vec();
@@ -512,7 +516,8 @@ fn a_malformed_reference_inside_a_value_over_tcp_is_marshal_and_the_server_lives
             );
         }
         // The server goes on serving.
-        let purse: ValueSlot<Wallet> = Arc::new(wallet("after", Some(w.acct.clone()), None)).into();
+        let purse: ValueSlot<Wallet> =
+            ValueRef::new(wallet("after", Some(w.acct.clone()), None)).into();
         assert_eq!(w.bank.pay_into(&purse, 1).unwrap(), 101);
     });
 }
@@ -522,7 +527,8 @@ fn dii_requests_carry_values_with_references_both_ways() {
     bounded(60, || {
         let w = world();
         let tc = <Wallet as peregrine_dynamic::IdlType>::type_code();
-        let purse: ValueSlot<Wallet> = Arc::new(wallet("dii", Some(w.acct.clone()), None)).into();
+        let purse: ValueSlot<Wallet> =
+            ValueRef::new(wallet("dii", Some(w.acct.clone()), None)).into();
         // The interpreter writes the value (its references as IORs) and
         // the compiled skeleton calls through them.
         let mut req = w.bank.object().request("pay_into");
@@ -545,7 +551,8 @@ fn dii_requests_carry_values_with_references_both_ways() {
 fn structs_and_sequences_hold_values_with_references() {
     bounded(60, || {
         let w = world();
-        let one: ValueSlot<Wallet> = Arc::new(wallet("one", Some(w.acct.clone()), None)).into();
+        let one: ValueSlot<Wallet> =
+            ValueRef::new(wallet("one", Some(w.acct.clone()), None)).into();
         let env = Envelope {
             purse: one.clone(),
             stamp: 1,
@@ -554,7 +561,10 @@ fn structs_and_sequences_hold_values_with_references() {
         let (sum, back) = w.bank.total(&env, &[one.clone(), one.clone()]).unwrap();
         assert_eq!(sum, 301);
         assert_eq!(back.len(), 2);
-        assert!(Arc::ptr_eq(back[0].get().unwrap(), back[1].get().unwrap()));
+        assert!(ValueRef::ptr_eq(
+            back[0].get().unwrap(),
+            back[1].get().unwrap()
+        ));
         check_refs(back[0].get().unwrap(), 100);
     });
 }
@@ -563,8 +573,8 @@ fn structs_and_sequences_hold_values_with_references() {
 fn a_value_with_references_in_a_value_base_slot_is_bound_too() {
     bounded(60, || {
         let w = world();
-        let purse = Arc::new(wallet("base", Some(w.acct.clone()), None));
-        let v: Vb = ValueSlot::new(purse as Arc<dyn ValueObject>);
+        let purse = ValueRef::new(wallet("base", Some(w.acct.clone()), None));
+        let v: Vb = ValueSlot::new(purse.upcast());
         // The skeleton and the stub hand the ORB to the reader before the
         // `ValueBase` slot, whose reader finds a value with references.
         let (balance, back) = w.bank.base_balance(&v).unwrap();
