@@ -1,0 +1,269 @@
+//! The memory a reader makes its values in: chunks shared by many
+//! values, each value still counted on its own.
+//!
+//! A decoded graph is many small values made one after another, and
+//! released together most of the time. Allocating each with the global
+//! allocator cost more than anything else in a graph's decode (about two
+//! fifths of its instructions went to `malloc` and `free`, node and label
+//! together). So a reader carves the values it makes out of chunks: a
+//! value's memory is a bump of a pointer, and a chunk is freed when the
+//! last value in it is. A value's own count works as for a value made
+//! alone ([`ValueRef::new`](super::ValueRef::new)): it is dropped when its
+//! last reference goes, whatever else in its chunk still lives; only its
+//! memory waits for the chunk.
+//!
+//! The cost of that: a value kept alive keeps its chunk's memory (at most
+//! [`MAX_CHUNK`] octets) until it goes.
+
+use alloc::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use core::ptr::NonNull;
+use core::sync::atomic::{fence, AtomicUsize, Ordering};
+
+use super::vref::{Block, ValueRef, STAKE};
+
+/// The first chunk a reader makes: small, for messages with a value or
+/// two.
+const FIRST_CHUNK: usize = 1024;
+
+/// Chunks double up to this size.
+pub(crate) const MAX_CHUNK: usize = 64 * 1024;
+
+/// Alignment of a chunk, and the largest a value made in one may need
+/// (larger ones are made alone).
+const CHUNK_ALIGN: usize = 16;
+
+/// The head of a chunk.
+#[repr(C)]
+struct Chunk {
+    /// Values in the chunk not yet dropped, plus the reader's stake while
+    /// it still makes values in it.
+    live: AtomicUsize,
+    /// The chunk's size in octets (for its release).
+    size: usize,
+}
+
+impl Chunk {
+    /// Gives up `n` of the chunk's count; frees it when it was the last.
+    ///
+    /// # Safety
+    /// `chunk` is live and the caller holds `n` of its count.
+    unsafe fn release(chunk: NonNull<Chunk>, n: usize) {
+        // SAFETY: live while counted (the contract).
+        let c = unsafe { chunk.as_ref() };
+        if c.live.fetch_sub(n, Ordering::Release) != n {
+            return;
+        }
+        fence(Ordering::Acquire);
+        let size = c.size;
+        // SAFETY: allocated in `Slab::grow` with this layout; nothing in
+        // it is live any more.
+        unsafe {
+            dealloc(
+                chunk.as_ptr().cast(),
+                Layout::from_size_align_unchecked(size, CHUNK_ALIGN),
+            )
+        }
+    }
+}
+
+/// A value in a chunk: its block, the chunk, the value.
+#[repr(C)]
+struct InChunk<T> {
+    block: Block,
+    chunk: NonNull<Chunk>,
+    value: T,
+}
+
+/// `Block::free` of a value in a chunk: drops the value in place and
+/// gives its place in the chunk back.
+///
+/// # Safety
+/// `block` heads an `InChunk<T>` made by [`Slab::make`], with no
+/// reference left.
+unsafe fn free_in_chunk<T>(block: NonNull<Block>) {
+    let node = block.as_ptr().cast::<InChunk<T>>();
+    // SAFETY: `InChunk` is `repr(C)` with the block first; the value was
+    // written by `make` and is dropped once, here.
+    unsafe {
+        let chunk = (*node).chunk;
+        core::ptr::drop_in_place(core::ptr::addr_of_mut!((*node).value));
+        Chunk::release(chunk, 1);
+    }
+}
+
+/// Where a reader makes its values: the chunk it is filling.
+#[derive(Default)]
+pub(crate) struct Slab {
+    current: Option<Current>,
+    /// Size of the next chunk.
+    next_size: usize,
+}
+
+struct Current {
+    chunk: NonNull<Chunk>,
+    /// Offset of the first free octet.
+    used: usize,
+    /// Values made in it (what the stake is given back less).
+    made: usize,
+}
+
+// SAFETY: the slab stands for a count of a chunk whose values are `Send +
+// Sync` (only such values are made in it) and whose count is atomic.
+unsafe impl Send for Slab {}
+// SAFETY: as above.
+unsafe impl Sync for Slab {}
+
+impl Slab {
+    /// `value` made in the current chunk (or a new one), its block's
+    /// count starting at `count`; a value too large or too aligned for a
+    /// chunk is made alone.
+    #[inline]
+    pub(crate) fn make<T: Send + Sync>(&mut self, value: T, count: usize) -> ValueRef<T> {
+        let layout = Layout::new::<InChunk<T>>();
+        if layout.align() > CHUNK_ALIGN || layout.size() > MAX_CHUNK / 4 {
+            return ValueRef::with_count(value, count);
+        }
+        let at = match &self.current {
+            Some(c) if fits(c.used, layout, self.size_of_current()) => {
+                c.used.next_multiple_of(layout.align())
+            }
+            _ => {
+                let at = core::mem::size_of::<Chunk>().next_multiple_of(layout.align());
+                self.grow(at + layout.size());
+                at
+            }
+        };
+        let Some(cur) = self.current.as_mut() else {
+            unreachable!("made above")
+        };
+        cur.used = at + layout.size();
+        cur.made += 1;
+        // SAFETY: `at .. at + size` lies inside the chunk (checked by
+        // `fits`, or a new chunk made at least that large), aligned for
+        // `InChunk<T>` (the chunk is aligned to `CHUNK_ALIGN`, at least
+        // the value's), and used by nothing else.
+        unsafe {
+            let node = cur.chunk.as_ptr().cast::<u8>().add(at).cast::<InChunk<T>>();
+            node.write(InChunk {
+                block: Block {
+                    count: AtomicUsize::new(count),
+                    free: free_in_chunk::<T>,
+                },
+                chunk: cur.chunk,
+                value,
+            });
+            ValueRef::from_parts(
+                NonNull::new_unchecked(core::ptr::addr_of_mut!((*node).value)),
+                NonNull::new_unchecked(node.cast::<Block>()),
+            )
+        }
+    }
+
+    fn size_of_current(&self) -> usize {
+        match &self.current {
+            // SAFETY: the current chunk is live (the reader's stake).
+            Some(c) => unsafe { c.chunk.as_ref() }.size,
+            None => 0,
+        }
+    }
+
+    /// Retires the current chunk and starts the next, of at least
+    /// `needed` octets.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, needed: usize) {
+        self.retire();
+        let size = self.next_size.max(FIRST_CHUNK).max(needed);
+        self.next_size = (size * 2).min(MAX_CHUNK);
+        let layout = match Layout::from_size_align(size, CHUNK_ALIGN) {
+            Ok(l) => l,
+            Err(_) => unreachable!("a constant size and alignment"),
+        };
+        // SAFETY: a non-zero size.
+        let p = unsafe { alloc(layout) };
+        let Some(chunk) = NonNull::new(p.cast::<Chunk>()) else {
+            handle_alloc_error(layout)
+        };
+        // SAFETY: fresh memory, aligned for the head.
+        unsafe {
+            chunk.as_ptr().write(Chunk {
+                live: AtomicUsize::new(STAKE),
+                size,
+            })
+        };
+        self.current = Some(Current {
+            chunk,
+            used: core::mem::size_of::<Chunk>(),
+            made: 0,
+        });
+    }
+
+    /// Gives back the stake in the current chunk, less its values.
+    fn retire(&mut self) {
+        if let Some(c) = self.current.take() {
+            // SAFETY: the stake is the slab's; each value made holds one of
+            // the count it leaves.
+            unsafe { Chunk::release(c.chunk, STAKE - c.made) }
+        }
+    }
+}
+
+impl Drop for Slab {
+    fn drop(&mut self) {
+        self.retire();
+    }
+}
+
+/// True when a value of `layout` fits in a chunk of `size` octets whose
+/// first `used` are taken.
+#[inline]
+fn fits(used: usize, layout: Layout, size: usize) -> bool {
+    used.next_multiple_of(layout.align()) + layout.size() <= size
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+    use alloc::sync::Arc;
+    use alloc::vec::Vec;
+
+    struct Counted(Arc<AtomicUsize>, #[allow(dead_code)] [u64; 8]);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn values_outlive_the_slab_and_are_dropped_one_by_one() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut slab = Slab::default();
+        // Enough values for several chunks.
+        let vs: Vec<ValueRef<Counted>> = (0..500)
+            .map(|_| slab.make(Counted(drops.clone(), [0; 8]), 1))
+            .collect();
+        let s = slab.make(String::from("kept"), 1);
+        drop(slab);
+        assert_eq!(drops.load(Ordering::Relaxed), 0);
+        let mut vs = vs;
+        vs.truncate(100);
+        assert_eq!(drops.load(Ordering::Relaxed), 400);
+        drop(vs);
+        assert_eq!(drops.load(Ordering::Relaxed), 500);
+        assert_eq!(&*s, "kept");
+    }
+
+    #[test]
+    fn large_and_overaligned_values_are_made_alone() {
+        #[repr(align(64))]
+        struct Wide(u8);
+        let mut slab = Slab::default();
+        let w = slab.make(Wide(7), 1);
+        let big = slab.make([1u8; MAX_CHUNK], 1);
+        assert_eq!(w.0, 7);
+        assert_eq!(big[MAX_CHUNK - 1], 1);
+        assert!(slab.current.is_none(), "no chunk for either");
+    }
+}
