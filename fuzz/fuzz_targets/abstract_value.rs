@@ -13,18 +13,22 @@
 //! detection off (see run.sh).
 #![no_main]
 
-use std::sync::Arc;
-
 use libfuzzer_sys::fuzz_target;
 use peregrine_cdr::{
-    write_value_object, AnyValue, ByteOrder, Decode, Encode, Polymorphic, Reader, Result,
-    ValueInfo, ValueObject, ValueSlot, ValueType, Writer,
+    write_value_object, ByteOrder, Decode, Encode, Polymorphic, Reader, Result, ValueInfo,
+    ValueObject, ValueRef, ValueSlot, ValueType, Writer,
 };
 use peregrine_giop::Ior;
 
 /// The abstract type (an abstract valuetype, or an abstract interface's
 /// values).
 trait Shape: ValueObject {}
+
+impl<T: Shape> peregrine_cdr::Upcast<T> for dyn Shape {
+    fn upcast(v: &T) -> &Self {
+        v
+    }
+}
 
 struct Square(f64);
 
@@ -36,8 +40,9 @@ impl ValueType for Square {
         w.write_f64(self.0);
         Ok(())
     }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
-        Ok(Arc::new(Square(r.read_f64()?)))
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
+        let x = r.read_f64()?;
+        Ok(r.new_value(Square(x)))
     }
 }
 
@@ -58,10 +63,10 @@ impl ValueType for Group {
         w.write_string(&self.name)?;
         write_value_object(w, self.next.get())
     }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
         let name = r.read_string()?;
         let next = SHAPES.read_value(r)?;
-        let g = Arc::new(Group {
+        let g = r.new_value(Group {
             name,
             next: next.slot(),
         });
@@ -88,9 +93,9 @@ impl ValueType for Bundle {
             .iter()
             .try_for_each(|p| write_value_object(w, p.get()))
     }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
         let mut parts = SHAPES.read_values(r, 16)?;
-        let b = Arc::new(Bundle {
+        let b = r.new_value(Bundle {
             parts: parts.take(),
         });
         SHAPES.fixup_values(parts, r, &b, |b| &b.parts[..]);
@@ -111,36 +116,37 @@ impl ValueType for Other {
         w.write_i32(self.0);
         Ok(())
     }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
-        Ok(Arc::new(Other(r.read_i32()?)))
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
+        let x = r.read_i32()?;
+        Ok(r.new_value(Other(x)))
     }
 }
 
 const SHAPES: Polymorphic<dyn Shape> = Polymorphic {
     read: |id, r, info| match id {
-        Square::REPO_ID => Some(Square::read_state(r, info).map(|v| v as AnyValue)),
-        Group::REPO_ID => Some(Group::read_state(r, info).map(|v| v as AnyValue)),
-        Bundle::REPO_ID => Some(Bundle::read_state(r, info).map(|v| v as AnyValue)),
-        Other::REPO_ID => Some(Other::read_state(r, info).map(|v| v as AnyValue)),
+        Square::REPO_ID => Some(Square::read_state(r, info).map(ValueRef::into_any)),
+        Group::REPO_ID => Some(Group::read_state(r, info).map(ValueRef::into_any)),
+        Bundle::REPO_ID => Some(Bundle::read_state(r, info).map(ValueRef::into_any)),
+        Other::REPO_ID => Some(Other::read_state(r, info).map(ValueRef::into_any)),
         _ => None,
     },
     cast: |v| {
         let v = match v.downcast::<Square>() {
-            Ok(s) => return Ok(s),
+            Ok(s) => return Ok(s.upcast()),
             Err(v) => v,
         };
         let v = match v.downcast::<Group>() {
-            Ok(g) => return Ok(g),
+            Ok(g) => return Ok(g.upcast()),
             Err(v) => v,
         };
-        v.downcast::<Bundle>().map(|b| b as Arc<dyn Shape>)
+        v.downcast::<Bundle>().map(ValueRef::upcast)
     },
 };
 
 /// One abstract interface instance.
 enum Instance {
     Object(Box<Ior>),
-    Value(Option<Arc<dyn Shape>>),
+    Value(Option<ValueRef<dyn Shape>>),
 }
 
 fn decode_all(bytes: &[u8], order: ByteOrder, depth: u16) -> Option<Vec<Instance>> {

@@ -11,12 +11,10 @@
 //! target runs with leak detection off (`-detect_leaks=0`, see run.sh).
 #![no_main]
 
-use std::sync::Arc;
-
 use libfuzzer_sys::fuzz_target;
 use peregrine_cdr::{
     read_value, read_values, write_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo,
-    ValueSlot, ValueType, ValueWalk, Writer,
+    ValueRef, ValueSlot, ValueType, ValueWalk, Writer,
 };
 
 struct Node {
@@ -36,13 +34,13 @@ impl ValueType for Node {
         self.next.encode(w)?;
         self.kids.encode(w)
     }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
         let v = r.read_i32()?;
         let s = r.read_string()?;
         let mut next = read_value::<Node>(r)?;
         // A cycle may pass through the sequence too.
         let mut kids = read_values::<Node>(r, u32::MAX)?;
-        let n = Arc::new(Node {
+        let n = r.new_value(Node {
             v,
             s,
             next: next.take_slot(),
@@ -69,16 +67,16 @@ impl ValueType for Derived {
         self.base.write_state(w)?;
         self.extra.encode(w)
     }
-    fn read_state(r: &mut Reader<'_>, info: &ValueInfo<'_>) -> Result<Arc<Self>> {
+    fn read_state(r: &mut Reader<'_>, info: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
         let base = Node::read_state(r, info)?;
         let extra = ValueSlot::<Node>::decode(r)?;
-        let base = Arc::try_unwrap(base).unwrap_or_else(|b| Node {
-            v: b.v,
-            s: b.s.clone(),
-            next: b.next.clone(),
-            kids: b.kids.clone(),
-        });
-        Ok(Arc::new(Derived { base, extra }))
+        let base = Node {
+            v: base.v,
+            s: base.s.clone(),
+            next: base.next.clone(),
+            kids: base.kids.clone(),
+        };
+        Ok(r.new_value(Derived { base, extra }))
     }
 }
 
@@ -120,12 +118,12 @@ impl ValueType for Hub {
         self.edges.encode(w)?;
         self.rows.encode(w)
     }
-    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<Arc<Self>> {
+    fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
         let scope = r.open_value_scope();
         let v = (|| {
             let edges = Vec::<Edge>::decode(r)?;
             let rows = Vec::<Vec<ValueSlot<Hub>>>::decode(r)?;
-            Ok(Arc::new(Hub { edges, rows }))
+            Ok(r.new_value(Hub { edges, rows }))
         })();
         r.close_value_scope(scope, v, |s: &Hub, w: &mut ValueWalk<'_>| {
             for e in &s.edges {

@@ -53,7 +53,7 @@ pub use value::{
     unregister_value_factory, write_value, write_value_object, CustomMarshal, Polymorphic,
     ReadValue, ReadValues, ValueFactory, ValueObject, ValueScope, ValueSlot, ValueType, ValueWalk,
 };
-pub use value::{AnyValue, Fixup, Upcast, ValueRef, RepoIds, ValueContext, ValueInfo, ValueStart};
+pub use value::{AnyValue, Fixup, RepoIds, Upcast, ValueContext, ValueInfo, ValueRef, ValueStart};
 pub use writer::Writer;
 
 /// The GIOP minor version that the CDR stream belongs to.

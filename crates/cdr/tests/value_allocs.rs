@@ -3,9 +3,9 @@
 //! grows with log N (buffer and table growth), decoding N times plus that.
 //! Counted by a global allocator, per thread.
 
+use peregrine_cdr::ValueRef;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use peregrine_cdr::ValueRef;
 
 use peregrine_cdr::{
     read_value, ByteOrder, Decode, Encode, Reader, Result, ValueInfo, ValueSlot, ValueType,

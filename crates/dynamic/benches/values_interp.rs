@@ -17,8 +17,6 @@
 #[path = "../../cdr/benches/value_graph/mod.rs"]
 mod value_graph;
 
-use peregrine_cdr::ValueRef;
-
 use criterion::{black_box, criterion_group, Criterion};
 use peregrine_cdr::{ByteOrder, Decode, Encode, Reader, ValueSlot, Writer};
 use peregrine_dynamic::compiled::{any_with, extract_with};
@@ -115,7 +113,7 @@ fn inputs() -> Inputs {
         Ok(v)
     })
     .unwrap();
-    assert!(ValueRef::ptr_eq(
+    assert!(peregrine_cdr::ValueRef::ptr_eq(
         back[N - 1].get().unwrap().prev.get().unwrap(),
         back[N - 2].get().unwrap()
     ));

@@ -21,7 +21,6 @@
 //! [`crate::ValueNode`]s and those of the interpreter's writer shared
 //! `Arc`s: sharing and cycles survive both directions.
 
-
 use peregrine_cdr::{write_value, ByteOrder, Decode, Encode, Reader, ValueSlot, ValueType, Writer};
 
 use crate::any::{Any, FromAny, IdlType, ToAny};

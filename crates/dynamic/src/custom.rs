@@ -107,7 +107,10 @@ mod tests {
             w.write_u32(self.count);
             Ok(())
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<ValueRef<Self>> {
+        fn read_state(
+            r: &mut Reader<'_>,
+            _: &ValueInfo<'_>,
+        ) -> peregrine_cdr::Result<ValueRef<Self>> {
             let label = String::decode(r)?;
             let count = r.read_u32()?;
             Ok(r.new_value(Self { count, label }))
@@ -204,7 +207,10 @@ mod tests {
             Ok((a, b))
         })
         .unwrap();
-        assert!(ValueRef::ptr_eq(&a, &b), "written once, then an indirection");
+        assert!(
+            ValueRef::ptr_eq(&a, &b),
+            "written once, then an indirection"
+        );
         assert_eq!(*a, *shared);
     }
 
@@ -281,7 +287,10 @@ mod tests {
         fn write_state(&self, w: &mut Writer) -> peregrine_cdr::Result<()> {
             write_value(w, Some(&self.0))
         }
-        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> peregrine_cdr::Result<ValueRef<Self>> {
+        fn read_state(
+            r: &mut Reader<'_>,
+            _: &ValueInfo<'_>,
+        ) -> peregrine_cdr::Result<ValueRef<Self>> {
             let inner = read_value::<Tally>(r)?.ready()?;
             inner
                 .map(|t| r.new_value(Wrapper(t)))

@@ -130,7 +130,10 @@ impl ValueNode {
     /// travels in the value tree (see [`crate::custom`]). `tc` must be a
     /// valuetype or value box with `object`'s repository id. The node's
     /// state is empty and stays so.
-    pub fn compiled(tc: TypeCode, object: peregrine_cdr::ValueRef<dyn ValueObject>) -> Result<Arc<Self>> {
+    pub fn compiled(
+        tc: TypeCode,
+        object: peregrine_cdr::ValueRef<dyn ValueObject>,
+    ) -> Result<Arc<Self>> {
         let tc = tc.resolve()?;
         state_len(&tc)?;
         if object.value_ids().first().copied() != Some(tc.id()?) {
@@ -140,7 +143,10 @@ impl ValueNode {
     }
 
     /// A node holding `object`, unchecked (the decoder's).
-    pub(crate) fn with_object(tc: TypeCode, object: peregrine_cdr::ValueRef<dyn ValueObject>) -> Self {
+    pub(crate) fn with_object(
+        tc: TypeCode,
+        object: peregrine_cdr::ValueRef<dyn ValueObject>,
+    ) -> Self {
         Self {
             object: Some(object),
             ..Self::unset(tc)

@@ -67,8 +67,8 @@ pub use typed::{ValueScope, ValueWalk};
 
 #[cfg(feature = "std")]
 mod typed {
-    use alloc::boxed::Box;
     use crate::value::ValueRef;
+    use alloc::boxed::Box;
     use alloc::vec::Vec;
 
     use super::{Scope, CLOSED};
@@ -365,8 +365,8 @@ mod tests {
     //! (`struct Edge { long weight; Node target; }`), and a value whose
     //! slots stand in a sequence of sequences.
 
-    use alloc::string::String;
     use crate::value::ValueRef;
+    use alloc::string::String;
     use alloc::vec::Vec;
 
     use super::ValueWalk;

@@ -269,7 +269,8 @@ mod tests {
                 Ok(s) => return Ok(s.upcast()),
                 Err(v) => v,
             };
-            v.downcast::<Circle>().map(|c| ValueRef::map(c, |c| c as &dyn Shape))
+            v.downcast::<Circle>()
+                .map(|c| ValueRef::map(c, |c| c as &dyn Shape))
         },
     };
 
@@ -384,7 +385,8 @@ mod tests {
                 Ok(p) => return Ok(p.upcast()),
                 Err(v) => v,
             };
-            v.downcast::<Square>().map(|s| ValueRef::map(s, |s| s as &dyn ValueObject))
+            v.downcast::<Square>()
+                .map(|s| ValueRef::map(s, |s| s as &dyn ValueObject))
         },
     };
 
@@ -554,7 +556,10 @@ mod tests {
             let mut r = Reader::new(&bytes, order);
             let mut two = ANY.read_value_array(&mut r, 2).unwrap();
             let two: [ValueSlot<dyn ValueObject>; 2] = two.take_array().unwrap();
-            assert!(ValueRef::ptr_eq(two[0].get().unwrap(), two[1].get().unwrap()));
+            assert!(ValueRef::ptr_eq(
+                two[0].get().unwrap(),
+                two[1].get().unwrap()
+            ));
             // A length other than the one read is an error, not a panic.
             let mut r = Reader::new(&bytes, order);
             let mut one = ANY.read_value_array(&mut r, 1).unwrap();

@@ -6,12 +6,12 @@ use alloc::vec::Vec;
 use core::any::Any;
 use core::ptr::NonNull;
 
+use super::vref::{Block, STAKE};
+use super::ValueRef;
 use super::{
     AnyValue, Fixup, RepoIds, ValueInfo, ValueStart, CHUNKED_FLAG, CODEBASE_FLAG, ID_LIST,
     INDIRECTION_TAG, NULL_TAG, SINGLE_ID, TYPE_INFO_MASK, VALUE_TAG_MIN,
 };
-use super::vref::{Block, STAKE};
-use super::ValueRef;
 use crate::{ByteOrder, CdrError, Reader, Result};
 
 /// A value in the reader's position table.

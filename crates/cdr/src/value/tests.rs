@@ -1,8 +1,8 @@
 //! Hand-built byte vectors for each rule of the value encoding, in both
 //! byte orders, and hostile input.
 
-use alloc::boxed::Box;
 use super::ValueRef;
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use std::sync::OnceLock;
 
@@ -301,7 +301,8 @@ fn data_after_a_chunk_gap_is_read_from_the_next_chunk() {
         assert_eq!(info.ids, RepoIds::None);
         assert_eq!(r.read_u8().unwrap(), 9);
         assert_eq!(r.read_u32().unwrap(), 77);
-        r.finish_value(&info, ValueRef::into_any(ValueRef::new(()))).unwrap();
+        r.finish_value(&info, ValueRef::into_any(ValueRef::new(())))
+            .unwrap();
         assert!(r.is_empty());
     }
 }
@@ -325,7 +326,8 @@ fn truncated_to_a_known_base_skips_the_rest() {
         assert!(info.may_read_as(BASE));
         assert!(!info.may_read_as(NODE));
         assert_eq!(r.read_i32().unwrap(), 5);
-        r.finish_value(&info, ValueRef::into_any(ValueRef::new(5i32))).unwrap();
+        r.finish_value(&info, ValueRef::into_any(ValueRef::new(5i32)))
+            .unwrap();
         assert_eq!(r.read_u32().unwrap(), 0xabcd);
         assert!(r.is_empty());
     }
@@ -358,7 +360,8 @@ fn indirection_into_truncated_part(order: ByteOrder, shared_end: bool) {
         panic!()
     };
     assert_eq!(r.read_i32().unwrap(), 5);
-    r.finish_value(&info, ValueRef::into_any(ValueRef::new(5i32))).unwrap();
+    r.finish_value(&info, ValueRef::into_any(ValueRef::new(5i32)))
+        .unwrap();
     // The first indirection: the skipped Node, decoded now.
     let ValueStart::New(node) = r.read_value_start().unwrap() else {
         panic!()
@@ -409,7 +412,8 @@ fn values_in_a_truncated_part_keep_their_identity() {
             panic!()
         };
         assert_eq!(r.read_i32().unwrap(), 5);
-        r.finish_value(&x, ValueRef::into_any(ValueRef::new(5i32))).unwrap();
+        r.finish_value(&x, ValueRef::into_any(ValueRef::new(5i32)))
+            .unwrap();
         let ValueStart::New(b) = r.read_value_start().unwrap() else {
             panic!()
         };
@@ -425,7 +429,8 @@ fn values_in_a_truncated_part_keep_their_identity() {
             panic!()
         };
         assert!(ValueRef::ptr_eq(&member, &vb));
-        r.finish_value(&a, ValueRef::into_any(ValueRef::new(1i32))).unwrap();
+        r.finish_value(&a, ValueRef::into_any(ValueRef::new(1i32)))
+            .unwrap();
         assert!(r.is_empty());
     }
 }
@@ -443,7 +448,8 @@ fn codebase_is_skipped_and_rmi_ids_accepted() {
         };
         assert_eq!(info.repo_id(), Some(rmi));
         assert_eq!(r.read_i32().unwrap(), 4);
-        r.finish_value(&info, ValueRef::into_any(ValueRef::new(4i32))).unwrap();
+        r.finish_value(&info, ValueRef::into_any(ValueRef::new(4i32)))
+            .unwrap();
     }
 }
 

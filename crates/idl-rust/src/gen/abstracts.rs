@@ -448,10 +448,7 @@ pub fn as_operations(v: {cdr}::AnyValue) -> Option<{cdr}::ValueRef<{target}>> {{
                 "/// The value as a `{}`.\n#[doc(hidden)]\nfn {up}(&self) -> &dyn {bv};",
                 self.def(b).scoped_name
             );
-            let _ = writeln!(
-                up_impl,
-                "fn {up}(&self) -> &dyn {bv} {{ self }}"
-            );
+            let _ = writeln!(up_impl, "fn {up}(&self) -> &dyn {bv} {{ self }}");
         }
         // The traits of `A` and of its bases, on the holder.
         let mut impls = String::new();

@@ -479,7 +479,11 @@ impl Gen<'_> {
             } else {
                 let e = self.dec(&m.ty, cur).expr();
                 let _ = writeln!(dec, "let {l} = {e}?;");
-                inits.push(if l == f { f.clone() } else { format!("{f}: {l}") });
+                inits.push(if l == f {
+                    f.clone()
+                } else {
+                    format!("{f}: {l}")
+                });
                 // Slots in a plain member (a struct, a nested sequence):
                 // a back edge there is completed by a walk of the value.
                 walk.push_str(&self.walk_slots(&m.ty, &format!("&s.{f}"), cur, 0));
