@@ -20,6 +20,7 @@ mod nest;
 #[cfg(feature = "std")]
 mod poly;
 mod read;
+mod slab;
 mod vref;
 mod write;
 

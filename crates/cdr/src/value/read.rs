@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use core::any::Any;
 use core::ptr::NonNull;
 
+use super::slab::Slab;
 use super::vref::{Block, STAKE};
 use super::ValueRef;
 use super::{
@@ -70,9 +71,11 @@ impl Stake {
     }
 }
 
-/// The stakes of a reader, given back (latest first) when it ends.
+/// The stakes of a reader, given back (latest first) when it ends, and
+/// the chunks it makes values in (given back after them: see
+/// `slab.rs`).
 #[derive(Default)]
-struct Stakes(Vec<Stake>);
+struct Stakes(Vec<Stake>, Slab);
 
 impl Drop for Stakes {
     fn drop(&mut self) {
@@ -615,8 +618,8 @@ impl<'a> Reader<'a> {
     /// stake included, which it records.
     #[inline]
     fn stake<T: Any + Send + Sync>(&mut self, value: T, count: usize) -> ValueRef<T> {
-        let v = ValueRef::with_count(value, count);
         let st = self.vstate();
+        let v = st.stakes.1.make(value, count);
         st.stakes.0.push(Stake {
             value: NonNull::from(&*v as &(dyn Any + Send + Sync)),
             block: ValueRef::block(&v),
