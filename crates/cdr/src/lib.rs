@@ -50,8 +50,9 @@ pub use tail::{PlainTail, PrimTail, TailSeq};
 #[cfg(feature = "std")]
 pub use value::{
     lookup_value_factory, read_value, read_value_array, read_values, register_value_factory,
-    unregister_value_factory, write_value, write_value_object, CustomMarshal, Polymorphic,
-    ReadValue, ReadValues, ValueFactory, ValueObject, ValueScope, ValueSlot, ValueType, ValueWalk,
+    unregister_value_factory, write_value, write_value_object, CustomMarshal, Edges, Polymorphic,
+    ReadValue, ReadValues, ValueEdges, ValueFactory, ValueObject, ValueScope, ValueSlot, ValueType,
+    ValueWalk,
 };
 pub use value::{AnyValue, Fixup, RepoIds, Upcast, ValueContext, ValueInfo, ValueRef, ValueStart};
 pub use writer::Writer;

@@ -8,7 +8,7 @@
 use peregrine_cdr::ValueRef;
 
 use peregrine_cdr::{
-    read_value, Decode, Encode, Reader, Result, ValueInfo, ValueSlot, ValueType, Writer,
+    read_value, Decode, Edges, Encode, Reader, Result, ValueInfo, ValueSlot, ValueType, Writer,
 };
 
 /// Nodes in the graph (and structs in the sequence).
@@ -25,6 +25,8 @@ impl ValueType for Node {
     const REPO_ID: &'static str = "IDL:Bench/Node:1.0";
     const IDS: &'static [&'static str] = &["IDL:Bench/Node:1.0"];
     const CHUNKED: bool = false;
+    // SAFETY: a `Node` holds one value reference, `prev`.
+    const EDGES: Option<Edges<Self>> = Some(unsafe { Edges::new(|n, e| e.slot(&n.prev)) });
     fn write_state(&self, w: &mut Writer) -> Result<()> {
         self.id.encode(w)?;
         self.label.encode(w)?;

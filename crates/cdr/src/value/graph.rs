@@ -25,6 +25,15 @@ pub trait ValueType: core::any::Any + Send + Sync + Sized {
     /// [`Reader::set_value_context`]), which table-driven decoders then
     /// set; a constant, so values without references pay nothing.
     const NEEDS_CONTEXT: bool = false;
+    /// How to find the value references a value of this type holds (its
+    /// slots, at any depth): with it, the values a reader decodes share
+    /// one arena per message, counted once for the whole graph, and a
+    /// decoded graph with cycles is freed with its last outside reference
+    /// (see [`Edges`]). Generated code provides it; a type without it
+    /// (`None`) is decoded as a value of its own, counted on its own.
+    ///
+    /// [`Edges`]: crate::Edges
+    const EDGES: Option<super::Edges<Self>> = None;
     /// Writes the state (base members first).
     fn write_state(&self, w: &mut Writer) -> Result<()>;
     /// Reads the state of a value whose header `info` was read, and

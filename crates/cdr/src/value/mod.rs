@@ -12,6 +12,8 @@
 //!
 //! [`Writer::write_value`]: crate::Writer::write_value
 
+#[cfg(feature = "std")]
+mod arena;
 mod chunk;
 mod context;
 #[cfg(feature = "std")]
@@ -24,6 +26,8 @@ mod slab;
 mod vref;
 mod write;
 
+#[cfg(feature = "std")]
+pub use arena::{Edges, ValueEdges};
 #[cfg(feature = "std")]
 pub use graph::{
     lookup_value_factory, read_value, read_value_array, read_values, register_value_factory,

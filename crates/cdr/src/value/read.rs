@@ -6,9 +6,13 @@ use alloc::vec::Vec;
 use core::any::Any;
 use core::ptr::NonNull;
 
+#[cfg(feature = "std")]
+use super::arena::Builder;
 use super::slab::Slab;
 use super::vref::{Block, STAKE};
 use super::ValueRef;
+#[cfg(feature = "std")]
+use super::ValueType;
 use super::{
     AnyValue, Fixup, RepoIds, ValueInfo, ValueStart, CHUNKED_FLAG, CODEBASE_FLAG, ID_LIST,
     INDIRECTION_TAG, NULL_TAG, SINGLE_ID, TYPE_INFO_MASK, VALUE_TAG_MIN,
@@ -53,6 +57,9 @@ struct Stake {
     block: NonNull<Block>,
     /// References handed out of the stake so far.
     handed: usize,
+    /// The value is in the reader's arena, whose stake is the arena's:
+    /// `handed` adds to the arena's count of references handed out.
+    in_arena: bool,
 }
 
 // SAFETY: a stake stands for counted references to a `Send + Sync` value
@@ -71,21 +78,37 @@ impl Stake {
     }
 }
 
-/// The stakes of a reader, given back (latest first) when it ends, and
-/// the chunks it makes values in (given back after them: see
-/// `slab.rs`).
+/// The stakes of a reader, given back (latest first) when it ends, the
+/// chunks it makes values of their own in (see `slab.rs`), and its arena
+/// (see `arena.rs`), sealed last.
 #[derive(Default)]
-struct Stakes(Vec<Stake>, Slab);
+struct Stakes {
+    list: Vec<Stake>,
+    slab: Slab,
+    #[cfg(feature = "std")]
+    arena: Option<Builder>,
+}
 
 impl Drop for Stakes {
     fn drop(&mut self) {
+        let mut in_arena = 0;
         // Latest first, as the position table (see `Values`): a value
         // freed here holds only values made before it, still staked.
-        for s in self.0.iter().rev() {
-            // SAFETY: the stake's references, less those handed out, are
-            // the reader's; none is used after.
-            unsafe { Block::release(s.block, STAKE - s.handed) }
+        for s in self.list.iter().rev() {
+            if s.in_arena {
+                in_arena += s.handed;
+            } else {
+                // SAFETY: the stake's references, less those handed out,
+                // are the reader's; none is used after.
+                unsafe { Block::release(s.block, STAKE - s.handed) }
+            }
         }
+        #[cfg(feature = "std")]
+        if let Some(arena) = self.arena.take() {
+            arena.seal(in_arena);
+        }
+        #[cfg(not(feature = "std"))]
+        let _ = in_arena;
     }
 }
 
@@ -153,7 +176,7 @@ impl<'a> ReadState<'a> {
             .iter()
             .map(|e| match e {
                 Entry::Staked(k) => {
-                    let s = &self.stakes.0[*k as usize];
+                    let s = &self.stakes.list[*k as usize];
                     // SAFETY: the stake keeps the value while `self` lives;
                     // the clone's count is its own.
                     let v = core::mem::ManuallyDrop::new(unsafe {
@@ -332,7 +355,7 @@ impl<'a> Reader<'a> {
         let n = n.min(fits);
         st.keys.reserve(n);
         st.values.reserve(n);
-        st.stakes.0.reserve(n);
+        st.stakes.list.reserve(n);
     }
 
     /// Reads what stands where a value is expected: null, an indirection
@@ -366,7 +389,7 @@ impl<'a> Reader<'a> {
         let i = find_key(&st.keys, at).ok_or(CdrError::BadIndirection(offset))?;
         match &st.values[i] {
             Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
-            Entry::Staked(k) => Ok(ValueStart::Shared(st.stakes.0[*k as usize].hand_out())),
+            Entry::Staked(k) => Ok(ValueStart::Shared(st.stakes.list[*k as usize].hand_out())),
             Entry::Pending => Ok(ValueStart::Cycle(at)),
             Entry::Skipped(level) => {
                 let level = *level;
@@ -408,7 +431,7 @@ impl<'a> Reader<'a> {
                 if let Ok(i) = st.keys.binary_search(&tag_at) {
                     let again = match (&st.values[i], chunked) {
                         (Entry::Done(v), true) => Some(v.clone()),
-                        (Entry::Staked(k), true) => Some(st.stakes.0[*k as usize].hand_out()),
+                        (Entry::Staked(k), true) => Some(st.stakes.list[*k as usize].hand_out()),
                         _ => None,
                     };
                     if let Some(v) = again {
@@ -558,7 +581,7 @@ impl<'a> Reader<'a> {
     /// this value ([`Reader::defer_value`]) run now.
     #[inline]
     pub fn finish_value(&mut self, info: &ValueInfo<'a>, value: AnyValue) -> Result<()> {
-        let entry = match self.take_fresh(ValueRef::block(&value)) {
+        let entry = match self.take_fresh(ValueRef::as_ptr(&value).cast()) {
             Some(k) => Entry::Staked(k),
             None => Entry::Done(value),
         };
@@ -574,7 +597,7 @@ impl<'a> Reader<'a> {
         info: &ValueInfo<'a>,
         value: &ValueRef<T>,
     ) -> Result<()> {
-        let entry = match self.take_fresh(ValueRef::block(value)) {
+        let entry = match self.take_fresh(ValueRef::as_ptr(value).cast()) {
             Some(k) => Entry::Staked(k),
             None => Entry::Done(ValueRef::into_any(value.clone())),
         };
@@ -584,7 +607,7 @@ impl<'a> Reader<'a> {
     /// [`Reader::finish_value`] for a type-erased value the caller keeps.
     #[inline]
     pub(crate) fn finish_shared(&mut self, info: &ValueInfo<'a>, value: &AnyValue) -> Result<()> {
-        let entry = match self.take_fresh(ValueRef::block(value)) {
+        let entry = match self.take_fresh(ValueRef::as_ptr(value).cast()) {
             Some(k) => Entry::Staked(k),
             None => Entry::Done(value.clone()),
         };
@@ -600,8 +623,8 @@ impl<'a> Reader<'a> {
         value: T,
     ) -> Result<()> {
         // The stake alone keeps it: no reference is counted for the caller.
-        let (_, block) = ValueRef::forget(self.stake(value, STAKE));
-        let k = self.take_fresh(block);
+        let (at, _) = ValueRef::forget(self.stake(value, STAKE));
+        let k = self.take_fresh(at.as_ptr().cast());
         self.finish_entry(info, k.map_or(Entry::Pending, Entry::Staked))
     }
 
@@ -609,9 +632,23 @@ impl<'a> Reader<'a> {
     /// [`ValueType::read_state`](crate::ValueType::read_state) returns):
     /// the reader keeps it for later indirections without an atomic
     /// operation per reference it hands out, until it ends.
+    #[cfg(feature = "std")]
     #[inline]
-    pub fn new_value<T: Any + Send + Sync>(&mut self, value: T) -> ValueRef<T> {
-        self.stake(value, 1 + STAKE)
+    pub fn new_value<T: ValueType>(&mut self, value: T) -> ValueRef<T> {
+        if T::EDGES.is_none() {
+            return self.stake(value, 1 + STAKE);
+        }
+        let st = self.vstate();
+        let v = st.stakes.arena.get_or_insert_with(Builder::new).make(value);
+        st.stakes.list.push(Stake {
+            value: NonNull::from(&*v as &(dyn Any + Send + Sync)),
+            block: ValueRef::block(&v),
+            // The reference returned.
+            handed: 1,
+            in_arena: true,
+        });
+        st.fresh = Some(st.stakes.list.len() as u32 - 1);
+        v
     }
 
     /// `value` in a block whose count starts at `count`, the reader's
@@ -619,24 +656,31 @@ impl<'a> Reader<'a> {
     #[inline]
     fn stake<T: Any + Send + Sync>(&mut self, value: T, count: usize) -> ValueRef<T> {
         let st = self.vstate();
-        let v = st.stakes.1.make(value, count);
-        st.stakes.0.push(Stake {
+        let v = st.stakes.slab.make(value, count);
+        st.stakes.list.push(Stake {
             value: NonNull::from(&*v as &(dyn Any + Send + Sync)),
             block: ValueRef::block(&v),
             handed: 0,
+            in_arena: false,
         });
-        st.fresh = Some(st.stakes.0.len() as u32 - 1);
+        st.fresh = Some(st.stakes.list.len() as u32 - 1);
         v
     }
 
-    /// The stake of `block` if it is the value made last and not yet
-    /// recorded (a stake is recorded once: the table's entries and the
-    /// stakes stay one to one).
+    /// The stake of the value at `at` if it is the value made last and
+    /// not yet recorded (a stake is recorded once: the table's entries and
+    /// the stakes stay one to one).
     #[inline]
-    fn take_fresh(&mut self, block: NonNull<Block>) -> Option<u32> {
+    fn take_fresh(&mut self, at: *const ()) -> Option<u32> {
         let st = self.vstate();
         let k = st.fresh?;
-        if st.stakes.0[k as usize].block != block {
+        if st.stakes.list[k as usize]
+            .value
+            .as_ptr()
+            .cast::<()>()
+            .cast_const()
+            != at
+        {
             return None;
         }
         st.fresh = None;
@@ -652,7 +696,7 @@ impl<'a> Reader<'a> {
         if !st.fixups.is_empty() && st.fixups.iter().any(|(at, _)| *at == info.pos) {
             let value = match i.map(|i| &st.values[i]) {
                 Some(Entry::Done(v)) => v.clone(),
-                Some(Entry::Staked(k)) => st.stakes.0[*k as usize].hand_out(),
+                Some(Entry::Staked(k)) => st.stakes.list[*k as usize].hand_out(),
                 _ => return Ok(()),
             };
             // Taken out in place (no new vectors): the order the fixups

@@ -30,14 +30,14 @@ use super::vref::{Block, ValueRef, STAKE};
 
 /// The first chunk a reader makes: small, for messages with a value or
 /// two.
-const FIRST_CHUNK: usize = 1024;
+pub(crate) const FIRST_CHUNK: usize = 1024;
 
 /// Chunks double up to this size.
 pub(crate) const MAX_CHUNK: usize = 64 * 1024;
 
 /// Alignment of a chunk, and the largest a value made in one may need
 /// (larger ones are made alone).
-const CHUNK_ALIGN: usize = 16;
+pub(crate) const CHUNK_ALIGN: usize = 16;
 
 /// The head of a chunk.
 #[repr(C)]
@@ -62,17 +62,53 @@ impl Chunk {
         }
         fence(Ordering::Acquire);
         let size = c.size;
-        if !idle::keep(chunk, size) {
-            // SAFETY: allocated in `Slab::grow` with this layout; nothing
-            // in it is live any more.
-            unsafe {
-                dealloc(
-                    chunk.as_ptr().cast(),
-                    Layout::from_size_align_unchecked(size, CHUNK_ALIGN),
-                )
-            }
+        // SAFETY: made by `chunk_alloc(size)`; nothing in it is live any
+        // more.
+        unsafe { chunk_free(chunk.cast(), size) }
+    }
+}
+
+/// A chunk of `size` octets (a power of two from `FIRST_CHUNK` to
+/// `MAX_CHUNK`, or any size up to `MAX_CHUNK`), aligned to
+/// `CHUNK_ALIGN`: an idle one if one is kept.
+pub(crate) fn chunk_alloc(size: usize) -> NonNull<u8> {
+    if let Some(c) = idle::take(size) {
+        return c.cast();
+    }
+    let layout = match Layout::from_size_align(size, CHUNK_ALIGN) {
+        Ok(l) => l,
+        Err(_) => unreachable!("a bounded size and a constant alignment"),
+    };
+    // SAFETY: a non-zero size.
+    let p = unsafe { alloc(layout) };
+    match NonNull::new(p) {
+        Some(p) => p,
+        None => handle_alloc_error(layout),
+    }
+}
+
+/// Gives back a chunk made by [`chunk_alloc`], kept for reuse if there is
+/// room.
+///
+/// # Safety
+/// `chunk` was made by `chunk_alloc(size)` and nothing in it is used
+/// after.
+pub(crate) unsafe fn chunk_free(chunk: NonNull<u8>, size: usize) {
+    if !idle::keep(chunk.cast(), size) {
+        // SAFETY: allocated by `chunk_alloc` with this layout (the
+        // contract).
+        unsafe {
+            dealloc(
+                chunk.as_ptr(),
+                Layout::from_size_align_unchecked(size, CHUNK_ALIGN),
+            )
         }
     }
+}
+
+/// The size of a reader's next chunk after one of `size`.
+pub(crate) fn next_chunk_size(size: usize) -> usize {
+    (size.max(FIRST_CHUNK / 2) * 2).min(MAX_CHUNK)
 }
 
 /// Chunks kept for reuse, by size (see the module doc). Not under Miri,
@@ -243,22 +279,8 @@ impl Slab {
     fn grow(&mut self, needed: usize) {
         self.retire();
         let size = self.next_size.max(FIRST_CHUNK).max(needed);
-        self.next_size = (size * 2).min(MAX_CHUNK);
-        let chunk = match idle::take(size) {
-            Some(c) => c,
-            None => {
-                let layout = match Layout::from_size_align(size, CHUNK_ALIGN) {
-                    Ok(l) => l,
-                    Err(_) => unreachable!("a bounded size and a constant alignment"),
-                };
-                // SAFETY: a non-zero size.
-                let p = unsafe { alloc(layout) };
-                let Some(chunk) = NonNull::new(p.cast::<Chunk>()) else {
-                    handle_alloc_error(layout)
-                };
-                chunk
-            }
-        };
+        self.next_size = next_chunk_size(size);
+        let chunk = chunk_alloc(size).cast::<Chunk>();
         // SAFETY: fresh or idle memory of `size` octets, aligned for the
         // head.
         unsafe {
