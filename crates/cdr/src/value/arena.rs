@@ -235,6 +235,9 @@ impl Builder {
             // (checked, or a chunk of at least `size` made), aligned (the
             // chunk to `CHUNK_ALIGN`, at least the value's), unused.
             unsafe { NonNull::new_unchecked(m.at.as_ptr().add(start)) }
+        } else if layout.size() == 0 {
+            // Needs no memory, only an aligned address.
+            NonNull::<T>::dangling().cast()
         } else {
             self.alone(layout)
         };
@@ -269,13 +272,7 @@ impl Builder {
     #[cold]
     #[inline(never)]
     fn alone(&mut self, layout: core::alloc::Layout) -> NonNull<u8> {
-        if layout.size() == 0 {
-            // A zero-sized value needs no memory, only an aligned address.
-            return NonNull::<u8>::dangling().with_addr(
-                core::num::NonZeroUsize::new(layout.align()).expect("an alignment is not zero"),
-            );
-        }
-        // SAFETY: a non-zero size.
+        // SAFETY: a non-zero size (`make` places zero-sized values).
         let p = unsafe { alloc::alloc::alloc(layout) };
         let at = match NonNull::new(p) {
             Some(p) => p,
