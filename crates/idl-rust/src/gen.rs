@@ -19,6 +19,7 @@ mod interp;
 mod tc;
 mod value;
 mod value_tc;
+mod edges;
 mod walk;
 
 pub use interp::Marshal;
@@ -1452,6 +1453,7 @@ impl<'de> {cdr}::Decode<'de> for {name} {{
             s.push_str(&self.plain_impl(&name, members, &info));
         }
         s.push_str(&self.walk_impl(id, &name, cur));
+        s.push_str(&self.edges_impl(id, &name));
         s.push_str(&self.tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }
@@ -1888,6 +1890,7 @@ impl {name} {{
             format!("let d: {dty} = {dec_disc}?;\nOk(match d {{\n{dec_arms}{default_arm}}})");
         s.push_str(&self.codec_impls(id, &name, &enc_body, &dec_body, "", ""));
         s.push_str(&self.walk_impl(id, &name, cur));
+        s.push_str(&self.edges_impl(id, &name));
         s.push_str(&self.tc_items(id, &name, cur));
         self.push(cur, d.scoped_name.clone(), id, s);
     }

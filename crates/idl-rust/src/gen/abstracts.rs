@@ -579,6 +579,15 @@ impl {name}Abstract {{
         }}
     }}
 
+    /// Reports the value held (see `ValueType::EDGES` of the values
+    /// holding this).
+    #[doc(hidden)]
+    pub fn __value_edges(&self, e: &mut {cdr}::ValueEdges<'_>) {{
+        if let Self::Value(v) = self {{
+            e.value(v);
+        }}
+    }}
+
     /// Extracts an instance from `any`: `None` if it holds another type,
     /// `Some(None)` for nil; references are bound to `orb`.
     pub fn from_any_in(any: &{dy}::Any, orb: &{orb}::Orb) -> Option<Option<Self>> {{

@@ -493,9 +493,15 @@ impl Gen<'_> {
         let ids: Vec<String> = self.header_ids(id, 0).iter().map(|i| lit_str(i)).collect();
         let chunked = *is_custom || *truncatable;
         let field_names: Vec<String> = state.iter().map(|m| snake(&m.name)).collect();
+        let (edges_fn, edges_const) = self.value_edges(
+            &state
+                .iter()
+                .map(|m| (&m.ty, format!("&self.{}", snake(&m.name))))
+                .collect::<Vec<_>>(),
+        );
         let _ = write!(
             s,
-            "impl {name} {{\n/// Repository id.\npub const REPOSITORY_ID: &'static str = {rid};\n\n/// A value with every state member (base members first).\npub fn new({params}) -> Self {{ Self {{ {fields} }} }}\n}}\n\n",
+            "impl {name} {{\n/// Repository id.\npub const REPOSITORY_ID: &'static str = {rid};\n\n/// A value with every state member (base members first).\npub fn new({params}) -> Self {{ Self {{ {fields} }} }}\n\n{edges_fn}}}\n\n",
             rid = lit_str(&d.repo_id),
             params = params.join(", "),
             fields = field_names.join(", "),
@@ -531,7 +537,7 @@ impl Gen<'_> {
     const REPO_ID: &'static str = {rid};
     const IDS: &'static [&'static str] = &[{ids}];
     const CHUNKED: bool = {chunked};
-{needs_ctx}    fn write_state(&self, {wname}: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+{needs_ctx}{edges_const}    fn write_state(&self, {wname}: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
         {write_state}
     }}
     fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<{cdr}::ValueRef<Self>> {{
@@ -616,6 +622,7 @@ impl Gen<'_> {
             &self.walk_slots(ty, "&s.0", cur, 0),
         );
         let eq = if self.eq_ok(ty) { ", PartialEq" } else { "" };
+        let (edges_fn, edges_const) = self.value_edges(&[(ty, "&self.0".to_string())]);
         let mut s = doc_attrs(
             d.doc.as_deref(),
             &format!("IDL value box `{}` (`{}`).", d.scoped_name, d.repo_id),
@@ -629,13 +636,14 @@ pub struct {name}(pub {t});
 impl {name} {{
     /// Repository id.
     pub const REPOSITORY_ID: &'static str = {rid};
-}}
+
+{edges_fn}}}
 
 impl {cdr}::ValueType for {name} {{
     const REPO_ID: &'static str = {rid};
     const IDS: &'static [&'static str] = &[{rid}];
     const CHUNKED: bool = false;
-{needs_ctx}    fn write_state(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
+{needs_ctx}{edges_const}    fn write_state(&self, w: &mut {cdr}::Writer) -> {cdr}::Result<()> {{
         {enc}Ok(())
     }}
     fn read_state(r: &mut {cdr}::Reader<'_>, _info: &{cdr}::ValueInfo<'_>) -> {cdr}::Result<{cdr}::ValueRef<Self>> {{

@@ -1,0 +1,172 @@
+//! The edges of a value: which value references it holds.
+//!
+//! The values a reader decodes from one message share one arena, counted
+//! once; the references between them are not counted. To know how many
+//! of its count are such references, the reader walks every value it
+//! made when it ends, through the walk each valuetype and value box
+//! declares in `ValueType::EDGES`. This module generates the walks: a
+//! `__value_edges` for each valuetype and value box, and for each struct,
+//! union and abstract interface holder that can hold a value reference,
+//! reporting every value slot and abstract interface value, in members,
+//! elements and branches.
+//!
+//! The walk must report every reference the value holds, once, and
+//! nothing else (`cdr::Edges::new` is `unsafe` for that reason): one
+//! reported that the value does not hold could free values still in use.
+//! References behind `Any` (the dynamic layer's nodes, which may be shared
+//! outside the value) are not reported: missing one only keeps the
+//! message's values in memory.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use peregrine_idl::{BasicType, DefId, DefKind, Type};
+
+use super::Gen;
+use crate::names::{camel, snake};
+
+impl Gen<'_> {
+    /// True if a value of `ty` can hold a value reference: a value slot,
+    /// an abstract interface, or a member, element or branch of one.
+    pub(super) fn holds_values(&self, ty: &Type) -> bool {
+        self.holds_values_in(ty, &mut HashSet::new())
+    }
+
+    fn holds_values_in(&self, ty: &Type, seen: &mut HashSet<DefId>) -> bool {
+        match ty {
+            Type::Basic(BasicType::ValueBase) => true,
+            Type::Sequence(t, _) | Type::Array(t, _) => self.holds_values_in(t, seen),
+            Type::Named(id) => match &self.def(*id).kind {
+                DefKind::Value { .. } | DefKind::ValueBox { .. } => true,
+                DefKind::Interface {
+                    is_abstract: true, ..
+                } => true,
+                DefKind::Struct { .. } | DefKind::Union { .. } | DefKind::Typedef { .. } => {
+                    // A recursive type's members are looked at once.
+                    seen.insert(*id)
+                        && self
+                            .member_types(*id)
+                            .into_iter()
+                            .any(|t| self.holds_values_in(t, seen))
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// Statements reporting the value references in `expr` (a `&T` for
+    /// `ty`) to `e`, the `ValueEdges`; `depth` names the loop variables.
+    pub(super) fn edges_of(&self, ty: &Type, expr: &str, depth: usize) -> String {
+        if !self.holds_values(ty) {
+            return String::new();
+        }
+        if self.value_slot(ty).is_some() || self.abstract_vt(ty).is_some() || self.is_value_base(ty)
+        {
+            return format!("e.slot({expr});\n");
+        }
+        if self.abstract_iface(ty).is_some() {
+            return format!("if let Some(a) = {expr} {{ a.__value_edges(e); }}\n");
+        }
+        let place = expr.strip_prefix('&').unwrap_or(expr);
+        match self.resolve_owned(ty) {
+            Type::Sequence(t, _) => {
+                let v = format!("e{depth}");
+                let inner = self.edges_of(&t, &v, depth + 1);
+                format!("for {v} in {place}.iter() {{\n{inner}}}\n")
+            }
+            Type::Array(t, dims) => {
+                let mut v = place.to_string();
+                let mut head = String::new();
+                for d in 0..dims.len() {
+                    let next = format!("e{}", depth + d);
+                    let _ = writeln!(head, "for {next} in {v}.iter() {{");
+                    v = next;
+                }
+                let inner = self.edges_of(&t, &v, depth + dims.len());
+                format!("{head}{inner}{}\n", "}".repeat(dims.len()))
+            }
+            Type::Named(_) => format!("{place}.__value_edges(e);\n"),
+            _ => String::new(),
+        }
+    }
+
+    /// `impl Name { fn __value_edges }` for struct or union `id` when it
+    /// can hold value references (else nothing).
+    pub(super) fn edges_impl(&self, id: DefId, name: &str) -> String {
+        if !self.holds_values(&Type::Named(id)) {
+            return String::new();
+        }
+        let body = match &self.def(id).kind {
+            DefKind::Struct { members, .. } => members
+                .iter()
+                .map(|m| self.edges_of(&m.ty, &format!("&self.{}", snake(&m.name)), 0))
+                .collect(),
+            DefKind::Union { branches, .. } => {
+                let mut arms = String::new();
+                for b in branches {
+                    let edges = self.edges_of(&b.ty, "v", 0);
+                    if edges.is_empty() {
+                        continue;
+                    }
+                    let v = camel(&b.name);
+                    let pat = if Self::keeps_disc(b) {
+                        format!("Self::{v} {{ value: v, .. }}")
+                    } else {
+                        format!("Self::{v}(v)")
+                    };
+                    let _ = writeln!(arms, "{pat} => {{\n{edges}}}");
+                }
+                format!("match self {{\n{arms}_ => {{}}\n}}\n")
+            }
+            _ => return String::new(),
+        };
+        format!(
+            "impl {name} {{
+    /// Reports the value references held (see `ValueType::EDGES` of the
+    /// values holding this).
+    #[doc(hidden)]
+    #[allow(unreachable_patterns, clippy::single_match)]
+    pub fn __value_edges(&self, e: &mut {cdr}::ValueEdges<'_>) {{
+        {body}    }}
+}}
+
+",
+            cdr = self.o.cdr,
+        )
+    }
+
+    /// The `__value_edges` of a valuetype or value box whose value
+    /// references are those of `members` (type and `&self` expression),
+    /// as an inherent method, and the `EDGES` constant of its `ValueType`
+    /// impl that names it.
+    pub(super) fn value_edges(&self, members: &[(&Type, String)]) -> (String, String) {
+        let cdr = &self.o.cdr;
+        let body: String = members
+            .iter()
+            .map(|(t, expr)| self.edges_of(t, expr, 0))
+            .collect();
+        let body = if body.is_empty() {
+            "let _ = e;\n".to_string()
+        } else {
+            body
+        };
+        let method = format!(
+            "/// Reports the value references the state holds (the walk of
+/// `ValueType::EDGES`).
+#[doc(hidden)]
+#[allow(unreachable_patterns, clippy::single_match)]
+pub fn __value_edges(&self, e: &mut {cdr}::ValueEdges<'_>) {{
+{body}}}
+"
+        );
+        let constant = format!(
+            "    // SAFETY: `__value_edges` is generated from the state members:
+    // it reports each value slot and abstract interface value they hold,
+    // at any depth, once, and nothing else.
+    const EDGES: Option<{cdr}::Edges<Self>> = Some(unsafe {{ {cdr}::Edges::new(Self::__value_edges) }});
+"
+        );
+        (method, constant)
+    }
+}
