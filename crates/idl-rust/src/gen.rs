@@ -15,11 +15,11 @@ use crate::names::{self, bare, camel, out_locals, screaming, snake};
 use crate::plain::{self, PType, PlainInfo};
 
 mod abstracts;
+mod edges;
 mod interp;
 mod tc;
 mod value;
 mod value_tc;
-mod edges;
 mod walk;
 
 pub use interp::Marshal;
