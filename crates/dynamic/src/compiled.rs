@@ -15,11 +15,11 @@
 //! so no character is lost on the way.
 //!
 //! Generated valuetypes and value boxes `T` implement only `IdlType`;
-//! the impls here make `ValueSlot<T>` and `Arc<T>` insertable and
+//! the impls here make `ValueSlot<T>` and `ValueRef<T>` insertable and
 //! `ValueSlot<T>` extractable. A whole graph goes through one stream each
 //! way, so the indirections of the compiled writer become shared
 //! [`crate::ValueNode`]s and those of the interpreter's writer shared
-//! `Arc`s: sharing and cycles survive both directions.
+//! `ValueRef`s: sharing and cycles survive both directions.
 
 use peregrine_cdr::{write_value, ByteOrder, Decode, Encode, Reader, ValueSlot, ValueType, Writer};
 

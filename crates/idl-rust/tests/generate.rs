@@ -1376,3 +1376,60 @@ fn operation_contexts_are_a_last_context_parameter() {
     );
     assert!(!code.contains("encode_matching"), "{code}");
 }
+
+/// Every valuetype and value box reports the value references its state
+/// holds (`ValueType::EDGES`), at any depth: direct slots, sequences of
+/// them, structs and unions holding them, abstract interface values,
+/// boxed contents; types holding none report nothing and get no walk.
+#[test]
+fn values_report_their_edges() {
+    let src = r#"
+        module m {
+          abstract interface A { void f(); };
+          valuetype N;
+          struct S { long x; N node; };
+          union U switch (long) { case 1: N node; case 2: long l; };
+          typedef sequence<S> SSeq;
+          valuetype N {
+            public long id;
+            public N next;
+            public sequence<N> kids;
+            public SSeq edges;
+            public U choice;
+            public A peer;
+            public ValueBase vb;
+          };
+          valuetype NBox sequence<N>;
+          struct Plain { long x; };
+          valuetype Leaf { public long v; public Plain p; };
+        };
+    "#;
+    let code = gen(src);
+    assert_eq!(
+        code.matches("const EDGES: Option<::peregrine::cdr::Edges<Self>> = Some(unsafe {")
+            .count(),
+        3,
+        "N, NBox and Leaf"
+    );
+    // N's walk: each member that can hold a value, once.
+    assert_contains(&code, "e.slot(&self.next);");
+    assert_contains(&code, "for e0 in self.kids.iter() { e.slot(e0); }");
+    assert_contains(
+        &code,
+        "for e0 in self.edges.iter() { e0.__value_edges(e); }",
+    );
+    assert_contains(&code, "self.choice.__value_edges(e);");
+    assert_contains(&code, "if let Some(a) = &self.peer { a.__value_edges(e); }");
+    assert_contains(&code, "e.slot(&self.vb);");
+    // The struct and union walks, and the abstract interface holder's.
+    assert_contains(&code, "impl S {");
+    assert_contains(&code, "Self::Node(v) => { e.slot(v); }");
+    assert_contains(&code, "if let Self::Value(v) = self { e.value(v); }");
+    // The box reports its content; the leaf nothing.
+    assert_contains(&code, "for e0 in self.0.iter() { e.slot(e0); }");
+    assert_eq!(code.matches("let _ = e;").count(), 1, "Leaf's empty walk");
+    assert!(
+        !code.contains("impl Plain { /// Reports"),
+        "no walk for Plain"
+    );
+}

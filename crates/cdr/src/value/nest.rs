@@ -4,7 +4,7 @@
 //!
 //! Those members are plain Rust values, built whole and then moved into
 //! the value that holds them, so no slot in them has a stable address
-//! before the owner's `Arc` exists, and nothing can be told where to
+//! before the owner's `ValueRef` exists, and nothing can be told where to
 //! write later. What the decoder knows instead is the order: the slots
 //! of plain members are read one after another, and a walk of the
 //! finished owner (generated, in the same order) meets them again. So

@@ -118,7 +118,7 @@ impl Writer {
     }
 
     /// Writes a value: an indirection if the value at `identity` (its
-    /// address, e.g. `Arc::as_ptr`) was already written in this stream;
+    /// address, e.g. `ValueRef::as_ptr`) was already written in this stream;
     /// otherwise its header and then its state through `state`.
     ///
     /// `ids` are the repository ids to send, most derived first: none (the

@@ -2,7 +2,7 @@
 //!
 //! A concrete valuetype becomes a struct holding its state members (those
 //! of its concrete base first, flattened), used through
-//! `ValueSlot<T>` members (`Arc` sharing, filled once through a shared
+//! `ValueSlot<T>` members (`ValueRef` sharing, filled once through a shared
 //! reference so graphs can close cycles) and implementing
 //! `peregrine_cdr::ValueType`; a value box becomes a tuple struct over
 //! the boxed type. Abstract valuetypes become traits with their

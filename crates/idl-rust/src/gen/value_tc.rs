@@ -10,7 +10,7 @@
 //! recursive placeholder (an indirection on the wire).
 //!
 //! A generated value type `T` implements `IdlType`; the dynamic layer's
-//! blanket impls then give `ValueSlot<T>` (and `Arc<T>`) `ToAny`, and
+//! blanket impls then give `ValueSlot<T>` (and `ValueRef<T>`) `ToAny`, and
 //! `ValueSlot<T>` `FromAny`, through the compiled `ValueType` code, so a
 //! graph keeps its sharing and cycles through an `Any`. A custom value's
 //! state is known to its application code alone, so the interpreter
@@ -223,7 +223,7 @@ impl Gen<'_> {
         if concrete {
             let _ = write!(
                 s,
-                "/// `ValueSlot<{name}>` and `Arc<{name}>` go into an `Any` and
+                "/// `ValueSlot<{name}>` and `ValueRef<{name}>` go into an `Any` and
 /// `ValueSlot<{name}>` comes out of one, sharing and cycles kept.
 impl {dy}::IdlType for {name} {{
     fn type_code() -> {dy}::TypeCode {{

@@ -133,7 +133,7 @@ impl Gen<'_> {
     }
 
     /// The body of `read_state` for a value named `name` whose state is
-    /// read by `body` (which evaluates to `Result<Arc<Self>>`): as is when
+    /// read by `body` (which evaluates to `Result<ValueRef<Self>>`): as is when
     /// `walk` (over `s: &Self`) meets no slot, else inside a scope whose
     /// back edges `walk` completes.
     pub(super) fn in_value_scope(&self, name: &str, body: &str, walk: &str) -> String {
