@@ -37,7 +37,8 @@ pub trait ValueType: core::any::Any + Send + Sync + Sized {
     /// Writes the state (base members first).
     fn write_state(&self, w: &mut Writer) -> Result<()>;
     /// Reads the state of a value whose header `info` was read, and
-    /// builds the value. Members that point back to a value still being
+    /// builds the value with [`Reader::new_value`] (which makes it in the
+    /// reader's arena when the type has [`ValueType::EDGES`]). Members that point back to a value still being
     /// read are completed through [`ReadValue::fixup`]; slots in plain
     /// members (structs, unions, nested sequences) decoded with
     /// [`Decode`] are completed through [`Reader::open_value_scope`] and
