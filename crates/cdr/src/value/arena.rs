@@ -182,6 +182,8 @@ pub(crate) struct Builder {
     /// Size of the last chunk (0 before the first).
     size: usize,
     next_size: usize,
+    /// References to the arena's values handed out.
+    handed: usize,
 }
 
 // SAFETY: the builder stands for the reader's stake in an arena of `Send +
@@ -208,6 +210,7 @@ impl Builder {
             used: 0,
             size: 0,
             next_size: FIRST_CHUNK,
+            handed: 0,
         }
     }
 
@@ -248,9 +251,30 @@ impl Builder {
             drop: drop_node::<T>,
             edges: walk_node::<T>,
         });
-        // SAFETY: the value lives as long as the arena; the caller counts
-        // the reference among those handed out (`Builder::seal`).
+        self.handed += 1;
+        // SAFETY: the value lives as long as the arena; the reference is
+        // counted in `handed`.
         unsafe { ValueRef::from_parts(at.cast::<T>(), self.block()) }
+    }
+
+    /// Another reference to `at`, a value of the arena (an indirection to
+    /// it).
+    #[inline]
+    pub(crate) fn hand_out<T: ?Sized>(&mut self, at: NonNull<T>) -> ValueRef<T> {
+        self.handed += 1;
+        // SAFETY: `at` is one of the arena's values, live as long as it
+        // is; the reference is counted in `handed`.
+        unsafe { ValueRef::from_parts(at, self.block()) }
+    }
+
+    /// A counted reference to `at`, a value of the arena, for a holder
+    /// that may outlive the reader (a cloned reader's table).
+    pub(crate) fn counted<T: ?Sized>(&self, at: NonNull<T>) -> ValueRef<T> {
+        // SAFETY: as `hand_out`, but the clone takes a count of its own
+        // (the borrowed reference is not dropped).
+        let borrowed =
+            core::mem::ManuallyDrop::new(unsafe { ValueRef::from_parts(at, self.block()) });
+        (*borrowed).clone()
     }
 
     #[cold]
@@ -290,9 +314,9 @@ impl Builder {
 impl Builder {
     /// Seals the arena: counts the references between its values, moves
     /// them and the memory into it, and gives back the reader's stake
-    /// less the `handed` references handed out, which stay outside (or
-    /// are among those found inside).
-    pub(crate) fn seal(mut self, handed: usize) {
+    /// less the references handed out, which stay outside (or are among
+    /// those found inside).
+    pub(crate) fn seal(mut self) {
         let mut e = ValueEdges {
             arena: self.block(),
             found: 0,
@@ -316,7 +340,7 @@ impl Builder {
         // counted is what is held outside.
         // SAFETY: the stake is the builder's, less the references it
         // handed out, which their holders release.
-        unsafe { Block::release(self.block(), STAKE - handed + e.found) }
+        unsafe { Block::release(self.block(), STAKE - self.handed + e.found) }
     }
 }
 

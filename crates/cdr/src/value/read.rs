@@ -30,6 +30,8 @@ enum Entry {
     /// Decoded, made by [`Reader::new_value`]: the reader's stake (at this
     /// index of `ReadState::stakes`) keeps it.
     Staked(u32),
+    /// Decoded into the reader's arena, which keeps it.
+    Arena(ArenaValue),
     /// Skipped with the truncated part of another value; its tag was
     /// read with this many chunked values open around it. An indirection
     /// to it goes back and decodes it then (see `Resume`).
@@ -48,6 +50,16 @@ struct Resume {
     pending_end: Option<u32>,
 }
 
+/// A value of the reader's arena (see `arena.rs`).
+#[derive(Clone, Copy)]
+struct ArenaValue(NonNull<dyn Any + Send + Sync>);
+
+// SAFETY: it stands for a reference to a `Send + Sync` value, kept by the
+// reader's stake in the arena.
+unsafe impl Send for ArenaValue {}
+// SAFETY: as above.
+unsafe impl Sync for ArenaValue {}
+
 /// A value made by [`Reader::new_value`], kept by the reader's stake in
 /// its count until the reader ends (see `vref.rs`): the position table
 /// refers to it and indirections hand out references to it without an
@@ -57,9 +69,6 @@ struct Stake {
     block: NonNull<Block>,
     /// References handed out of the stake so far.
     handed: usize,
-    /// The value is in the reader's arena, whose stake is the arena's:
-    /// `handed` adds to the arena's count of references handed out.
-    in_arena: bool,
 }
 
 // SAFETY: a stake stands for counted references to a `Send + Sync` value
@@ -89,26 +98,32 @@ struct Stakes {
     arena: Option<Builder>,
 }
 
+impl Stakes {
+    /// A reference to `a`, a value of the arena, handed out.
+    #[inline]
+    fn arena_hand_out(&mut self, a: ArenaValue) -> AnyValue {
+        #[cfg(feature = "std")]
+        if let Some(arena) = &mut self.arena {
+            return arena.hand_out(a.0);
+        }
+        let _ = a;
+        unreachable!("an arena value without an arena")
+    }
+}
+
 impl Drop for Stakes {
     fn drop(&mut self) {
-        let mut in_arena = 0;
         // Latest first, as the position table (see `Values`): a value
         // freed here holds only values made before it, still staked.
         for s in self.list.iter().rev() {
-            if s.in_arena {
-                in_arena += s.handed;
-            } else {
-                // SAFETY: the stake's references, less those handed out,
-                // are the reader's; none is used after.
-                unsafe { Block::release(s.block, STAKE - s.handed) }
-            }
+            // SAFETY: the stake's references, less those handed out, are
+            // the reader's; none is used after.
+            unsafe { Block::release(s.block, STAKE - s.handed) }
         }
         #[cfg(feature = "std")]
         if let Some(arena) = self.arena.take() {
-            arena.seal(in_arena);
+            arena.seal();
         }
-        #[cfg(not(feature = "std"))]
-        let _ = in_arena;
     }
 }
 
@@ -130,7 +145,7 @@ pub(crate) struct ReadState<'a> {
     stakes: Stakes,
     /// The stake of the value [`Reader::new_value`] made last, until
     /// [`Reader::finish_value`] records it.
-    fresh: Option<u32>,
+    fresh: Option<Entry>,
     /// Repository ids and codebase URLs by input index of their length.
     strings: Vec<(usize, &'a str)>,
     /// Repository id lists by input index of their count.
@@ -184,6 +199,11 @@ impl<'a> ReadState<'a> {
                     });
                     Entry::Done((*v).clone())
                 }
+                #[cfg(feature = "std")]
+                Entry::Arena(a) => match &self.stakes.arena {
+                    Some(arena) => Entry::Done(arena.counted(a.0)),
+                    None => unreachable!("an arena value without an arena"),
+                },
                 e => e.clone(),
             })
             .collect();
@@ -390,6 +410,7 @@ impl<'a> Reader<'a> {
         match &st.values[i] {
             Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
             Entry::Staked(k) => Ok(ValueStart::Shared(st.stakes.list[*k as usize].hand_out())),
+            Entry::Arena(a) => Ok(ValueStart::Shared(st.stakes.arena_hand_out(*a))),
             Entry::Pending => Ok(ValueStart::Cycle(at)),
             Entry::Skipped(level) => {
                 let level = *level;
@@ -432,6 +453,7 @@ impl<'a> Reader<'a> {
                     let again = match (&st.values[i], chunked) {
                         (Entry::Done(v), true) => Some(v.clone()),
                         (Entry::Staked(k), true) => Some(st.stakes.list[*k as usize].hand_out()),
+                        (Entry::Arena(a), true) => Some(st.stakes.arena_hand_out(*a)),
                         _ => None,
                     };
                     if let Some(v) = again {
@@ -582,7 +604,7 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn finish_value(&mut self, info: &ValueInfo<'a>, value: AnyValue) -> Result<()> {
         let entry = match self.take_fresh(ValueRef::as_ptr(&value).cast()) {
-            Some(k) => Entry::Staked(k),
+            Some(e) => e,
             None => Entry::Done(value),
         };
         self.finish_entry(info, entry)
@@ -598,7 +620,7 @@ impl<'a> Reader<'a> {
         value: &ValueRef<T>,
     ) -> Result<()> {
         let entry = match self.take_fresh(ValueRef::as_ptr(value).cast()) {
-            Some(k) => Entry::Staked(k),
+            Some(e) => e,
             None => Entry::Done(ValueRef::into_any(value.clone())),
         };
         self.finish_entry(info, entry)
@@ -608,7 +630,7 @@ impl<'a> Reader<'a> {
     #[inline]
     pub(crate) fn finish_shared(&mut self, info: &ValueInfo<'a>, value: &AnyValue) -> Result<()> {
         let entry = match self.take_fresh(ValueRef::as_ptr(value).cast()) {
-            Some(k) => Entry::Staked(k),
+            Some(e) => e,
             None => Entry::Done(value.clone()),
         };
         self.finish_entry(info, entry)
@@ -624,8 +646,8 @@ impl<'a> Reader<'a> {
     ) -> Result<()> {
         // The stake alone keeps it: no reference is counted for the caller.
         let (at, _) = ValueRef::forget(self.stake(value, STAKE));
-        let k = self.take_fresh(at.as_ptr().cast());
-        self.finish_entry(info, k.map_or(Entry::Pending, Entry::Staked))
+        let e = self.take_fresh(at.as_ptr().cast());
+        self.finish_entry(info, e.unwrap_or(Entry::Pending))
     }
 
     /// Makes a value read from this reader's input (what
@@ -640,14 +662,9 @@ impl<'a> Reader<'a> {
         }
         let st = self.vstate();
         let v = st.stakes.arena.get_or_insert_with(Builder::new).make(value);
-        st.stakes.list.push(Stake {
-            value: NonNull::from(&*v as &(dyn Any + Send + Sync)),
-            block: ValueRef::block(&v),
-            // The reference returned.
-            handed: 1,
-            in_arena: true,
-        });
-        st.fresh = Some(st.stakes.list.len() as u32 - 1);
+        st.fresh = Some(Entry::Arena(ArenaValue(NonNull::from(
+            &*v as &(dyn Any + Send + Sync),
+        ))));
         v
     }
 
@@ -661,9 +678,8 @@ impl<'a> Reader<'a> {
             value: NonNull::from(&*v as &(dyn Any + Send + Sync)),
             block: ValueRef::block(&v),
             handed: 0,
-            in_arena: false,
         });
-        st.fresh = Some(st.stakes.list.len() as u32 - 1);
+        st.fresh = Some(Entry::Staked(st.stakes.list.len() as u32 - 1));
         v
     }
 
@@ -671,20 +687,17 @@ impl<'a> Reader<'a> {
     /// not yet recorded (a stake is recorded once: the table's entries and
     /// the stakes stay one to one).
     #[inline]
-    fn take_fresh(&mut self, at: *const ()) -> Option<u32> {
+    fn take_fresh(&mut self, at: *const ()) -> Option<Entry> {
         let st = self.vstate();
-        let k = st.fresh?;
-        if st.stakes.list[k as usize]
-            .value
-            .as_ptr()
-            .cast::<()>()
-            .cast_const()
-            != at
-        {
+        let made = match st.fresh.as_ref()? {
+            Entry::Staked(k) => st.stakes.list[*k as usize].value,
+            Entry::Arena(a) => a.0,
+            _ => return None,
+        };
+        if made.as_ptr().cast::<()>().cast_const() != at {
             return None;
         }
-        st.fresh = None;
-        Some(k)
+        st.fresh.take()
     }
 
     /// Ends the value `info`, recording `entry` for it, and runs the
@@ -697,6 +710,7 @@ impl<'a> Reader<'a> {
             let value = match i.map(|i| &st.values[i]) {
                 Some(Entry::Done(v)) => v.clone(),
                 Some(Entry::Staked(k)) => st.stakes.list[*k as usize].hand_out(),
+                Some(Entry::Arena(a)) => st.stakes.arena_hand_out(*a),
                 _ => return Ok(()),
             };
             // Taken out in place (no new vectors): the order the fixups
