@@ -17,13 +17,10 @@
 //! outside the value) are not reported: missing one only keeps the
 //! message's values in memory.
 
-use std::collections::HashSet;
-use std::fmt::Write as _;
-
 use peregrine_idl::{BasicType, DefId, DefKind, Type};
+use std::collections::HashSet;
 
 use super::Gen;
-use crate::names::{camel, snake};
 
 impl Gen<'_> {
     /// True if a value of `ty` can hold a value reference: a value slot,
@@ -68,27 +65,9 @@ impl Gen<'_> {
         if self.abstract_iface(ty).is_some() {
             return format!("if let Some(a) = {expr} {{ a.__value_edges(e); }}\n");
         }
-        let place = expr.strip_prefix('&').unwrap_or(expr);
-        match self.resolve_owned(ty) {
-            Type::Sequence(t, _) => {
-                let v = format!("e{depth}");
-                let inner = self.edges_of(&t, &v, depth + 1);
-                format!("for {v} in {place}.iter() {{\n{inner}}}\n")
-            }
-            Type::Array(t, dims) => {
-                let mut v = place.to_string();
-                let mut head = String::new();
-                for d in 0..dims.len() {
-                    let next = format!("e{}", depth + d);
-                    let _ = writeln!(head, "for {next} in {v}.iter() {{");
-                    v = next;
-                }
-                let inner = self.edges_of(&t, &v, depth + dims.len());
-                format!("{head}{inner}{}\n", "}".repeat(dims.len()))
-            }
-            Type::Named(_) => format!("{place}.__value_edges(e);\n"),
-            _ => String::new(),
-        }
+        self.nested_walk(ty, expr, depth, "__value_edges(e)", &|t, e, d| {
+            self.edges_of(t, e, d)
+        })
     }
 
     /// `impl Name { fn __value_edges }` for struct or union `id` when it
@@ -97,29 +76,8 @@ impl Gen<'_> {
         if !self.holds_values(&Type::Named(id)) {
             return String::new();
         }
-        let body = match &self.def(id).kind {
-            DefKind::Struct { members, .. } => members
-                .iter()
-                .map(|m| self.edges_of(&m.ty, &format!("&self.{}", snake(&m.name)), 0))
-                .collect(),
-            DefKind::Union { branches, .. } => {
-                let mut arms = String::new();
-                for b in branches {
-                    let edges = self.edges_of(&b.ty, "v", 0);
-                    if edges.is_empty() {
-                        continue;
-                    }
-                    let v = camel(&b.name);
-                    let pat = if Self::keeps_disc(b) {
-                        format!("Self::{v} {{ value: v, .. }}")
-                    } else {
-                        format!("Self::{v}(v)")
-                    };
-                    let _ = writeln!(arms, "{pat} => {{\n{edges}}}");
-                }
-                format!("match self {{\n{arms}_ => {{}}\n}}\n")
-            }
-            _ => return String::new(),
+        let Some(body) = self.members_walk(id, &|t, e| self.edges_of(t, e, 0)) else {
+            return String::new();
         };
         format!(
             "impl {name} {{

@@ -62,12 +62,29 @@ impl Gen<'_> {
         if let Some(poly) = self.poly_reader(ty, cur) {
             return format!("w.poly({expr}, &{poly});\n");
         }
+        self.nested_walk(ty, expr, depth, "__walk_values(w)", &|t, e, d| {
+            self.walk_slots(t, e, cur, d)
+        })
+    }
+
+    /// The statements of a walk into `expr` (a `&T` for `ty`), a sequence
+    /// or array (a loop per dimension, `inner(element type, element,
+    /// depth)` for each element; `depth` names the loop variables) or a
+    /// struct or union (a call of its `method`, given with its argument).
+    pub(super) fn nested_walk(
+        &self,
+        ty: &Type,
+        expr: &str,
+        depth: usize,
+        method: &str,
+        inner: &dyn Fn(&Type, &str, usize) -> String,
+    ) -> String {
         // Methods take `&self`: a place is enough.
         let place = expr.strip_prefix('&').unwrap_or(expr);
         match self.resolve_owned(ty) {
             Type::Sequence(t, _) => {
                 let e = format!("e{depth}");
-                let inner = self.walk_slots(&t, &e, cur, depth + 1);
+                let inner = inner(&t, &e, depth + 1);
                 format!("for {e} in {place}.iter() {{\n{inner}}}\n")
             }
             Type::Array(t, dims) => {
@@ -79,30 +96,31 @@ impl Gen<'_> {
                     let _ = writeln!(head, "for {v} in {e}.iter() {{");
                     e = v;
                 }
-                let inner = self.walk_slots(&t, &e, cur, depth + dims.len());
+                let inner = inner(&t, &e, depth + dims.len());
                 format!("{head}{inner}{}\n", "}".repeat(dims.len()))
             }
-            Type::Named(_) => format!("{place}.__walk_values(w);\n"),
+            Type::Named(_) => format!("{place}.{method};\n"),
             _ => String::new(),
         }
     }
 
-    /// `impl Name { fn __walk_values }` for struct or union `id` when it
-    /// holds value slots (else nothing).
-    pub(super) fn walk_impl(&self, id: DefId, name: &str, cur: &[String]) -> String {
-        if !self.holds_slots(&Type::Named(id)) {
-            return String::new();
-        }
-        let cdr = &self.o.cdr;
-        let body = match &self.def(id).kind {
+    /// The body of a walk of struct or union `id`: `member(type, expr)`
+    /// for each member (a `&self.name`) or branch (`v`, matched), the
+    /// branches that yield nothing left out; `None` for another kind.
+    pub(super) fn members_walk(
+        &self,
+        id: DefId,
+        member: &dyn Fn(&Type, &str) -> String,
+    ) -> Option<String> {
+        Some(match &self.def(id).kind {
             DefKind::Struct { members, .. } => members
                 .iter()
-                .map(|m| self.walk_slots(&m.ty, &format!("&self.{}", snake(&m.name)), cur, 0))
+                .map(|m| member(&m.ty, &format!("&self.{}", snake(&m.name))))
                 .collect(),
             DefKind::Union { branches, .. } => {
                 let mut arms = String::new();
                 for b in branches {
-                    let walk = self.walk_slots(&b.ty, "v", cur, 0);
+                    let walk = member(&b.ty, "v");
                     if walk.is_empty() {
                         continue;
                     }
@@ -116,7 +134,19 @@ impl Gen<'_> {
                 }
                 format!("match self {{\n{arms}_ => {{}}\n}}\n")
             }
-            _ => return String::new(),
+            _ => return None,
+        })
+    }
+
+    /// `impl Name { fn __walk_values }` for struct or union `id` when it
+    /// holds value slots (else nothing).
+    pub(super) fn walk_impl(&self, id: DefId, name: &str, cur: &[String]) -> String {
+        if !self.holds_slots(&Type::Named(id)) {
+            return String::new();
+        }
+        let cdr = &self.o.cdr;
+        let Some(body) = self.members_walk(id, &|t, e| self.walk_slots(t, e, cur, 0)) else {
+            return String::new();
         };
         format!(
             "impl {name} {{
