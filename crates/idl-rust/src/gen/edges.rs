@@ -17,7 +17,7 @@
 //! outside the value) are not reported: missing one only keeps the
 //! message's values in memory.
 
-use peregrine_idl::{BasicType, DefId, DefKind, Type};
+use peregrine_idl::{DefId, Type};
 use std::collections::HashSet;
 
 use super::Gen;
@@ -26,30 +26,7 @@ impl Gen<'_> {
     /// True if a value of `ty` can hold a value reference: a value slot,
     /// an abstract interface, or a member, element or branch of one.
     pub(super) fn holds_values(&self, ty: &Type) -> bool {
-        self.holds_values_in(ty, &mut HashSet::new())
-    }
-
-    fn holds_values_in(&self, ty: &Type, seen: &mut HashSet<DefId>) -> bool {
-        match ty {
-            Type::Basic(BasicType::ValueBase) => true,
-            Type::Sequence(t, _) | Type::Array(t, _) => self.holds_values_in(t, seen),
-            Type::Named(id) => match &self.def(*id).kind {
-                DefKind::Value { .. } | DefKind::ValueBox { .. } => true,
-                DefKind::Interface {
-                    is_abstract: true, ..
-                } => true,
-                DefKind::Struct { .. } | DefKind::Union { .. } | DefKind::Typedef { .. } => {
-                    // A recursive type's members are looked at once.
-                    seen.insert(*id)
-                        && self
-                            .member_types(*id)
-                            .into_iter()
-                            .any(|t| self.holds_values_in(t, seen))
-                }
-                _ => false,
-            },
-            _ => false,
-        }
+        self.holds(ty, true, &mut HashSet::new())
     }
 
     /// Statements reporting the value references in `expr` (a `&T` for

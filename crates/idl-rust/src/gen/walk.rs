@@ -26,22 +26,33 @@ impl Gen<'_> {
     /// boxes, abstract valuetypes, `ValueBase`) other than through another
     /// value's state.
     pub(super) fn holds_slots(&self, ty: &Type) -> bool {
-        self.holds_slots_in(ty, &mut HashSet::new())
+        self.holds(ty, false, &mut HashSet::new())
     }
 
-    fn holds_slots_in(&self, ty: &Type, seen: &mut HashSet<DefId>) -> bool {
+    /// True if `ty` is, or has as a member, element or branch at any
+    /// depth, a value slot (a value, a box, an abstract valuetype,
+    /// `ValueBase`), or with `abstract_ifaces` an abstract interface.
+    pub(super) fn holds(
+        &self,
+        ty: &Type,
+        abstract_ifaces: bool,
+        seen: &mut HashSet<DefId>,
+    ) -> bool {
         match ty {
             Type::Basic(BasicType::ValueBase) => true,
-            Type::Sequence(t, _) | Type::Array(t, _) => self.holds_slots_in(t, seen),
+            Type::Sequence(t, _) | Type::Array(t, _) => self.holds(t, abstract_ifaces, seen),
             Type::Named(id) => match &self.def(*id).kind {
                 DefKind::Value { .. } | DefKind::ValueBox { .. } => true,
+                DefKind::Interface {
+                    is_abstract: true, ..
+                } => abstract_ifaces,
                 DefKind::Struct { .. } | DefKind::Union { .. } | DefKind::Typedef { .. } => {
                     // A recursive type's members are looked at once.
                     seen.insert(*id)
                         && self
                             .member_types(*id)
                             .into_iter()
-                            .any(|t| self.holds_slots_in(t, seen))
+                            .any(|t| self.holds(t, abstract_ifaces, seen))
                 }
                 _ => false,
             },
