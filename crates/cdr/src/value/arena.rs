@@ -177,9 +177,11 @@ pub(crate) struct Builder {
     arena: NonNull<Arena>,
     nodes: Vec<Node>,
     memory: Vec<Memory>,
-    /// Offset of the first free octet in the last chunk of `memory`.
+    /// The chunk values are made in (dangling before the first).
+    chunk: NonNull<u8>,
+    /// Offset of its first free octet.
     used: usize,
-    /// Size of the last chunk (0 before the first).
+    /// Its size (0 before the first).
     size: usize,
     next_size: usize,
     /// References to the arena's values handed out.
@@ -207,6 +209,7 @@ impl Builder {
             arena: NonNull::from(Box::leak(arena)),
             nodes: Vec::new(),
             memory: Vec::new(),
+            chunk: NonNull::dangling(),
             used: 0,
             size: 0,
             next_size: FIRST_CHUNK,
@@ -222,25 +225,22 @@ impl Builder {
     #[inline]
     pub(crate) fn make<T: ValueType>(&mut self, value: T) -> ValueRef<T> {
         let layout = core::alloc::Layout::new::<T>();
-        let at = if layout.align() <= CHUNK_ALIGN && layout.size() <= MAX_CHUNK / 4 {
+        // A value of no size takes an octet all the same: each value has
+        // an address of its own, which is its identity on the wire.
+        let size = layout.size().max(1);
+        let at = if layout.align() <= CHUNK_ALIGN && size <= MAX_CHUNK / 4 {
             let start = self.used.next_multiple_of(layout.align());
-            let start = if self.size > 0 && start + layout.size() <= self.size {
+            let start = if start + size <= self.size {
                 start
             } else {
-                self.grow(layout.size());
+                self.grow(size);
                 0
             };
-            self.used = start + layout.size();
-            let Some(m) = self.memory.last() else {
-                unreachable!("a chunk made above")
-            };
-            // SAFETY: `start .. start + size` lies inside the last chunk
-            // (checked, or a chunk of at least `size` made), aligned (the
-            // chunk to `CHUNK_ALIGN`, at least the value's), unused.
-            unsafe { NonNull::new_unchecked(m.at.as_ptr().add(start)) }
-        } else if layout.size() == 0 {
-            // Needs no memory, only an aligned address.
-            NonNull::<T>::dangling().cast()
+            self.used = start + size;
+            // SAFETY: `start .. start + size` lies inside the current
+            // chunk (checked, or a chunk of at least `size` made), aligned
+            // (the chunk to `CHUNK_ALIGN`, at least the value's), unused.
+            unsafe { NonNull::new_unchecked(self.chunk.as_ptr().add(start)) }
         } else {
             self.alone(layout)
         };
@@ -288,6 +288,7 @@ impl Builder {
             size,
             own: None,
         });
+        self.chunk = at;
         self.size = size;
         self.used = 0;
     }
@@ -296,7 +297,13 @@ impl Builder {
     #[cold]
     #[inline(never)]
     fn alone(&mut self, layout: core::alloc::Layout) -> NonNull<u8> {
-        // SAFETY: a non-zero size (`make` places zero-sized values).
+        // An octet at least, as in a chunk.
+        let layout = match layout.align_to(1) {
+            Ok(l) if l.size() > 0 => l,
+            _ => core::alloc::Layout::from_size_align(1, layout.align())
+                .expect("an alignment a type has"),
+        };
+        // SAFETY: a non-zero size.
         let p = unsafe { alloc::alloc::alloc(layout) };
         let at = match NonNull::new(p) {
             Some(p) => p,
@@ -488,5 +495,111 @@ mod tests {
         drop(r);
         let made = drops() - before;
         assert!(made >= 3 && made % 3 == 0, "{made}");
+    }
+
+    /// `valuetype Wide { public long id; };` with a large Rust state
+    /// (past a chunk's quarter, so made in memory of its own).
+    struct Wide {
+        id: i32,
+        pad: [u64; 2100],
+    }
+
+    impl ValueType for Wide {
+        const REPO_ID: &'static str = "IDL:t/Wide:1.0";
+        const IDS: &'static [&'static str] = &["IDL:t/Wide:1.0"];
+        const CHUNKED: bool = false;
+        // SAFETY: a `Wide` holds no value reference.
+        const EDGES: Option<Edges<Self>> = Some(unsafe { Edges::new(|_, _| {}) });
+        fn write_state(&self, w: &mut Writer) -> Result<()> {
+            self.id.encode(w)
+        }
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
+            let id = i32::decode(r)?;
+            Ok(r.new_value(Wide {
+                id,
+                pad: [id as u64; 2100],
+            }))
+        }
+    }
+
+    /// `valuetype Empty {};`: a value of no size.
+    struct Empty;
+
+    impl ValueType for Empty {
+        const REPO_ID: &'static str = "IDL:t/Empty:1.0";
+        const IDS: &'static [&'static str] = &["IDL:t/Empty:1.0"];
+        const CHUNKED: bool = false;
+        // SAFETY: an `Empty` holds nothing.
+        const EDGES: Option<Edges<Self>> = Some(unsafe { Edges::new(|_, _| {}) });
+        fn write_state(&self, _: &mut Writer) -> Result<()> {
+            Ok(())
+        }
+        fn read_state(r: &mut Reader<'_>, _: &ValueInfo<'_>) -> Result<ValueRef<Self>> {
+            Ok(r.new_value(Empty))
+        }
+    }
+
+    /// Values made in memory of their own (too large for a chunk) and
+    /// values made in chunks, one after another, keep their own memory:
+    /// a small value after a large one goes into the chunk, not into the
+    /// large value's memory.
+    #[test]
+    fn large_values_and_small_ones_do_not_overlap() {
+        // Kept while the message is written: the writer knows a value by
+        // its address.
+        let wides: Vec<ValueSlot<Wide>> = (0..4)
+            .map(|id| ValueRef::new(Wide { id, pad: [0; 2100] }).into())
+            .collect();
+        let mut w = Writer::new(ByteOrder::Little);
+        for wide in &wides {
+            wide.encode(&mut w).unwrap();
+            w.write_bytes(&ring_bytes(3)[..]);
+        }
+        let bytes = w.into_vec();
+        let before = drops();
+        let mut r = Reader::new(&bytes, ByteOrder::Little);
+        let mut kept = Vec::new();
+        for i in 0..4 {
+            let wide = ValueSlot::<Wide>::decode(&mut r).unwrap();
+            let ring = ValueSlot::<Ring>::decode(&mut r).unwrap();
+            kept.push((i, wide, ring));
+        }
+        drop(r);
+        for (i, wide, ring) in &kept {
+            let wide = wide.get().unwrap();
+            assert_eq!(wide.id, *i);
+            assert!(wide.pad.iter().all(|p| *p == *i as u64), "{i}: overwritten");
+            let ring = ring.get().unwrap();
+            let second = ring.next.get().unwrap();
+            assert_eq!(
+                [ring.id, second.id, second.next.get().unwrap().id],
+                [0, 1, 2]
+            );
+        }
+        drop(kept);
+        assert_eq!(drops() - before, 12, "four rings of three");
+    }
+
+    /// Two values of no size are two values: each has an address of its
+    /// own, so they are written again as two, not as one shared.
+    #[test]
+    fn values_of_no_size_keep_their_identity() {
+        let mut w = Writer::new(ByteOrder::Little);
+        let two = vec![
+            ValueSlot::from(ValueRef::new(Empty)),
+            ValueSlot::from(ValueRef::new(Empty)),
+        ];
+        two.encode(&mut w).unwrap();
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes, ByteOrder::Little);
+        let back = Vec::<ValueSlot<Empty>>::decode(&mut r).unwrap();
+        drop(r);
+        assert!(!ValueRef::ptr_eq(
+            back[0].get().unwrap(),
+            back[1].get().unwrap()
+        ));
+        let mut w = Writer::new(ByteOrder::Little);
+        back.encode(&mut w).unwrap();
+        assert_eq!(w.into_vec(), bytes, "two values again, no indirection");
     }
 }
