@@ -653,7 +653,10 @@ impl<'a> Reader<'a> {
     /// Makes a value read from this reader's input (what
     /// [`ValueType::read_state`](crate::ValueType::read_state) returns):
     /// the reader keeps it for later indirections without an atomic
-    /// operation per reference it hands out, until it ends.
+    /// operation per reference it hands out, until it ends. A value of a
+    /// type with [`ValueType::EDGES`] is made in the message's arena,
+    /// counted with the other values there (see
+    /// [`Edges`](crate::Edges)); another one is counted on its own.
     #[cfg(feature = "std")]
     #[inline]
     pub fn new_value<T: ValueType>(&mut self, value: T) -> ValueRef<T> {
