@@ -369,6 +369,7 @@ impl<'a> Reader<'a> {
     /// each, nested values aside): one allocation per table instead of
     /// one per doubling. Never more than the rest of the input could
     /// hold, at a long per value.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn reserve_values(&mut self, n: usize) {
         let fits = self.remaining() / 4;
         let st = self.vstate();
@@ -614,6 +615,7 @@ impl<'a> Reader<'a> {
     /// caller keeps: made by [`Reader::new_value`] (the common case), it
     /// is recorded without a reference count changing.
     #[inline]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn finish_typed<T: Any + Send + Sync>(
         &mut self,
         info: &ValueInfo<'a>,
@@ -628,6 +630,7 @@ impl<'a> Reader<'a> {
 
     /// [`Reader::finish_value`] for a type-erased value the caller keeps.
     #[inline]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn finish_shared(&mut self, info: &ValueInfo<'a>, value: &AnyValue) -> Result<()> {
         let entry = match self.take_fresh(ValueRef::as_ptr(value).cast()) {
             Some(e) => e,
