@@ -31,6 +31,7 @@ enum Entry {
     /// index of `ReadState::stakes`) keeps it.
     Staked(u32),
     /// Decoded into the reader's arena, which keeps it.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     Arena(ArenaValue),
     /// Skipped with the truncated part of another value; its tag was
     /// read with this many chunked values open around it. An indirection
