@@ -182,6 +182,18 @@ impl<'a> ReadState<'a> {
         }
     }
 
+    /// A reference to the decoded value at index `i` of the table, handed
+    /// out (an indirection to it), or `None` if it is not decoded yet.
+    #[inline]
+    fn shared(&mut self, i: usize) -> Option<AnyValue> {
+        match &self.values[i] {
+            Entry::Done(v) => Some(v.clone()),
+            Entry::Staked(k) => Some(self.stakes.list[*k as usize].hand_out()),
+            Entry::Arena(a) => Some(self.stakes.arena_hand_out(*a)),
+            Entry::Pending | Entry::Skipped(_) => None,
+        }
+    }
+
     /// A copy for a cloned reader: the same tables, no fixups (those
     /// belong to the decoder that registered them), and counted
     /// references in place of the stakes (the original gives those back
@@ -409,15 +421,16 @@ impl<'a> Reader<'a> {
     fn indirection(&mut self, at: usize, offset: i32) -> Result<ValueStart<'a>> {
         let st = self.vstate();
         let i = find_key(&st.keys, at).ok_or(CdrError::BadIndirection(offset))?;
+        if let Some(v) = st.shared(i) {
+            return Ok(ValueStart::Shared(v));
+        }
         match &st.values[i] {
-            Entry::Done(v) => Ok(ValueStart::Shared(v.clone())),
-            Entry::Staked(k) => Ok(ValueStart::Shared(st.stakes.list[*k as usize].hand_out())),
-            Entry::Arena(a) => Ok(ValueStart::Shared(st.stakes.arena_hand_out(*a))),
-            Entry::Pending => Ok(ValueStart::Cycle(at)),
             Entry::Skipped(level) => {
                 let level = *level;
                 self.reopen(at, level)
             }
+            // Pending (decoded ones were handed out above).
+            _ => Ok(ValueStart::Cycle(at)),
         }
     }
 
@@ -452,13 +465,7 @@ impl<'a> Reader<'a> {
                 // Read a second time (see `reopen`): recorded when it was
                 // skipped.
                 if let Ok(i) = st.keys.binary_search(&tag_at) {
-                    let again = match (&st.values[i], chunked) {
-                        (Entry::Done(v), true) => Some(v.clone()),
-                        (Entry::Staked(k), true) => Some(st.stakes.list[*k as usize].hand_out()),
-                        (Entry::Arena(a), true) => Some(st.stakes.arena_hand_out(*a)),
-                        _ => None,
-                    };
-                    if let Some(v) = again {
+                    if let Some(v) = chunked.then(|| st.shared(i)).flatten() {
                         // Decoded since, through an indirection: the same
                         // value again, its bytes skipped.
                         st.level += 1;
@@ -622,20 +629,28 @@ impl<'a> Reader<'a> {
         info: &ValueInfo<'a>,
         value: &ValueRef<T>,
     ) -> Result<()> {
-        let entry = match self.take_fresh(ValueRef::as_ptr(value).cast()) {
-            Some(e) => e,
-            None => Entry::Done(ValueRef::into_any(value.clone())),
-        };
-        self.finish_entry(info, entry)
+        self.finish_kept(info, value, ValueRef::into_any)
     }
 
     /// [`Reader::finish_value`] for a type-erased value the caller keeps.
     #[inline]
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn finish_shared(&mut self, info: &ValueInfo<'a>, value: &AnyValue) -> Result<()> {
+        self.finish_kept(info, value, |v| v)
+    }
+
+    /// Records `value`, which the caller keeps: its stake if the reader
+    /// made it, else a counted reference (`erase`d to `AnyValue`).
+    #[inline]
+    fn finish_kept<T: ?Sized>(
+        &mut self,
+        info: &ValueInfo<'a>,
+        value: &ValueRef<T>,
+        erase: fn(ValueRef<T>) -> AnyValue,
+    ) -> Result<()> {
         let entry = match self.take_fresh(ValueRef::as_ptr(value).cast()) {
             Some(e) => e,
-            None => Entry::Done(value.clone()),
+            None => Entry::Done(erase(value.clone())),
         };
         self.finish_entry(info, entry)
     }
@@ -714,11 +729,8 @@ impl<'a> Reader<'a> {
         let i = self.close_value(info, entry)?;
         let st = self.vstate();
         if !st.fixups.is_empty() && st.fixups.iter().any(|(at, _)| *at == info.pos) {
-            let value = match i.map(|i| &st.values[i]) {
-                Some(Entry::Done(v)) => v.clone(),
-                Some(Entry::Staked(k)) => st.stakes.list[*k as usize].hand_out(),
-                Some(Entry::Arena(a)) => st.stakes.arena_hand_out(*a),
-                _ => return Ok(()),
+            let Some(value) = i.and_then(|i| st.shared(i)) else {
+                return Ok(());
             };
             // Taken out in place (no new vectors): the order the fixups
             // run in does not matter, each fills a member of its own.
