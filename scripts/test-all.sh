@@ -46,7 +46,7 @@ if [ "${PEREGRINE_NO_MIRI:-0}" != 1 ]; then
     PROPTEST_CASES=4 MIRIFLAGS=-Zmiri-disable-isolation \
       cargo +nightly miri test -p peregrine-cdr --lib --test binstruct -- --skip value::
     MIRIFLAGS=-Zmiri-disable-isolation \
-      cargo +nightly miri test -p peregrine-cdr --lib -- value::vref value::slab value::arena
+      cargo +nightly miri test -p peregrine-cdr --lib -- value::vref value::slot value::slab value::arena
     echo "== miri: peregrine-orb unsafe paths (POA Current frames, lent servants, operation names, inline keys, the leader's receive buffer, the coarse clock's fallback, the biased lock's mutex fallback)"
     MIRIFLAGS=-Zmiri-disable-isolation \
       cargo +nightly miri test -p peregrine-orb --lib -- \

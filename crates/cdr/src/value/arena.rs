@@ -27,8 +27,9 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicUsize;
 
-use super::graph::{ValueSlot, ValueType};
+use super::graph::ValueType;
 use super::slab::{chunk_alloc, chunk_free, next_chunk_size, CHUNK_ALIGN, FIRST_CHUNK, MAX_CHUNK};
+use super::slot::ValueSlot;
 use super::vref::{Block, ValueRef, STAKE};
 
 /// How to find the value references a value of type `T` holds: what a
@@ -215,6 +216,11 @@ impl Builder {
             next_size: FIRST_CHUNK,
             handed: 0,
         }
+    }
+
+    /// Makes room to record `n` more values.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.nodes.reserve(n);
     }
 
     fn block(&self) -> NonNull<Block> {

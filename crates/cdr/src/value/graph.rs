@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use super::ValueRef;
 
+use super::slot::ValueSlot;
 use super::{AnyValue, ValueInfo, ValueStart};
 use crate::{CdrError, Decode, Encode, Reader, Result, Writer};
 
@@ -101,113 +102,6 @@ pub fn lookup_value_factory(repo_id: &str) -> Option<Arc<dyn ValueFactory>> {
         .unwrap_or_else(|e| e.into_inner())
         .get(repo_id)
         .cloned()
-}
-
-/// A value-typed member: null or a shared reference to a value.
-///
-/// It can be filled once through a shared reference ([`ValueSlot::set`]),
-/// which is how a graph closes a cycle after its nodes exist (and how
-/// the decoder completes a member that points back to a value still being
-/// read); through `&mut` it can be changed freely. No allocation beyond
-/// the value itself.
-pub struct ValueSlot<T: ?Sized> {
-    /// The value given at construction (no synchronization to read).
-    value: Option<ValueRef<T>>,
-    /// The value filled in later through a shared reference.
-    late: OnceLock<ValueRef<T>>,
-}
-
-impl<T: ?Sized> ValueSlot<T> {
-    /// A null member.
-    pub const fn null() -> Self {
-        Self {
-            value: None,
-            late: OnceLock::new(),
-        }
-    }
-
-    /// A member holding `v`.
-    pub const fn new(v: ValueRef<T>) -> Self {
-        Self {
-            value: Some(v),
-            late: OnceLock::new(),
-        }
-    }
-
-    /// The value, or `None` for null.
-    #[inline]
-    pub fn get(&self) -> Option<&ValueRef<T>> {
-        self.value.as_ref().or_else(|| self.late.get())
-    }
-
-    /// Fills a null member; gives `v` back if it already holds a value.
-    pub fn set(&self, v: ValueRef<T>) -> core::result::Result<(), ValueRef<T>> {
-        if self.value.is_some() {
-            return Err(v);
-        }
-        self.late.set(v)
-    }
-
-    /// Replaces the value (through exclusive access).
-    pub fn replace(&mut self, v: Option<ValueRef<T>>) -> Option<ValueRef<T>> {
-        let old = self.value.take().or_else(|| self.late.take());
-        self.value = v;
-        old
-    }
-
-    /// True for null.
-    pub fn is_null(&self) -> bool {
-        self.get().is_none()
-    }
-}
-
-impl<T: ?Sized> Default for ValueSlot<T> {
-    fn default() -> Self {
-        Self::null()
-    }
-}
-
-impl<T: ?Sized> Clone for ValueSlot<T> {
-    /// Shares the value (a shallow copy, as for any value reference).
-    fn clone(&self) -> Self {
-        match self.get() {
-            Some(v) => Self::new(v.clone()),
-            None => Self::null(),
-        }
-    }
-}
-
-impl<T: ?Sized> From<ValueRef<T>> for ValueSlot<T> {
-    fn from(v: ValueRef<T>) -> Self {
-        Self::new(v)
-    }
-}
-
-impl<T: ?Sized> From<Option<ValueRef<T>>> for ValueSlot<T> {
-    fn from(v: Option<ValueRef<T>>) -> Self {
-        v.map_or_else(Self::null, Self::new)
-    }
-}
-
-impl<T: ?Sized> core::fmt::Debug for ValueSlot<T> {
-    /// The address only: a graph may have cycles.
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self.get() {
-            Some(v) => write!(f, "ValueSlot({:p})", ValueRef::as_ptr(v)),
-            None => f.write_str("ValueSlot(null)"),
-        }
-    }
-}
-
-impl<T: ?Sized> PartialEq for ValueSlot<T> {
-    /// Identity: the same value (or both null).
-    fn eq(&self, other: &Self) -> bool {
-        match (self.get(), other.get()) {
-            (Some(a), Some(b)) => ValueRef::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        }
-    }
 }
 
 /// Writes `v` (null, an indirection when already written, or header and
@@ -321,21 +215,24 @@ impl<T: ?Sized> core::fmt::Debug for ReadValues<T> {
 /// Reads a `sequence` of values of type `T` with at most `bound`
 /// elements, for a valuetype's state member (see [`ReadValues`]).
 pub fn read_values<T: ValueType>(r: &mut Reader<'_>, bound: u32) -> Result<ReadValues<T>> {
-    ReadValues::read_with(r, bound, read_value::<T>)
+    ReadValues::read_with(r, bound, T::EDGES.is_some(), read_value::<T>)
 }
 
 /// Reads an array of `n` values of type `T` (no length on the wire), for
 /// a valuetype's state member: as [`read_values`], an element may close a
 /// cycle ([`ReadValues::take_array`], [`ReadValues::fixup`]).
 pub fn read_value_array<T: ValueType>(r: &mut Reader<'_>, n: usize) -> Result<ReadValues<T>> {
-    ReadValues::read_n(r, n, read_value::<T>)
+    ReadValues::read_n(r, n, T::EDGES.is_some(), read_value::<T>)
 }
 
 impl<T: ?Sized> ReadValues<T> {
-    /// Reads a sequence of at most `bound` elements, each with `read`.
+    /// Reads a sequence of at most `bound` elements, each with `read`;
+    /// `arena` when they are decoded into the reader's arena (see
+    /// [`Reader::reserve_values`]).
     pub(super) fn read_with<'de>(
         r: &mut Reader<'de>,
         bound: u32,
+        arena: bool,
         read: impl FnMut(&mut Reader<'de>) -> Result<ReadValue<T>>,
     ) -> Result<Self> {
         let n = r.read_u32()?;
@@ -347,16 +244,17 @@ impl<T: ?Sized> ReadValues<T> {
         }
         // Each element takes at least a long (a null, a tag, an indirection).
         let n = r.check_len(n, 4)?;
-        Self::read_n(r, n, read)
+        Self::read_n(r, n, arena, read)
     }
 
     /// Reads `n` elements (no length on the wire), each with `read`.
     pub(super) fn read_n<'de>(
         r: &mut Reader<'de>,
         n: usize,
+        arena: bool,
         mut read: impl FnMut(&mut Reader<'de>) -> Result<ReadValue<T>>,
     ) -> Result<Self> {
-        r.reserve_values(n);
+        r.reserve_values(n, arena);
         let mut slots = Vec::with_capacity(n);
         let mut cycles = Vec::new();
         for i in 0..n {
@@ -485,7 +383,7 @@ impl<'de, T: ValueType> Decode<'de> for ValueSlot<T> {
     /// them first (no growing it value by value).
     fn decode_vec(r: &mut Reader<'de>, n: usize) -> Result<Vec<Self>> {
         let cap = n.min(r.remaining() / core::mem::size_of::<Self>());
-        r.reserve_values(n);
+        r.reserve_values(n, T::EDGES.is_some());
         let mut v = Vec::with_capacity(cap);
         for _ in 0..n {
             v.push(Self::decode(r)?);

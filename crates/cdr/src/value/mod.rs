@@ -23,6 +23,8 @@ mod nest;
 mod poly;
 mod read;
 mod slab;
+#[cfg(feature = "std")]
+mod slot;
 mod vref;
 mod write;
 
@@ -32,12 +34,14 @@ pub use arena::{Edges, ValueEdges};
 pub use graph::{
     lookup_value_factory, read_value, read_value_array, read_values, register_value_factory,
     unregister_value_factory, write_value, CustomMarshal, ReadValue, ReadValues, ValueFactory,
-    ValueSlot, ValueType,
+    ValueType,
 };
 #[cfg(feature = "std")]
 pub use nest::{ValueScope, ValueWalk};
 #[cfg(feature = "std")]
 pub use poly::{write_value_object, Polymorphic, ValueObject};
+#[cfg(feature = "std")]
+pub use slot::ValueSlot;
 
 use alloc::sync::Arc;
 use core::any::Any;

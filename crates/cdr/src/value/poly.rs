@@ -12,7 +12,8 @@
 
 use super::ValueRef;
 
-use super::graph::{lookup_value_factory, ReadValue, ReadValues, ValueSlot, ValueType};
+use super::graph::{lookup_value_factory, ReadValue, ReadValues, ValueType};
+use super::slot::ValueSlot;
 use super::{AnyValue, ValueInfo, ValueStart};
 use crate::{CdrError, Reader, Result, Writer};
 
@@ -133,14 +134,15 @@ impl<T: ?Sized + Send + Sync + 'static> Polymorphic<T> {
     /// through the sequence) are completed by
     /// [`Polymorphic::fixup_values`] once the owner exists.
     pub fn read_values(&self, r: &mut Reader<'_>, bound: u32) -> Result<ReadValues<T>> {
-        ReadValues::read_with(r, bound, |r| self.read_value(r))
+        // Generated value types, the usual ones, are made in the arena.
+        ReadValues::read_with(r, bound, true, |r| self.read_value(r))
     }
 
     /// Reads an array of `n` values for slots of type `T` (no length on
     /// the wire), for a valuetype's state member: as
     /// [`Polymorphic::read_values`].
     pub fn read_value_array(&self, r: &mut Reader<'_>, n: usize) -> Result<ReadValues<T>> {
-        ReadValues::read_n(r, n, |r| self.read_value(r))
+        ReadValues::read_n(r, n, true, |r| self.read_value(r))
     }
 
     /// Has the reader fill the elements of `field(owner)` that close a

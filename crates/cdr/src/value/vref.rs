@@ -9,8 +9,8 @@
 //! atomic operation per node, and a graph with cycles is freed with its
 //! block. Keeping one value of such a graph keeps the whole block.
 //!
-//! This module and `arena.rs` hold the crate's value-memory `unsafe`
-//! code; everything else uses the safe API below.
+//! This module, `slot.rs` and `arena.rs` hold the crate's value-memory
+//! `unsafe` code; everything else uses the safe API below.
 
 use alloc::boxed::Box;
 use core::any::Any;
@@ -98,6 +98,9 @@ unsafe fn free_single<T>(block: NonNull<Block>) {
 /// last reference, [`ValueRef::ptr_eq`] tells identity. The difference is
 /// where values live: those decoded from one message share one block,
 /// counted once (see the module doc).
+// `repr(C)`: `ValueSlot` has this layout, and a full slot is read in
+// place as a `ValueRef` (see `slot.rs`).
+#[repr(C)]
 pub struct ValueRef<T: ?Sized> {
     ptr: NonNull<T>,
     block: NonNull<Block>,
