@@ -39,6 +39,21 @@ enum Entry {
     Skipped(u32),
 }
 
+/// The value [`Reader::new_value`] (or a stake) made last, until it is
+/// recorded in the table (see `Reader::take_fresh`).
+#[derive(Clone, Copy)]
+enum Fresh {
+    None,
+    /// A staked value: its index in the stakes.
+    Staked(u32),
+    /// A value of the arena, by address alone: the table's entry is made
+    /// from the caller's typed reference. (A wide pointer kept here was
+    /// stored as two words and loaded back as one 16-octet move, which
+    /// x86 cannot forward from the store buffer: a stall per value.)
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    Arena(usize),
+}
+
 /// Where to go on once a skipped value, reached by an indirection, has
 /// been decoded where it stands: the reader's place at the indirection.
 #[derive(Clone, Copy)]
@@ -53,6 +68,7 @@ struct Resume {
 
 /// A value of the reader's arena (see `arena.rs`).
 #[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
 struct ArenaValue(NonNull<dyn Any + Send + Sync>);
 
 // SAFETY: it stands for a reference to a `Send + Sync` value, kept by the
@@ -146,7 +162,7 @@ pub(crate) struct ReadState<'a> {
     stakes: Stakes,
     /// The stake of the value [`Reader::new_value`] made last, until
     /// [`Reader::finish_value`] records it.
-    fresh: Option<Entry>,
+    fresh: Fresh,
     /// Repository ids and codebase URLs by input index of their length.
     strings: Vec<(usize, &'a str)>,
     /// Repository id lists by input index of their count.
@@ -172,7 +188,7 @@ impl<'a> ReadState<'a> {
             keys: Vec::new(),
             values: Values::default(),
             stakes: Stakes::default(),
-            fresh: None,
+            fresh: Fresh::None,
             strings: Vec::new(),
             lists: Vec::new(),
             fixups: Vec::new(),
@@ -227,7 +243,7 @@ impl<'a> ReadState<'a> {
             keys: self.keys.clone(),
             values: Values(values),
             stakes: Stakes::default(),
-            fresh: None,
+            fresh: Fresh::None,
             strings: self.strings.clone(),
             lists: self.lists.clone(),
             fixups: Vec::new(),
@@ -620,7 +636,7 @@ impl<'a> Reader<'a> {
     /// this value ([`Reader::defer_value`]) run now.
     #[inline]
     pub fn finish_value(&mut self, info: &ValueInfo<'a>, value: AnyValue) -> Result<()> {
-        let entry = match self.take_fresh(ValueRef::as_ptr(&value).cast()) {
+        let entry = match self.take_fresh(NonNull::from(&*value)) {
             Some(e) => e,
             None => Entry::Done(value),
         };
@@ -637,28 +653,32 @@ impl<'a> Reader<'a> {
         info: &ValueInfo<'a>,
         value: &ValueRef<T>,
     ) -> Result<()> {
-        self.finish_kept(info, value, ValueRef::into_any)
+        let any: &(dyn Any + Send + Sync) = &**value;
+        self.finish_kept(info, NonNull::from(any), || {
+            ValueRef::into_any(value.clone())
+        })
     }
 
     /// [`Reader::finish_value`] for a type-erased value the caller keeps.
     #[inline]
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn finish_shared(&mut self, info: &ValueInfo<'a>, value: &AnyValue) -> Result<()> {
-        self.finish_kept(info, value, |v| v)
+        self.finish_kept(info, NonNull::from(&**value), || value.clone())
     }
 
-    /// Records `value`, which the caller keeps: its stake if the reader
-    /// made it, else a counted reference (`erase`d to `AnyValue`).
+    /// Records the value at `value`, which the caller keeps: its stake
+    /// or arena entry if the reader made it, else a counted reference
+    /// (`counted`).
     #[inline]
-    fn finish_kept<T: ?Sized>(
+    fn finish_kept(
         &mut self,
         info: &ValueInfo<'a>,
-        value: &ValueRef<T>,
-        erase: fn(ValueRef<T>) -> AnyValue,
+        value: NonNull<dyn Any + Send + Sync>,
+        counted: impl FnOnce() -> AnyValue,
     ) -> Result<()> {
-        let entry = match self.take_fresh(ValueRef::as_ptr(value).cast()) {
+        let entry = match self.take_fresh(value) {
             Some(e) => e,
-            None => Entry::Done(erase(value.clone())),
+            None => Entry::Done(counted()),
         };
         self.finish_entry(info, entry)
     }
@@ -673,7 +693,7 @@ impl<'a> Reader<'a> {
     ) -> Result<()> {
         // The stake alone keeps it: no reference is counted for the caller.
         let (at, _) = ValueRef::forget(self.stake(value, STAKE));
-        let e = self.take_fresh(at.as_ptr().cast());
+        let e = self.take_fresh(at);
         self.finish_entry(info, e.unwrap_or(Entry::Pending))
     }
 
@@ -692,9 +712,7 @@ impl<'a> Reader<'a> {
         }
         let st = self.vstate();
         let v = st.stakes.arena.get_or_insert_with(Builder::new).make(value);
-        st.fresh = Some(Entry::Arena(ArenaValue(NonNull::from(
-            &*v as &(dyn Any + Send + Sync),
-        ))));
+        st.fresh = Fresh::Arena(ValueRef::as_ptr(&v) as *const () as usize);
         v
     }
 
@@ -709,25 +727,28 @@ impl<'a> Reader<'a> {
             block: ValueRef::block(&v),
             handed: 0,
         });
-        st.fresh = Some(Entry::Staked(st.stakes.list.len() as u32 - 1));
+        st.fresh = Fresh::Staked(st.stakes.list.len() as u32 - 1);
         v
     }
 
-    /// The stake of the value at `at` if it is the value made last and
+    /// The table's entry for `value` if it is the value made last and
     /// not yet recorded (a stake is recorded once: the table's entries and
     /// the stakes stay one to one).
     #[inline]
-    fn take_fresh(&mut self, at: *const ()) -> Option<Entry> {
+    fn take_fresh(&mut self, value: NonNull<dyn Any + Send + Sync>) -> Option<Entry> {
         let st = self.vstate();
-        let made = match st.fresh.as_ref()? {
-            Entry::Staked(k) => st.stakes.list[*k as usize].value,
-            Entry::Arena(a) => a.0,
+        let at = value.as_ptr() as *const () as usize;
+        let entry = match st.fresh {
+            Fresh::Staked(k)
+                if st.stakes.list[k as usize].value.as_ptr() as *const () as usize == at =>
+            {
+                Entry::Staked(k)
+            }
+            Fresh::Arena(a) if a == at => Entry::Arena(ArenaValue(value)),
             _ => return None,
         };
-        if made.as_ptr().cast::<()>().cast_const() != at {
-            return None;
-        }
-        st.fresh.take()
+        st.fresh = Fresh::None;
+        Some(entry)
     }
 
     /// Ends the value `info`, recording `entry` for it, and runs the
