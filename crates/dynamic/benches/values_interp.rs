@@ -22,7 +22,7 @@ use peregrine_cdr::{ByteOrder, Decode, Encode, Reader, ValueSlot, Writer};
 use peregrine_dynamic::compiled::{any_with, extract_with};
 use peregrine_dynamic::valuetype::VM_NONE;
 use peregrine_dynamic::{
-    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueRef,
+    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueLink,
 };
 use value_graph::{label, Node, Row, N};
 
@@ -80,7 +80,7 @@ fn inputs() -> Inputs {
             vec![DynValue::Long(i as i32), DynValue::String(label(i)), prev],
         )
         .unwrap();
-        nodes.push(DynValue::Value(Some(ValueRef::new(n))));
+        nodes.push(DynValue::Value(Some(ValueLink::new(n))));
         dyn_rows.push(DynValue::Struct(vec![
             DynValue::Long(i as i32),
             DynValue::String(label(i)),

@@ -100,7 +100,7 @@ pub enum DynValue {
     /// shared node (see [`crate::valuetype`]). In an abstract interface
     /// slot, a value is this variant and an object reference is
     /// [`DynValue::ObjRef`].
-    Value(Option<crate::valuetype::ValueRef>),
+    Value(Option<crate::valuetype::ValueLink>),
 }
 
 /// Elements of a plain-data struct type stored as their CDR image from

@@ -1,5 +1,5 @@
 //! Valuetype instances in the value tree: [`ValueNode`] (a value's type
-//! and state), [`ValueRef`] (a member or argument pointing at one), and
+//! and state), [`ValueLink`] (a member or argument pointing at one), and
 //! the registry of value TypeCodes the decoder consults for derived types
 //! it meets on the wire.
 //!
@@ -29,7 +29,7 @@
 //! still being read (the only kind of edge that closes a cycle: every
 //! other edge points to a value finished earlier) as a *weak* reference;
 //! the graph lives as long as its root. Applications building cyclic
-//! graphs do the same with [`ValueRef::weak`] (a strong cycle is allowed,
+//! graphs do the same with [`ValueLink::weak`] (a strong cycle is allowed,
 //! but stays in memory for good).
 
 use std::collections::HashMap;
@@ -249,7 +249,7 @@ impl fmt::Debug for ValueNode {
 /// A reference to a [`ValueNode`]: strong (keeps it alive) or weak (a
 /// back edge of a cycle; see the module docs).
 #[derive(Clone)]
-pub struct ValueRef(Link);
+pub struct ValueLink(Link);
 
 #[derive(Clone)]
 enum Link {
@@ -257,7 +257,7 @@ enum Link {
     Weak(Weak<ValueNode>),
 }
 
-impl ValueRef {
+impl ValueLink {
     /// A strong reference.
     pub fn new(node: Arc<ValueNode>) -> Self {
         Self(Link::Strong(node))
@@ -298,28 +298,28 @@ impl ValueRef {
     }
 
     /// True when both refer to the same node.
-    pub fn ptr_eq(&self, other: &ValueRef) -> bool {
+    pub fn ptr_eq(&self, other: &ValueLink) -> bool {
         core::ptr::eq(self.as_ptr(), other.as_ptr())
     }
 }
 
-impl From<Arc<ValueNode>> for ValueRef {
+impl From<Arc<ValueNode>> for ValueLink {
     fn from(node: Arc<ValueNode>) -> Self {
         Self::new(node)
     }
 }
 
-impl PartialEq for ValueRef {
+impl PartialEq for ValueLink {
     /// Identity, as for any value reference.
     fn eq(&self, other: &Self) -> bool {
         self.ptr_eq(other)
     }
 }
 
-impl fmt::Debug for ValueRef {
+impl fmt::Debug for ValueLink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = if self.is_weak() { "weak" } else { "strong" };
-        write!(f, "ValueRef({kind} {:p})", self.as_ptr())
+        write!(f, "ValueLink({kind} {:p})", self.as_ptr())
     }
 }
 
@@ -474,8 +474,8 @@ mod tests {
     fn weak_and_strong_references_share_identity() {
         let tc = vt("IDL:N:1.0", VM_NONE, None, &["a"]);
         let n = ValueNode::new(tc, vec![DynValue::Long(1)]).unwrap();
-        let strong = ValueRef::new(n.clone());
-        let weak = ValueRef::weak(&n);
+        let strong = ValueLink::new(n.clone());
+        let weak = ValueLink::weak(&n);
         assert_eq!(strong, weak);
         assert!(weak.is_weak() && !strong.is_weak());
         drop((n, strong));

@@ -12,7 +12,7 @@ use peregrine_dynamic::valuetype::{
 };
 use peregrine_dynamic::{
     copy_value, decode_value, encode_value, read_typecode, skip_value, write_typecode, Any,
-    DynError, DynValue, TcKind, TypeCode, ValueMember, ValueNode, ValueRef,
+    DynError, DynValue, TcKind, TypeCode, ValueMember, ValueNode, ValueLink,
 };
 use peregrine_giop::SystemExceptionKind;
 
@@ -62,11 +62,11 @@ fn derived_tc(base: &TypeCode) -> TypeCode {
     )
 }
 
-fn node(tc: &TypeCode, id: i32, label: &str, next: Option<ValueRef>) -> Arc<ValueNode> {
+fn node(tc: &TypeCode, id: i32, label: &str, next: Option<ValueLink>) -> Arc<ValueNode> {
     ValueNode::new(tc.clone(), node_state(id, label, next)).unwrap()
 }
 
-fn node_state(id: i32, label: &str, next: Option<ValueRef>) -> Vec<DynValue> {
+fn node_state(id: i32, label: &str, next: Option<ValueLink>) -> Vec<DynValue> {
     vec![
         DynValue::Long(id),
         DynValue::String(label.into()),
@@ -80,7 +80,7 @@ fn node_state(id: i32, label: &str, next: Option<ValueRef>) -> Vec<DynValue> {
 fn a_b_cycle(tc: &TypeCode) -> (Arc<ValueNode>, Arc<ValueNode>) {
     let b = ValueNode::pending(tc.clone()).unwrap();
     let a = node(tc, 1, "a", Some(b.clone().into()));
-    b.set_state(node_state(2, "b", Some(ValueRef::weak(&a))))
+    b.set_state(node_state(2, "b", Some(ValueLink::weak(&a))))
         .unwrap();
     (a, b)
 }
@@ -155,7 +155,7 @@ fn cycle_and_sharing_survive_a_round_trip() {
 fn self_cycle_and_null() {
     let tc = node_tc();
     let a = ValueNode::pending(tc.clone()).unwrap();
-    a.set_state(node_state(7, "self", Some(ValueRef::weak(&a))))
+    a.set_state(node_state(7, "self", Some(ValueLink::weak(&a))))
         .unwrap();
     let v = DynValue::Value(Some(a.into()));
     let bytes = encode(&tc, &v);
@@ -675,7 +675,7 @@ fn root_with_two_leaves(tc: &TypeCode) -> (Arc<ValueNode>, Arc<ValueNode>, Arc<V
     )
     .unwrap();
     for (id, leaf) in [(1, &a), (2, &b)] {
-        leaf.set_state(state(id, vec![], Some(ValueRef::weak(&root))))
+        leaf.set_state(state(id, vec![], Some(ValueLink::weak(&root))))
             .unwrap();
     }
     (root, a, b)
@@ -868,7 +868,7 @@ fn cycles_through_value_base_abstract_interface_and_abstract_value_sequences() {
     register_value_type(nt.clone()).unwrap();
     // The node exists first (its state set once below), as a cycle needs.
     let bag = ValueNode::pending(tc.clone()).unwrap();
-    let back_edge = || DynValue::Value(Some(ValueRef::weak(&bag)));
+    let back_edge = || DynValue::Value(Some(ValueLink::weak(&bag)));
     bag.set_state(vec![
         DynValue::Long(5),
         DynValue::Sequence(vec![
@@ -955,18 +955,18 @@ fn values_hold_references_nil_and_abstract_ones_through_sharing_and_truncation()
         vec![
             nil.clone(),
             ior("IDL:Values/Shop:1.0"),
-            DynValue::Value(Some(ValueRef::new(t.clone()))),
+            DynValue::Value(Some(ValueLink::new(t.clone()))),
         ],
     )
     .unwrap();
     t.set_state(vec![
         ior("IDL:Values/Account:1.0"),
         DynValue::Value(None),
-        DynValue::Value(Some(ValueRef::new(plain.clone()))),
+        DynValue::Value(Some(ValueLink::new(plain.clone()))),
         ior("IDL:Values/Account:1.0#extra"),
     ])
     .unwrap();
-    let v = DynValue::Value(Some(ValueRef::new(t)));
+    let v = DynValue::Value(Some(ValueLink::new(t)));
     let bytes = encode(&wallet, &v);
 
     // Whole (the receiver knows Tagged): every reference as sent.

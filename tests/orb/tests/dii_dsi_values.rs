@@ -11,7 +11,7 @@ use std::sync::Arc;
 use peregrine_cdr::{read_value, write_value, ByteOrder, Reader, ValueRef, ValueSlot, Writer};
 use peregrine_dynamic::valuetype::{VM_NONE, VM_TRUNCATABLE};
 use peregrine_dynamic::{
-    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueRef as DynRef,
+    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueLink,
 };
 use peregrine_orb::{
     CompletionStatus, DynServerRequest, DynamicImplementation, DynamicServant, NVList, Servant,
@@ -107,11 +107,11 @@ fn generated_typecodes_equal_the_hand_built_ones() {
 
 // ---- the same graphs both ways ----
 
-fn dyn_node(tc: &TypeCode, id: i32, label: &str, next: Option<DynRef>) -> Arc<ValueNode> {
+fn dyn_node(tc: &TypeCode, id: i32, label: &str, next: Option<ValueLink>) -> Arc<ValueNode> {
     ValueNode::new(tc.clone(), dyn_state(id, label, next)).unwrap()
 }
 
-fn dyn_state(id: i32, label: &str, next: Option<DynRef>) -> Vec<DynValue> {
+fn dyn_state(id: i32, label: &str, next: Option<ValueLink>) -> Vec<DynValue> {
     vec![
         DynValue::Long(id),
         DynValue::String(label.into()),
@@ -125,7 +125,7 @@ fn dyn_state(id: i32, label: &str, next: Option<DynRef>) -> Vec<DynValue> {
 fn dyn_cycle(tc: &TypeCode) -> (Arc<ValueNode>, Arc<ValueNode>) {
     let b = ValueNode::pending(tc.clone()).unwrap();
     let a = dyn_node(tc, 1, "a", Some(b.clone().into()));
-    b.set_state(dyn_state(2, "b", Some(DynRef::weak(&a))))
+    b.set_state(dyn_state(2, "b", Some(ValueLink::weak(&a))))
         .unwrap();
     (a, b)
 }

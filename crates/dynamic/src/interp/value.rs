@@ -31,7 +31,7 @@ use crate::kind::TcKind;
 use crate::typecode::{Body, TypeCode};
 use crate::value::DynValue;
 use crate::valuetype::{
-    base_chain, derives_from, lookup_value_type, ValueNode, ValueRef, VALUE_BASE_ID, VM_ABSTRACT,
+    base_chain, derives_from, lookup_value_type, ValueNode, ValueLink, VALUE_BASE_ID, VM_ABSTRACT,
     VM_CUSTOM, VM_TRUNCATABLE,
 };
 
@@ -349,12 +349,12 @@ pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) ->
                     .map_err(|_| no_factory("indirection to a value of another decoder"))?,
             );
             check_fits(formal, &node)?;
-            return Ok(DynValue::Value(Some(ValueRef::new(node))));
+            return Ok(DynValue::Value(Some(ValueLink::new(node))));
         }
         ValueStart::Cycle(at) => {
             let node = pending(at).ok_or(DynError::Cdr(CdrError::UnsupportedCycle))?;
             check_fits(formal, &node)?;
-            return Ok(DynValue::Value(Some(ValueRef::weak(&node))));
+            return Ok(DynValue::Value(Some(ValueLink::weak(&node))));
         }
         ValueStart::New(info) => info,
     };
@@ -364,7 +364,7 @@ pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) ->
         let obj = r.without_value_scope(|r| read(r, &info))?;
         let node = Arc::new(ValueNode::with_object(tc, obj));
         r.finish_value_as(&info, node.clone())?;
-        return Ok(DynValue::Value(Some(ValueRef::new(node))));
+        return Ok(DynValue::Value(Some(ValueLink::new(node))));
     }
     let types = plan(&tc)?.state()?;
     let mut state = Vec::with_capacity(types.len());
@@ -375,7 +375,7 @@ pub(crate) fn decode_valuetype(formal: Option<&TypeCode>, r: &mut Reader<'_>) ->
     }
     let node = guard.finish(state);
     r.finish_value_as(&info, node.clone())?;
-    Ok(DynValue::Value(Some(ValueRef::new(node))))
+    Ok(DynValue::Value(Some(ValueLink::new(node))))
 }
 
 /// Reads an abstract interface: an object reference or a value.
