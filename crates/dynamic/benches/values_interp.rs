@@ -22,7 +22,7 @@ use peregrine_cdr::{ByteOrder, Decode, Encode, Reader, ValueSlot, Writer};
 use peregrine_dynamic::compiled::{any_with, extract_with};
 use peregrine_dynamic::valuetype::VM_NONE;
 use peregrine_dynamic::{
-    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueLink,
+    decode_value, encode_value, Any, DynValue, TypeCode, ValueLink, ValueMember, ValueNode,
 };
 use value_graph::{label, Node, Row, N};
 

@@ -32,4 +32,4 @@ pub use layout::Layout;
 pub use tc_cdr::{read_typecode, write_typecode};
 pub use typecode::{Member, TypeCode, UnionMember, ValueMember};
 pub use value::{DynValue, Packed};
-pub use valuetype::{register_value_type, ValueNode, ValueLink};
+pub use valuetype::{register_value_type, ValueLink, ValueNode};

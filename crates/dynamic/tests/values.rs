@@ -12,7 +12,7 @@ use peregrine_dynamic::valuetype::{
 };
 use peregrine_dynamic::{
     copy_value, decode_value, encode_value, read_typecode, skip_value, write_typecode, Any,
-    DynError, DynValue, TcKind, TypeCode, ValueMember, ValueNode, ValueLink,
+    DynError, DynValue, TcKind, TypeCode, ValueLink, ValueMember, ValueNode,
 };
 use peregrine_giop::SystemExceptionKind;
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use peregrine_cdr::{read_value, write_value, ByteOrder, Reader, ValueRef, ValueSlot, Writer};
 use peregrine_dynamic::valuetype::{VM_NONE, VM_TRUNCATABLE};
 use peregrine_dynamic::{
-    decode_value, encode_value, Any, DynValue, TypeCode, ValueMember, ValueNode, ValueLink,
+    decode_value, encode_value, Any, DynValue, TypeCode, ValueLink, ValueMember, ValueNode,
 };
 use peregrine_orb::{
     CompletionStatus, DynServerRequest, DynamicImplementation, DynamicServant, NVList, Servant,

@@ -31,7 +31,7 @@ use crate::kind::TcKind;
 use crate::typecode::{Body, TypeCode};
 use crate::value::DynValue;
 use crate::valuetype::{
-    base_chain, derives_from, lookup_value_type, ValueNode, ValueLink, VALUE_BASE_ID, VM_ABSTRACT,
+    base_chain, derives_from, lookup_value_type, ValueLink, ValueNode, VALUE_BASE_ID, VM_ABSTRACT,
     VM_CUSTOM, VM_TRUNCATABLE,
 };
 
