@@ -212,18 +212,10 @@ impl<T: ?Sized> PartialEq for ValueSlot<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::vref::tests::Counted;
     use alloc::string::String;
     use alloc::sync::Arc;
     use core::sync::atomic::AtomicUsize;
-
-    /// Counts its drops.
-    struct Counted(Arc<AtomicUsize>);
-
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::Relaxed);
-        }
-    }
 
     #[test]
     fn no_larger_than_a_reference() {

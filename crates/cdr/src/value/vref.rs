@@ -327,14 +327,14 @@ impl<T: ?Sized + core::hash::Hash> core::hash::Hash for ValueRef<T> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use alloc::string::String;
     use alloc::sync::Arc;
     use core::sync::atomic::AtomicUsize;
 
-    /// Counts its drops.
-    struct Counted(Arc<AtomicUsize>);
+    /// Counts its drops (in the counter it shares).
+    pub(crate) struct Counted(pub(crate) Arc<AtomicUsize>);
 
     impl Drop for Counted {
         fn drop(&mut self) {
