@@ -54,6 +54,12 @@ enum Fresh {
     Arena(usize),
 }
 
+/// The address of the value at `p` (a value's identity).
+#[inline(always)]
+fn address<T: ?Sized>(p: *const T) -> usize {
+    p.cast::<()>() as usize
+}
+
 /// Where to go on once a skipped value, reached by an indirection, has
 /// been decoded where it stands: the reader's place at the indirection.
 #[derive(Clone, Copy)]
@@ -712,7 +718,7 @@ impl<'a> Reader<'a> {
         }
         let st = self.vstate();
         let v = st.stakes.arena.get_or_insert_with(Builder::new).make(value);
-        st.fresh = Fresh::Arena(ValueRef::as_ptr(&v) as *const () as usize);
+        st.fresh = Fresh::Arena(address(ValueRef::as_ptr(&v)));
         v
     }
 
@@ -737,11 +743,9 @@ impl<'a> Reader<'a> {
     #[inline]
     fn take_fresh(&mut self, value: NonNull<dyn Any + Send + Sync>) -> Option<Entry> {
         let st = self.vstate();
-        let at = value.as_ptr() as *const () as usize;
+        let at = address(value.as_ptr());
         let entry = match st.fresh {
-            Fresh::Staked(k)
-                if st.stakes.list[k as usize].value.as_ptr() as *const () as usize == at =>
-            {
+            Fresh::Staked(k) if address(st.stakes.list[k as usize].value.as_ptr()) == at => {
                 Entry::Staked(k)
             }
             Fresh::Arena(a) if a == at => Entry::Arena(ArenaValue(value)),

@@ -123,11 +123,8 @@ impl<T: ?Sized> ValueSlot<T> {
     /// Replaces the value (through exclusive access).
     pub fn replace(&mut self, v: Option<ValueRef<T>>) -> Option<ValueRef<T>> {
         let old = self.take();
-        if let Some(v) = v {
-            let (ptr, block) = ValueRef::forget(v);
-            self.ptr.get_mut().write(ptr);
-            *self.block.get_mut() = block.as_ptr();
-        }
+        // The slot is null now: nothing to drop in its place.
+        *self = Self::from(v);
         old
     }
 
